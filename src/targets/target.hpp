@@ -1,0 +1,49 @@
+#pragma once
+// The Target interface: a log density known up to a constant, with its analytic gradient.
+//
+// potential(x) = -log density(x) + const. A non-finite potential (NaN or +inf) at a proposal means
+// "reject this proposal": targets may return it (e.g. outside a support), kernels must handle it,
+// and nothing crashes. Targets are not thread-safe (they may keep scratch buffers); each thread or
+// rank builds its own.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace pemc::targets {
+
+// Exact quantities a target may know about itself, for tests and reports.
+struct Truth {
+  std::optional<Vector> mean;           // E[x]
+  std::optional<Vector> second_moment;  // E[x_i^2] per coordinate
+  std::optional<Matrix> cross_moment;   // E[x x'] where known
+  std::optional<double> log_z;          // log of the normalising constant of exp(-potential)
+  // Target-specific extras, e.g. "log_z_boltzmann" -> {value}, "mean_s" -> E[s].
+  std::map<std::string, std::vector<double>> extras;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  virtual int dim() const = 0;
+  // Short identifier, e.g. "gaussian", "mixture", "boltzmann".
+  virtual std::string name() const = 0;
+
+  // -log density up to a constant; may be +inf or NaN (= reject).
+  virtual double potential(ConstVectorRef x) const = 0;
+  // Same value as potential(x); writes d potential / dx into grad (grad.size() == dim()).
+  virtual double potential_and_gradient(ConstVectorRef x, VectorRef grad) const = 0;
+
+  // Exact truth where known (analytic or by enumeration). Default: nothing known.
+  virtual Truth truth() const { return {}; }
+  // A sensible default initial point when the config gives none; nullopt = use the config's init.
+  virtual std::optional<Vector> default_initial_point() const { return std::nullopt; }
+};
+
+using TargetPtr = std::shared_ptr<const Target>;
+
+}  // namespace pemc::targets
