@@ -1,0 +1,55 @@
+#pragma once
+// Dual-averaging step-size adaptation (Hoffman & Gelman 2014, Algorithm 5; as in Stan's
+// stepsize_adaptation): drives the mean acceptance statistic to `target_accept`.
+#include <cmath>
+#include <cstdint>
+
+namespace pemc::adapt {
+
+struct DualAveragingOptions {
+  double target_accept = 0.8;  // delta
+  double gamma = 0.05;
+  double t0 = 10.0;
+  double kappa = 0.75;
+};
+
+class DualAveraging {
+ public:
+  DualAveraging(DualAveragingOptions options, double initial_step_size) : options_(options) {
+    restart(initial_step_size);
+  }
+
+  // Restart around a new step size (after a metric update): mu = log(10 eps).
+  void restart(double step_size) {
+    mu_ = std::log(10.0 * step_size);
+    s_bar_ = 0.0;
+    x_bar_ = 0.0;
+    counter_ = 0;
+  }
+
+  // One observation of the acceptance statistic; returns the step size to use next.
+  double learn(double accept_stat) {
+    ++counter_;
+    const double a = accept_stat > 1.0 ? 1.0 : (std::isfinite(accept_stat) ? accept_stat : 0.0);
+    const double n = static_cast<double>(counter_);
+    const double eta = 1.0 / (n + options_.t0);
+    s_bar_ = (1.0 - eta) * s_bar_ + eta * (options_.target_accept - a);
+    const double x = mu_ - s_bar_ * std::sqrt(n) / options_.gamma;
+    const double x_eta = std::pow(n, -options_.kappa);
+    x_bar_ = (1.0 - x_eta) * x_bar_ + x_eta * x;
+    return std::exp(x);
+  }
+
+  // The averaged iterate exp(x_bar): the step size to keep after warmup.
+  double final_step_size() const { return std::exp(x_bar_); }
+  std::int64_t counter() const { return counter_; }
+
+ private:
+  DualAveragingOptions options_;
+  double mu_ = 0.0;
+  double s_bar_ = 0.0;
+  double x_bar_ = 0.0;
+  std::int64_t counter_ = 0;
+};
+
+}  // namespace pemc::adapt

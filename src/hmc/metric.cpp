@@ -1,0 +1,79 @@
+#include "hmc/metric.hpp"
+
+#include "core/error.hpp"
+
+namespace pemc::hmc {
+
+Metric Metric::unit(int dim) {
+  Metric m;
+  m.kind_ = MetricKind::kUnit;
+  m.dim_ = dim;
+  return m;
+}
+
+Metric Metric::diagonal(Vector inverse_diagonal) {
+  if ((inverse_diagonal.array() <= 0).any() || !inverse_diagonal.allFinite())
+    throw NumericalError("diagonal metric: inverse metric entries must be finite and > 0");
+  Metric m;
+  m.kind_ = MetricKind::kDiagonal;
+  m.dim_ = static_cast<int>(inverse_diagonal.size());
+  m.sqrt_diagonal_ = inverse_diagonal.array().rsqrt();
+  m.inverse_diagonal_ = std::move(inverse_diagonal);
+  return m;
+}
+
+Metric Metric::dense(const Matrix& inverse) {
+  Eigen::LLT<Matrix> llt(inverse);
+  if (llt.info() != Eigen::Success || !inverse.allFinite())
+    throw NumericalError("dense metric: inverse metric is not symmetric positive definite");
+  Metric m;
+  m.kind_ = MetricKind::kDense;
+  m.dim_ = static_cast<int>(inverse.rows());
+  m.inverse_dense_ = inverse;
+  m.chol_inverse_ = llt.matrixL();
+  m.z_.resize(m.dim_);
+  return m;
+}
+
+double Metric::kinetic(ConstVectorRef p) const {
+  switch (kind_) {
+    case MetricKind::kUnit: return 0.5 * p.squaredNorm();
+    case MetricKind::kDiagonal: return 0.5 * p.cwiseAbs2().dot(inverse_diagonal_);
+    case MetricKind::kDense: return 0.5 * p.dot(inverse_dense_ * p);
+  }
+  return 0.0;
+}
+
+void Metric::velocity(ConstVectorRef p, VectorRef v) const {
+  switch (kind_) {
+    case MetricKind::kUnit: v = p; break;
+    case MetricKind::kDiagonal: v = inverse_diagonal_.cwiseProduct(p); break;
+    case MetricKind::kDense: v.noalias() = inverse_dense_ * p; break;
+  }
+}
+
+void Metric::sample_momentum(rng::Stream& stream, VectorRef p) const {
+  switch (kind_) {
+    case MetricKind::kUnit: stream.fill_normal(p); break;
+    case MetricKind::kDiagonal:
+      stream.fill_normal(p);
+      p.array() *= sqrt_diagonal_.array();
+      break;
+    case MetricKind::kDense:
+      stream.fill_normal(z_);
+      // Solve L' p = z: Cov(p) = L^{-T} L^{-1} = (L L')^{-1} = M.
+      p = chol_inverse_.transpose().triangularView<Eigen::Upper>().solve(z_);
+      break;
+  }
+}
+
+Vector Metric::inverse_diagonal_or_dense_diagonal() const {
+  switch (kind_) {
+    case MetricKind::kUnit: return Vector::Ones(dim_);
+    case MetricKind::kDiagonal: return inverse_diagonal_;
+    case MetricKind::kDense: return inverse_dense_.diagonal();
+  }
+  return {};
+}
+
+}  // namespace pemc::hmc

@@ -1,0 +1,40 @@
+#pragma once
+// Euclidean metric of the kinetic energy K(p) = 0.5 p' M^{-1} p, stored by its inverse M^{-1}
+// (what adaptation estimates: the posterior covariance). Unit, diagonal or dense.
+#include "core/types.hpp"
+#include "rng/stream.hpp"
+
+namespace pemc::hmc {
+
+enum class MetricKind { kUnit, kDiagonal, kDense };
+
+class Metric {
+ public:
+  static Metric unit(int dim);
+  static Metric diagonal(Vector inverse_diagonal);  // entries > 0
+  static Metric dense(const Matrix& inverse);       // symmetric positive definite
+
+  MetricKind kind() const { return kind_; }
+  int dim() const { return dim_; }
+  // 0.5 p' M^{-1} p
+  double kinetic(ConstVectorRef p) const;
+  // v = M^{-1} p = dK/dp
+  void velocity(ConstVectorRef p, VectorRef v) const;
+  // p ~ N(0, M)
+  void sample_momentum(rng::Stream& stream, VectorRef p) const;
+
+  const Vector& inverse_diagonal() const { return inverse_diagonal_; }  // kDiagonal
+  const Matrix& inverse_dense() const { return inverse_dense_; }        // kDense
+  Vector inverse_diagonal_or_dense_diagonal() const;
+
+ private:
+  MetricKind kind_ = MetricKind::kUnit;
+  int dim_ = 0;
+  Vector inverse_diagonal_;
+  Vector sqrt_diagonal_;  // sqrt(M) for momentum draws (diagonal)
+  Matrix inverse_dense_;
+  Matrix chol_inverse_;   // L with L L' = M^{-1}; p = L^{-T} z has covariance M
+  mutable Vector z_;
+};
+
+}  // namespace pemc::hmc

@@ -1,0 +1,78 @@
+#include "kernels/hmc.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pemc::kernels {
+
+HmcKernel::HmcKernel(targets::TargetPtr target, hmc::Metric metric, HmcOptions options)
+    : target_(std::move(target)),
+      metric_(std::move(metric)),
+      options_(options),
+      hamiltonian_(*target_, metric_),
+      z_(target_->dim()) {}
+
+TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
+  const std::int64_t evals_before = hamiltonian_.n_gradient_evals();
+  double eps = options_.step_size;
+  if (options_.jitter_step_size) eps *= 0.9 + 0.2 * stream.uniform();
+  int n_steps = options_.n_leapfrog;
+  if (options_.jitter_n_leapfrog && n_steps > 1)
+    n_steps = 1 + static_cast<int>(stream.below(static_cast<std::uint64_t>(2 * n_steps - 1)));
+
+  z_.q = state.x;
+  z_.grad = state.grad;
+  z_.potential = state.potential;
+  hamiltonian_.sample_momentum(stream, z_);
+  const double h0 = z_.hamiltonian();
+
+  bool finite = true;
+  int taken = 0;
+  for (; taken < n_steps && finite; ++taken) finite = hmc::leapfrog_step(z_, eps, hamiltonian_);
+
+  TransitionStats stats;
+  stats.step_size = eps;
+  stats.n_leapfrog = taken;
+  stats.n_gradient_evals = hamiltonian_.n_gradient_evals() - evals_before;
+  const double h1 = finite ? z_.hamiltonian() : std::numeric_limits<double>::infinity();
+  stats.nonfinite = !finite;
+  // A NaN energy error counts as a rejection (accept probability 0).
+  const double log_accept = std::isnan(h1) ? -std::numeric_limits<double>::infinity() : h0 - h1;
+  stats.accept_stat = std::min(1.0, std::exp(log_accept));
+  stats.divergent = !finite || (h1 - h0) > 1000.0;
+  if (std::log(stream.uniform()) < log_accept) {
+    state.x = z_.q;
+    state.grad = z_.grad;
+    state.potential = z_.potential;
+    stats.accepted = true;
+    stats.energy = h1;
+  } else {
+    stats.energy = h0;
+  }
+  return stats;
+}
+
+void HmcKernel::begin_warmup(std::int64_t n_warmup) {
+  if (options_.adaptation) {
+    adapter_.emplace(*options_.adaptation, n_warmup, options_.step_size, metric_);
+  }
+}
+
+void HmcKernel::adapt(std::int64_t warmup_iteration, const ChainState& state,
+                      const TransitionStats& stats) {
+  if (!adapter_) return;
+  const auto update = adapter_->observe(warmup_iteration, state.x, stats.accept_stat);
+  options_.step_size = update.step_size;
+  if (update.metric) {
+    metric_ = *update.metric;
+    hamiltonian_.set_metric(metric_);
+  }
+}
+
+void HmcKernel::end_warmup() {
+  if (!adapter_) return;
+  options_.step_size = adapter_->final_step_size();
+  adapter_.reset();
+}
+
+}  // namespace pemc::kernels

@@ -1,0 +1,46 @@
+#pragma once
+// Hamiltonian Monte Carlo with a fixed number of leapfrog steps (Neal 2011; thesis Algorithm 6),
+// optionally jittered step size and path length, unit/diagonal/dense metric, optional warmup
+// adaptation of step size (dual averaging) and metric (Stan-style windows).
+#include <optional>
+
+#include "adapt/warmup_adapter.hpp"
+#include "hmc/hamiltonian.hpp"
+#include "hmc/leapfrog.hpp"
+#include "hmc/metric.hpp"
+#include "kernels/kernel.hpp"
+
+namespace pemc::kernels {
+
+struct HmcOptions {
+  double step_size = 0.1;
+  int n_leapfrog = 10;
+  bool jitter_step_size = false;  // eps ~ U[0.9, 1.1] * step_size
+  bool jitter_n_leapfrog = false; // L ~ U{1, ..., 2 n_leapfrog - 1} (mean n_leapfrog)
+  std::optional<adapt::WarmupAdapterOptions> adaptation;  // nullopt: no adaptation
+};
+
+class HmcKernel final : public Kernel {
+ public:
+  HmcKernel(targets::TargetPtr target, hmc::Metric metric, HmcOptions options);
+
+  std::string name() const override { return "hmc"; }
+  TransitionStats transition(ChainState& state, rng::Stream& stream) override;
+
+  void begin_warmup(std::int64_t n_warmup) override;
+  void adapt(std::int64_t warmup_iteration, const ChainState& state,
+             const TransitionStats& stats) override;
+  void end_warmup() override;
+  double step_size() const override { return options_.step_size; }
+  const hmc::Metric& metric() const { return metric_; }
+
+ private:
+  targets::TargetPtr target_;
+  hmc::Metric metric_;
+  HmcOptions options_;
+  hmc::Hamiltonian hamiltonian_;
+  hmc::PhasePoint z_;
+  std::optional<adapt::WarmupAdapter> adapter_;
+};
+
+}  // namespace pemc::kernels

@@ -1,0 +1,63 @@
+#pragma once
+// Kernel: one Markov transition that leaves a target density invariant.
+// Kernels never call MPI or the logger; they report what happened in TransitionStats.
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "core/types.hpp"
+#include "rng/stream.hpp"
+#include "targets/target.hpp"
+
+namespace pemc::kernels {
+
+// The chain's current position with the potential and gradient cached there.
+struct ChainState {
+  Vector x;
+  double potential = 0.0;
+  Vector grad;
+};
+
+struct TransitionStats {
+  double accept_stat = 0.0;   // Metropolis acceptance probability (HMC), mean over the tree (NUTS)
+  bool accepted = false;      // the state moved
+  double step_size = 0.0;
+  int n_leapfrog = 0;
+  int tree_depth = 0;
+  bool divergent = false;
+  bool nonfinite = false;     // a proposal had a non-finite potential and was rejected
+  double energy = 0.0;        // Hamiltonian at the returned state
+  std::int64_t n_gradient_evals = 0;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual std::string name() const = 0;
+
+  // One transition. state must be valid (finite potential, gradient at x) on entry and is on exit.
+  virtual TransitionStats transition(ChainState& state, rng::Stream& stream) = 0;
+
+  // Warmup adaptation hooks, called by the chain driver: begin_warmup once, adapt after every
+  // warmup transition (iteration counts from 0), end_warmup once before sampling.
+  virtual void begin_warmup(std::int64_t n_warmup) {}
+  virtual void adapt(std::int64_t warmup_iteration, const ChainState& state,
+                     const TransitionStats& stats) {}
+  virtual void end_warmup() {}
+
+  virtual double step_size() const { return 0.0; }
+};
+
+using KernelPtr = std::unique_ptr<Kernel>;
+
+// Evaluates potential and gradient at state.x (one gradient evaluation); a NaN becomes +inf.
+inline void refresh(const targets::Target& target, ChainState& state) {
+  state.grad.resize(target.dim());
+  double u = target.potential_and_gradient(state.x, state.grad);
+  if (!(u < std::numeric_limits<double>::infinity()) || !state.grad.allFinite())
+    u = std::numeric_limits<double>::infinity();
+  state.potential = u;
+}
+
+}  // namespace pemc::kernels
