@@ -16,6 +16,7 @@ PACKAGES=(
   libbenchmark-dev                     # Google Benchmark, for the bench target
   zlib1g-dev                           # crc32 checksums on records
   gnuplot-nox                          # pemc-report plot
+  nlohmann-json3-dev                   # JSON output of pemc-report
 )
 
 missing=()

@@ -1,0 +1,125 @@
+#include "config/factories.hpp"
+
+#include "core/error.hpp"
+#include "kernels/hmc.hpp"
+#include "targets/gaussian.hpp"
+
+namespace pemc::config {
+namespace {
+
+Vector to_vector(const google::protobuf::RepeatedField<double>& r) {
+  Vector v(r.size());
+  for (int i = 0; i < r.size(); ++i) v[i] = r[i];
+  return v;
+}
+
+targets::TargetPtr make_gaussian(const v1::GaussianTarget& g) {
+  const Vector mean = to_vector(g.mean());
+  const auto d = mean.size();
+  Matrix cov = Matrix::Identity(d, d);
+  if (g.covariance_size() > 0) {
+    if (g.covariance_size() != d * d)
+      throw ConfigError("target.gaussian.covariance: expected " + std::to_string(d * d) +
+                        " numbers (dim x dim), got " + std::to_string(g.covariance_size()));
+    cov = Eigen::Map<const Matrix>(g.covariance().data(), d, d).transpose();
+  } else if (g.variance_size() > 0) {
+    if (g.variance_size() != d)
+      throw ConfigError("target.gaussian.variance: expected " + std::to_string(d) +
+                        " numbers, got " + std::to_string(g.variance_size()));
+    cov = to_vector(g.variance()).asDiagonal();
+  }
+  try {
+    return std::make_shared<targets::Gaussian>(mean, cov);
+  } catch (const NumericalError& e) {
+    throw ConfigError(std::string("target.gaussian: ") + e.what());
+  }
+}
+
+hmc::Metric make_metric(v1::MetricKind kind, v1::MetricKind default_kind,
+                        const google::protobuf::RepeatedField<double>& inverse, int dim,
+                        const std::string& field) {
+  if (kind == v1::METRIC_UNSPECIFIED) kind = default_kind;
+  try {
+    switch (kind) {
+      case v1::DIAGONAL:
+        if (inverse.empty()) return hmc::Metric::diagonal(Vector::Ones(dim));
+        if (inverse.size() != dim)
+          throw ConfigError(field + ".inverse_metric: a diagonal metric needs " +
+                            std::to_string(dim) + " numbers, got " + std::to_string(inverse.size()));
+        return hmc::Metric::diagonal(to_vector(inverse));
+      case v1::DENSE:
+        if (inverse.empty()) return hmc::Metric::dense(Matrix::Identity(dim, dim));
+        if (inverse.size() != dim * dim)
+          throw ConfigError(field + ".inverse_metric: a dense metric needs " +
+                            std::to_string(dim * dim) + " numbers, got " +
+                            std::to_string(inverse.size()));
+        return hmc::Metric::dense(Eigen::Map<const Matrix>(inverse.data(), dim, dim).transpose());
+      default:
+        if (!inverse.empty())
+          throw ConfigError(field + ".inverse_metric: given, but the metric is UNIT");
+        return hmc::Metric::unit(dim);
+    }
+  } catch (const NumericalError& e) {
+    throw ConfigError(field + ": " + e.what());
+  }
+}
+
+std::optional<adapt::WarmupAdapterOptions> make_adaptation(const v1::AdaptationConfig& a,
+                                                           double default_target) {
+  if (!a.enabled()) return std::nullopt;
+  adapt::WarmupAdapterOptions o;
+  o.step_size.target_accept = a.has_target_accept() ? a.target_accept() : default_target;
+  if (a.has_gamma()) o.step_size.gamma = a.gamma();
+  if (a.has_t0()) o.step_size.t0 = a.t0();
+  if (a.has_kappa()) o.step_size.kappa = a.kappa();
+  o.adapt_metric = a.adapt_metric();
+  if (a.has_init_buffer()) o.init_buffer = a.init_buffer();
+  if (a.has_term_buffer()) o.term_buffer = a.term_buffer();
+  if (a.has_base_window()) o.base_window = a.base_window();
+  return o;
+}
+
+}  // namespace
+
+targets::TargetPtr make_target(const v1::TargetConfig& config) {
+  switch (config.kind_case()) {
+    case v1::TargetConfig::kGaussian: return make_gaussian(config.gaussian());
+    case v1::TargetConfig::KIND_NOT_SET:
+      throw ConfigError("target: no target kind is set");
+    default:
+      throw ConfigError("target." + target_kind_name(config) + ": not available in this build");
+  }
+}
+
+kernels::KernelPtr make_kernel(const v1::SamplerConfig& config, targets::TargetPtr target) {
+  const int dim = target->dim();
+  switch (config.kind_case()) {
+    case v1::SamplerConfig::kHmc: {
+      const auto& h = config.hmc();
+      kernels::HmcOptions o;
+      o.step_size = h.step_size();
+      o.n_leapfrog = h.n_leapfrog();
+      o.jitter_step_size = h.jitter_step_size();
+      o.jitter_n_leapfrog = h.jitter_n_leapfrog();
+      o.adaptation = make_adaptation(h.adaptation(), 0.65);
+      auto metric = make_metric(h.metric(), v1::UNIT, h.inverse_metric(), dim, "sampler.hmc");
+      return std::make_unique<kernels::HmcKernel>(std::move(target), std::move(metric), o);
+    }
+    case v1::SamplerConfig::KIND_NOT_SET:
+      throw ConfigError("sampler: no sampler kind is set");
+    default:
+      throw ConfigError("sampler." + sampler_kind_name(config) + ": not available in this build");
+  }
+}
+
+std::string target_kind_name(const v1::TargetConfig& config) {
+  const auto* field = v1::TargetConfig::descriptor()->FindFieldByNumber(config.kind_case());
+  return field ? field->name() : "none";
+}
+
+std::string sampler_kind_name(const v1::SamplerConfig& config) {
+  const auto* field = v1::SamplerConfig::descriptor()->FindFieldByNumber(config.kind_case());
+  return field ? field->name() : "none";
+}
+
+}  // namespace pemc::config

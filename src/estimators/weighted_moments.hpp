@@ -1,0 +1,86 @@
+#pragma once
+// Mergeable accumulator of (self-normalised) weighted first and second moments.
+// Weights arrive as log weights; sums are kept relative to a running maximum so that neither huge
+// nor tiny weights overflow. Unweighted use: log_w = 0 for every sample.
+#include <cmath>
+#include <cstdint>
+
+#include "core/numerics.hpp"
+#include "core/types.hpp"
+
+namespace pemc::estimators {
+
+class WeightedMoments {
+ public:
+  explicit WeightedMoments(int dim = 0)
+      : sum_x_(Vector::Zero(dim)), sum_xx_(Vector::Zero(dim)) {}
+
+  void add(ConstVectorRef x, double log_w = 0.0) {
+    if (sum_x_.size() == 0) {
+      sum_x_ = Vector::Zero(x.size());
+      sum_xx_ = Vector::Zero(x.size());
+    }
+    if (log_w == -kInf) {
+      ++n_;
+      return;
+    }
+    rescale_to(log_w);
+    const double w = std::exp(log_w - shift_);
+    sum_w_ += w;
+    sum_w2_ += w * w;
+    sum_x_.noalias() += w * x;
+    sum_xx_.array() += w * x.array().square();
+    ++n_;
+  }
+
+  void merge(const WeightedMoments& other) {
+    if (other.sum_w_ == 0.0) {
+      n_ += other.n_;
+      return;
+    }
+    if (sum_x_.size() == 0) {
+      sum_x_ = Vector::Zero(other.sum_x_.size());
+      sum_xx_ = Vector::Zero(other.sum_x_.size());
+    }
+    rescale_to(other.shift_);
+    const double f = std::exp(other.shift_ - shift_);
+    sum_w_ += f * other.sum_w_;
+    sum_w2_ += f * f * other.sum_w2_;
+    sum_x_ += f * other.sum_x_;
+    sum_xx_ += f * other.sum_xx_;
+    n_ += other.n_;
+  }
+
+  std::int64_t count() const { return n_; }
+  Vector mean() const { return sum_x_ / sum_w_; }
+  Vector second_moment() const { return sum_xx_ / sum_w_; }
+  // Kish effective sample size (sum w)^2 / sum w^2; equals count() for equal weights.
+  double kish_ess() const { return sum_w_ > 0 ? sum_w_ * sum_w_ / sum_w2_ : 0.0; }
+  // log of the sum of the weights (for normalising-constant estimators).
+  double log_sum_weights() const { return sum_w_ > 0 ? shift_ + std::log(sum_w_) : -kInf; }
+
+ private:
+  // Keep every stored sum relative to exp(shift_), with shift_ the largest log weight seen.
+  void rescale_to(double log_w) {
+    if (sum_w_ == 0.0) {
+      shift_ = log_w;
+      return;
+    }
+    if (log_w <= shift_) return;
+    const double f = std::exp(shift_ - log_w);
+    sum_w_ *= f;
+    sum_w2_ *= f * f;
+    sum_x_ *= f;
+    sum_xx_ *= f;
+    shift_ = log_w;
+  }
+
+  std::int64_t n_ = 0;
+  double shift_ = 0.0;
+  double sum_w_ = 0.0;
+  double sum_w2_ = 0.0;
+  Vector sum_x_;
+  Vector sum_xx_;
+};
+
+}  // namespace pemc::estimators

@@ -1,0 +1,184 @@
+#include "report/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+
+#include "config/factories.hpp"
+#include "core/numerics.hpp"
+#include "estimators/weighted_moments.hpp"
+
+namespace pemc::report {
+namespace {
+
+struct ChainAccumulator {
+  estimators::WeightedMoments moments;
+  double sum_accept = 0.0;
+  std::int64_t n_divergent = 0;
+  std::uint64_t seed = 0;
+  bool weighted = false;
+};
+
+// Adds one draw. Pseudo-samples (extra_states with one log weight each) are weighted samples,
+// with the weights normalised within the draw (pseudo-extended paper, Theorem 2.1); a single
+// log weight weights the state itself; otherwise every draw has weight 1.
+void add_draw(const v1::Draw& d, int dim, ChainAccumulator& acc, Vector& scratch) {
+  const int n_extra = dim > 0 ? d.extra_states_size() / dim : 0;
+  if (n_extra > 0 && d.log_weights_size() == n_extra) {
+    acc.weighted = true;
+    const double log_norm = log_sum_exp(std::span<const double>(d.log_weights().data(),
+                                                                static_cast<std::size_t>(n_extra)));
+    for (int i = 0; i < n_extra; ++i) {
+      scratch = Eigen::Map<const Vector>(d.extra_states().data() + i * dim, dim);
+      acc.moments.add(scratch, d.log_weights(i) - log_norm);
+    }
+    return;
+  }
+  scratch = Eigen::Map<const Vector>(d.state().data(), d.state_size());
+  if (d.log_weights_size() == 1) {
+    acc.weighted = true;
+    acc.moments.add(scratch, d.log_weights(0));
+  } else {
+    acc.moments.add(scratch);
+  }
+}
+
+std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
+
+}  // namespace
+
+FileSummary summarize_file(const std::filesystem::path& path) {
+  FileSummary out;
+  out.path = path;
+  records::RecordReader reader(path);
+  v1::Record record;
+  v1::Header header;
+  v1::Footer footer;
+  std::map<std::pair<std::string, int>, ChainAccumulator> chains;
+  std::map<std::pair<std::string, int>, std::int64_t> draws;
+  int dim = 0;
+  Vector scratch;
+  while (reader.next(record)) {
+    switch (record.kind_case()) {
+      case v1::Record::kHeader:
+        header = record.header();
+        dim = header.dim();
+        break;
+      case v1::Record::kDraw: {
+        const auto& d = record.draw();
+        if (d.warmup()) break;
+        auto key = std::make_pair(d.run_id(), d.chain_id());
+        auto& acc = chains[key];
+        acc.seed = d.seed();
+        add_draw(d, dim > 0 ? dim : d.state_size(), acc, scratch);
+        acc.sum_accept += d.accept_stat();
+        acc.n_divergent += d.divergent();
+        ++draws[key];
+        break;
+      }
+      case v1::Record::kFooter:
+        footer = record.footer();
+        out.has_footer = true;
+        break;
+      default:
+        break;
+    }
+  }
+  out.n_records = reader.records_read();
+  out.problem = reader.problem();
+
+  std::map<int, const v1::ChainSummary*> by_chain;
+  for (const auto& c : footer.chains()) by_chain[c.chain_id()] = &c;
+  for (auto& [key, acc] : chains) {
+    ChainRunSummary s;
+    s.run_id = key.first;
+    s.chain_id = key.second;
+    s.seed = acc.seed;
+    s.sampler = config::sampler_kind_name(header.config().sampler());
+    s.target = config::target_kind_name(header.config().target());
+    s.n_draws = draws[key];
+    s.mean = acc.moments.mean();
+    s.second_moment = acc.moments.second_moment();
+    s.weighted = acc.weighted;
+    s.kish_ess = acc.moments.kish_ess();
+    s.mean_accept_stat = s.n_draws ? acc.sum_accept / static_cast<double>(s.n_draws) : 0.0;
+    s.n_divergent = acc.n_divergent;
+    if (auto it = by_chain.find(key.second); it != by_chain.end()) {
+      s.n_gradient_evals = it->second->n_gradient_evals();
+      s.wall_seconds = it->second->wall_seconds();
+      s.status = it->second->status();
+    } else {
+      s.status = out.has_footer ? "missing from footer" : "incomplete: no footer";
+    }
+    out.runs.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string summaries_to_json(const std::vector<FileSummary>& files) {
+  nlohmann::ordered_json j;
+  j["runs"] = nlohmann::ordered_json::array();
+  j["files"] = nlohmann::ordered_json::array();
+  for (const auto& f : files) {
+    for (const auto& r : f.runs) {
+      nlohmann::ordered_json o;
+      o["run_id"] = r.run_id;
+      o["sampler"] = r.sampler;
+      o["target"] = r.target;
+      o["seed"] = r.seed;
+      o["chain_id"] = r.chain_id;
+      o["n_draws"] = r.n_draws;
+      o["mean"] = to_std(r.mean);
+      o["second_moment"] = to_std(r.second_moment);
+      o["weighted"] = r.weighted;
+      o["kish_ess"] = r.kish_ess;
+      o["mean_accept_stat"] = r.mean_accept_stat;
+      o["n_divergent"] = r.n_divergent;
+      o["n_gradient_evals"] = r.n_gradient_evals;
+      o["wall_seconds"] = r.wall_seconds;
+      o["status"] = r.status;
+      o["file"] = f.path.string();
+      j["runs"].push_back(std::move(o));
+    }
+    nlohmann::ordered_json fo;
+    fo["path"] = f.path.string();
+    fo["n_records"] = f.n_records;
+    fo["complete"] = f.has_footer && !f.problem;
+    if (f.problem)
+      fo["problem"] = {{"offset", f.problem->offset},
+                       {"record_index", f.problem->record_index},
+                       {"message", f.problem->message}};
+    j["files"].push_back(std::move(fo));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string summaries_to_table(const std::vector<FileSummary>& files) {
+  std::string out;
+  auto vec = [](const Vector& v) {
+    std::string s;
+    const Eigen::Index n = std::min<Eigen::Index>(v.size(), 6);
+    for (Eigen::Index i = 0; i < n; ++i) s += fmt::format("{}{:.4g}", i ? " " : "", v[i]);
+    if (v.size() > n) s += fmt::format(" ... ({} dims)", v.size());
+    return s;
+  };
+  for (const auto& f : files) {
+    out += fmt::format("{}: {} records{}\n", f.path.string(), f.n_records,
+                       f.problem ? " — DAMAGED at byte " + std::to_string(f.problem->offset) +
+                                       ": " + f.problem->message
+                                 : (f.has_footer ? "" : " — no footer (run incomplete)"));
+    out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8}  {}\n", "run", "chain",
+                       "seed", "draws", "accept", "grad evals", "wall s", "mean | E[x^2]");
+    for (const auto& r : f.runs) {
+      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f}  {} | {}{}\n",
+                         r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
+                         r.n_gradient_evals, r.wall_seconds, vec(r.mean), vec(r.second_moment),
+                         r.status == "ok" ? "" : "  [" + r.status + "]");
+    }
+  }
+  return out;
+}
+
+}  // namespace pemc::report

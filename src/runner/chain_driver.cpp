@@ -1,0 +1,130 @@
+#include "runner/chain_driver.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "config/factories.hpp"
+#include "core/error.hpp"
+#include "kernels/kernel.hpp"
+#include "rng/stream.hpp"
+
+namespace pemc::runner {
+namespace {
+
+constexpr int kMaxInitAttempts = 100;
+
+void draw_initial_point(const v1::InitConfig& init, rng::Stream& stream, VectorRef x) {
+  switch (init.kind_case()) {
+    case v1::InitConfig::kPoint:
+      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
+      break;
+    case v1::InitConfig::kUniformBox: {
+      const double lo = init.uniform_box().lower(), hi = init.uniform_box().upper();
+      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = lo + (hi - lo) * stream.uniform();
+      break;
+    }
+    default: {
+      const double r = init.kind_case() == v1::InitConfig::kUniformRadius ? init.uniform_radius()
+                                                                          : 2.0;
+      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
+    }
+  }
+}
+
+void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::TransitionStats& t) {
+  d.mutable_state()->Resize(static_cast<int>(s.x.size()), 0.0);
+  std::copy(s.x.data(), s.x.data() + s.x.size(), d.mutable_state()->mutable_data());
+  d.set_potential(s.potential);
+  d.set_accept_stat(t.accept_stat);
+  d.set_accepted(t.accepted);
+  d.set_step_size(t.step_size);
+  d.set_n_leapfrog(t.n_leapfrog);
+  d.set_tree_depth(t.tree_depth);
+  d.set_divergent(t.divergent);
+  d.set_energy(t.energy);
+}
+
+}  // namespace
+
+v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
+                           const ChainCallbacks& cb) {
+  const auto start = std::chrono::steady_clock::now();
+  v1::ChainSummary summary;
+  summary.set_chain_id(task.chain_id);
+  summary.set_seed(task.seed);
+  summary.set_status("ok");
+  std::int64_t grad_evals = 0;
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+
+  try {
+    auto kernel = config::make_kernel(config.sampler(), target);
+    kernels::ChainState state;
+    state.x.resize(target->dim());
+    bool found = false;
+    for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
+      rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
+      draw_initial_point(config.init(), stream, state.x);
+      kernels::refresh(*target, state);
+      ++grad_evals;
+      found = std::isfinite(state.potential);
+    }
+    if (!found)
+      throw NumericalError("no initial point with a finite potential in " +
+                           std::to_string(kMaxInitAttempts) + " attempts (check `init`)");
+
+    const std::int64_t n_warmup = config.warmup();
+    const std::int64_t n_iter = config.iterations();
+    const int thin = std::max(1, config.output().thin());
+    v1::Record record;
+    v1::Draw& draw = *record.mutable_draw();
+    draw.set_run_id(config.name());
+    draw.set_chain_id(task.chain_id);
+    draw.set_seed(task.seed);
+
+    std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
+    double sum_accept = 0.0;
+    if (n_warmup > 0) kernel->begin_warmup(n_warmup);
+    for (std::int64_t t = 0; t < n_warmup + n_iter; ++t) {
+      const bool warmup = t < n_warmup;
+      if (t == n_warmup && n_warmup > 0) {
+        kernel->end_warmup();
+        warmup_evals = grad_evals;
+      }
+      rng::Stream stream(task.seed, rng::Domain::kTransition, task.chain_id, t);
+      const auto stats = kernel->transition(state, stream);
+      grad_evals += stats.n_gradient_evals;
+      if (warmup) {
+        kernel->adapt(t, state, stats);
+      } else {
+        sum_accept += stats.accept_stat;
+        n_divergent += stats.divergent;
+        n_nonfinite += stats.nonfinite;
+      }
+      const std::int64_t i = warmup ? t : t - n_warmup;
+      if ((warmup && config.output().write_warmup()) || (!warmup && i % thin == 0)) {
+        draw.set_iteration(i);
+        draw.set_warmup(warmup);
+        fill_draw(draw, state, stats);
+        cb.emit(record);
+        if (!warmup) ++n_written;
+      }
+      if (cb.tick) cb.tick();
+    }
+    if (n_warmup > 0 && n_iter == 0) kernel->end_warmup();
+    summary.set_n_draws(n_written);
+    summary.set_mean_accept_stat(n_iter > 0 ? sum_accept / static_cast<double>(n_iter) : 0.0);
+    summary.set_n_divergent(n_divergent);
+    summary.set_n_rejected_nonfinite(n_nonfinite);
+    summary.set_final_step_size(kernel->step_size());
+    summary.set_n_gradient_evals_warmup(warmup_evals);
+  } catch (const Error& e) {
+    summary.set_status(std::string("failed: ") + e.what());
+  }
+  summary.set_n_gradient_evals(grad_evals);
+  summary.set_wall_seconds(elapsed());
+  return summary;
+}
+
+}  // namespace pemc::runner

@@ -1,0 +1,371 @@
+#include "runner/run.hpp"
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <mpi.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+#include "config/defaults.hpp"
+#include "config/factories.hpp"
+#include "config/load.hpp"
+#include "config/validate.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "parallel/layout.hpp"
+#include "parallel/messenger.hpp"
+#include "records/record_file.hpp"
+#include "runner/chain_driver.hpp"
+#include "runner/collector.hpp"
+
+namespace pemc::runner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace mpi = boost::mpi;
+
+void setup_logging(const RunOptions& o, int rank) {
+  auto logger = spdlog::stderr_color_mt("pemc");
+  logger->set_pattern("[%H:%M:%S.%e] [rank " + std::to_string(rank) + "] [%^%l%$] %v");
+  auto level = spdlog::level::from_str(o.log_level);
+  if (rank != 0 && !o.log_all_ranks && level < spdlog::level::warn) level = spdlog::level::warn;
+  logger->set_level(level);
+  spdlog::set_default_logger(logger);
+}
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Rank 0 loads, overrides, defaults and validates; the result (or the error) goes to every rank.
+struct Agreed {
+  bool ok = false;
+  std::string error;
+  std::string config_bytes;
+};
+
+Agreed load_on_rank0(const RunOptions& o) {
+  Agreed a;
+  try {
+    auto loaded = config::load_config(o.config_path);
+    config::apply_overrides(loaded, o.overrides);
+    config::apply_defaults(loaded);
+    config::validate(loaded);
+    // Building the target and kernel catches what needs the numbers (e.g. a non-SPD covariance).
+    auto target = config::make_target(loaded.config.target());
+    (void)config::make_kernel(loaded.config.sampler(), target);
+    a.config_bytes = loaded.config.SerializeAsString();
+    a.ok = true;
+  } catch (const Error& e) {
+    a.error = e.what();
+  }
+  return a;
+}
+
+// The per-rank event loop shared by the coordinator, collector and worker roles.
+class RankLoop {
+ public:
+  RankLoop(mpi::communicator world, parallel::Layout layout, const v1::RunConfig& config,
+           Collector* collector)
+      : messenger_(world),
+        layout_(std::move(layout)),
+        config_(config),
+        collector_(collector),
+        progress_(static_cast<std::size_t>(layout_.n_ranks), 0),
+        finished_(static_cast<std::size_t>(layout_.n_ranks), false) {
+    rank_ = messenger_.rank();
+    n_chains_ = static_cast<int>(config::expand_seeds(config).size()) *
+                std::max(1, config.chains_per_seed());
+    total_iterations_ = static_cast<std::int64_t>(n_chains_) *
+                        (config.warmup() + config.iterations());
+    progress_interval_ = config.logging().progress_interval_seconds();
+    start_ = last_log_ = last_progress_send_ = Clock::now();
+  }
+
+  int n_chains() const { return n_chains_; }
+
+  // Worker role: run this rank's chains.
+  void run_worker(targets::TargetPtr target, const std::vector<std::uint64_t>& seeds) {
+    v1::Footer mine;
+    const int per_seed = std::max(1, config_.chains_per_seed());
+    std::string batch;
+    std::int64_t batch_records = 0;
+    const std::int64_t flush_every = std::max(1, config_.output().flush_every());
+    auto ship = [&] {
+      if (batch_records == 0) return;
+      deliver(layout_.collector, parallel::kTagRecords, std::move(batch));
+      batch.clear();
+      batch_records = 0;
+    };
+    ChainCallbacks cb;
+    cb.emit = [&](const v1::Record& r) {
+      records::append_frame(r, batch);
+      if (++batch_records >= flush_every || batch.size() >= (1u << 20)) ship();
+    };
+    cb.tick = [&] {
+      ++local_iterations_;
+      if ((local_iterations_ & 63) == 0) pump_if_due();
+    };
+    for (int chain : layout_.chains_of(rank_, n_chains_)) {
+      ChainTask task{chain, seeds[static_cast<std::size_t>(chain / per_seed)]};
+      spdlog::debug("chain {} (seed {}) starting", chain, task.seed);
+      auto summary = run_chain(config_, target, task, cb);
+      summary.set_rank(rank_);
+      if (summary.status() != "ok")
+        spdlog::error("chain {} (seed {}) {}", chain, task.seed, summary.status());
+      *mine.add_chains() = summary;
+      ship();
+    }
+    deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
+    send_progress(/*finished=*/true);
+  }
+
+  // Serve messages until every role this rank plays is complete.
+  void serve_until_done() {
+    while (!roles_done()) {
+      if (!handle_pending()) {
+        log_progress_if_due();
+        usleep(200);
+      }
+    }
+    messenger_.wait_all();
+  }
+
+ private:
+  bool is_collector() const { return rank_ == layout_.collector; }
+  bool is_coordinator() const { return rank_ == layout_.coordinator; }
+
+  bool roles_done() const {
+    if (is_collector() && collector_->workers_done() < static_cast<int>(layout_.workers.size()))
+      return false;
+    if (is_coordinator())
+      for (int w : layout_.workers)
+        if (!finished_[static_cast<std::size_t>(w)]) return false;
+    return true;
+  }
+
+  // Sends to `dest`, or hands the message to this rank's own role directly.
+  void deliver(int dest, int tag, std::string bytes) {
+    if (dest == rank_) {
+      handle(parallel::Message{rank_, tag, std::move(bytes)});
+    } else {
+      messenger_.send(dest, tag, std::move(bytes));
+    }
+  }
+
+  void send_progress(bool finished) {
+    std::string bytes(2 * sizeof(std::int64_t), '\0');
+    const std::int64_t v[2] = {local_iterations_, finished ? 1 : 0};
+    std::memcpy(bytes.data(), v, sizeof v);
+    deliver(layout_.coordinator, parallel::kTagProgress, std::move(bytes));
+    last_progress_send_ = Clock::now();
+  }
+
+  void pump_if_due() {
+    const auto now = Clock::now();
+    if (now - last_pump_ < std::chrono::milliseconds(5)) return;
+    last_pump_ = now;
+    while (handle_pending()) {
+    }
+    if (!is_coordinator() && now - last_progress_send_ > std::chrono::seconds(1))
+      send_progress(false);
+    if (is_coordinator()) {
+      progress_[static_cast<std::size_t>(rank_)] = local_iterations_;
+      log_progress_if_due();
+    }
+  }
+
+  bool handle_pending() {
+    auto m = messenger_.poll();
+    if (!m) return false;
+    handle(std::move(*m));
+    return true;
+  }
+
+  void handle(parallel::Message m) {
+    switch (m.tag) {
+      case parallel::kTagRecords:
+        collector_->on_records(m.bytes);
+        break;
+      case parallel::kTagDone: {
+        v1::Footer part;
+        if (!part.ParseFromString(m.bytes))
+          throw IoError("collector: malformed done message from rank " + std::to_string(m.source));
+        collector_->on_worker_done(part);
+        break;
+      }
+      case parallel::kTagProgress: {
+        std::int64_t v[2];
+        std::memcpy(v, m.bytes.data(), sizeof v);
+        progress_[static_cast<std::size_t>(m.source)] = v[0];
+        finished_[static_cast<std::size_t>(m.source)] = v[1] != 0;
+        break;
+      }
+      default:
+        throw IoError("unexpected message tag " + std::to_string(m.tag) + " from rank " +
+                      std::to_string(m.source));
+    }
+  }
+
+  void log_progress_if_due() {
+    if (!is_coordinator()) return;
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_log_).count() < progress_interval_) return;
+    last_log_ = now;
+    std::int64_t done = 0;
+    for (auto p : progress_) done += p;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double rate = done / std::max(secs, 1e-9);
+    const double eta = rate > 0 ? (total_iterations_ - done) / rate : 0.0;
+    spdlog::info("progress {:5.1f}% ({}/{} iterations), {:.0f} it/s, ETA {:.0f} s",
+                 100.0 * done / std::max<std::int64_t>(1, total_iterations_), done,
+                 total_iterations_, rate, eta);
+  }
+
+  parallel::Messenger messenger_;
+  parallel::Layout layout_;
+  const v1::RunConfig& config_;
+  Collector* collector_;
+  int rank_ = 0;
+  int n_chains_ = 0;
+  std::int64_t total_iterations_ = 0;
+  std::int64_t local_iterations_ = 0;
+  double progress_interval_ = 5.0;
+  std::vector<std::int64_t> progress_;
+  std::vector<bool> finished_;
+  Clock::time_point start_, last_log_, last_pump_{}, last_progress_send_;
+};
+
+void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
+  std::int64_t draws = 0, evals = 0;
+  for (const auto& c : footer.chains()) {
+    draws += c.n_draws();
+    evals += c.n_gradient_evals();
+    spdlog::info("chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
+                 "divergent {} grad evals {} ({:.2f} s) {}",
+                 c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
+                 c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.status());
+  }
+  spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s; status {}",
+               footer.chains_size(), draws, evals, footer.wall_seconds(), footer.status());
+  spdlog::info("output: {}", std::filesystem::absolute(path).string());
+}
+
+int run_ranks(const RunOptions& o, mpi::communicator& world) {
+  const int rank = world.rank();
+  const auto wall_start = Clock::now();
+
+  Agreed agreed;
+  if (rank == 0) agreed = load_on_rank0(o);
+  mpi::broadcast(world, agreed.ok, 0);
+  if (!agreed.ok) {
+    if (rank == 0) std::cerr << "pemc-dist: error: " << agreed.error << "\n";
+    return kExitConfig;
+  }
+  mpi::broadcast(world, agreed.config_bytes, 0);
+  v1::RunConfig config;
+  config.ParseFromString(agreed.config_bytes);
+  if (o.validate_only) {
+    if (rank == 0)
+      std::cout << "pemc-dist: " << o.config_path.string() << ": OK ("
+                << config::target_kind_name(config.target()) << " target, "
+                << config::sampler_kind_name(config.sampler()) << " sampler, "
+                << config::expand_seeds(config).size() << " seed(s))\n";
+    return kExitOk;
+  }
+
+  const auto layout = parallel::make_layout(world.size());
+  // Every rank builds its own target from the agreed config (data files are read by each rank).
+  std::string local_error;
+  targets::TargetPtr target;
+  try {
+    target = config::make_target(config.target());
+  } catch (const Error& e) {
+    local_error = e.what();
+  }
+  std::unique_ptr<Collector> collector;
+  if (local_error.empty() && rank == layout.collector) {
+    try {
+      collector = std::make_unique<Collector>(config.output().path(), o.overwrite);
+    } catch (const Error& e) {
+      local_error = e.what();
+    }
+  }
+  // Everyone learns whether any rank failed to set up, and the first such message.
+  std::vector<std::string> errors;
+  mpi::all_gather(world, local_error, errors);
+  for (std::size_t r = 0; r < errors.size(); ++r) {
+    if (errors[r].empty()) continue;
+    if (rank == 0) std::cerr << "pemc-dist: error (rank " << r << "): " << errors[r] << "\n";
+    return kExitConfig;
+  }
+
+  const auto seeds = config::expand_seeds(config);
+  RankLoop loop(world, layout, config, collector.get());
+  if (collector) {
+    v1::Header h;
+    *h.mutable_config() = config;
+    h.set_program_version(std::string(kVersion));
+    h.set_n_ranks(world.size());
+    h.set_start_time_unix_ms(unix_ms());
+    h.set_dim(target->dim());
+    h.set_target_name(config::target_kind_name(config.target()));
+    h.set_sampler_name(config::sampler_kind_name(config.sampler()));
+    h.set_config_path(o.config_path.string());
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    h.set_hostname(host);
+    h.set_n_chains(loop.n_chains());
+    collector->write_header(h);
+  }
+  if (rank == 0)
+    spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | {} chains of {} on {} "
+                 "(dim {}) | {} warmup + {} iterations",
+                 kVersion, world.size(), layout.collector, layout.workers.size(), loop.n_chains(),
+                 config::sampler_kind_name(config.sampler()),
+                 config::target_kind_name(config.target()), target->dim(), config.warmup(),
+                 config.iterations());
+
+  if (layout.is_worker(rank)) loop.run_worker(target, seeds);
+  loop.serve_until_done();
+
+  int exit_code = kExitOk;
+  if (collector) {
+    const double wall = std::chrono::duration<double>(Clock::now() - wall_start).count();
+    const auto footer = collector->finish(wall);
+    if (footer.status() != "ok") exit_code = kExitChainsFailed;
+    // The collector logs the summary it wrote at the coordinator's level, even on a rank whose
+    // own logging is reduced to warnings.
+    const auto level = spdlog::default_logger()->level();
+    spdlog::default_logger()->set_level(spdlog::level::from_str(o.log_level));
+    log_footer(footer, collector->path());
+    spdlog::default_logger()->set_level(level);
+  }
+  mpi::broadcast(world, exit_code, layout.collector);
+  return exit_code;
+}
+
+}  // namespace
+
+int run(const RunOptions& o) {
+  mpi::communicator world;
+  setup_logging(o, world.rank());
+  try {
+    return run_ranks(o, world);
+  } catch (const std::exception& e) {
+    // A failure on one rank must not leave the others waiting: report it and abort the job.
+    std::cerr << "pemc-dist: fatal error on rank " << world.rank() << ": " << e.what() << "\n";
+    std::cerr.flush();
+    MPI_Abort(MPI_COMM_WORLD, kExitInternal);
+    return kExitInternal;
+  }
+}
+
+}  // namespace pemc::runner

@@ -1,0 +1,31 @@
+#pragma once
+// One pemc-dist run on MPI_COMM_WORLD: validate on rank 0, agree on the config, open the output on
+// the collector, run every chain on the workers, stream records, write the footer, agree on the
+// exit code. Every rank calls run() with the same options.
+#include <filesystem>
+#include <string>
+
+#include "config/overrides.hpp"
+
+namespace pemc::runner {
+
+struct RunOptions {
+  std::filesystem::path config_path;
+  config::CommandLineOverrides overrides;
+  bool validate_only = false;
+  bool overwrite = false;
+  std::string log_level = "info";  // coordinator's level; other ranks log warnings and errors only
+  bool log_all_ranks = false;      // give every rank the coordinator's level
+};
+
+// Exit codes of pemc-dist.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,  // I/O failure, internal error, a rank lost
+  kExitConfig = 2,    // bad config or command line: nothing ran
+  kExitChainsFailed = 3,  // the run completed, but some chains failed (footer says which)
+};
+
+int run(const RunOptions& options);
+
+}  // namespace pemc::runner
