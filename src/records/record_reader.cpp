@@ -1,0 +1,140 @@
+#include "records/record_reader.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "core/error.hpp"
+#include "records/frame.hpp"
+#include "records/posix_io.hpp"
+
+namespace pemc::records {
+
+namespace {
+
+constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+
+std::string hex32(std::uint32_t v) {
+  char text[11];
+  std::snprintf(text, sizeof text, "0x%08x", v);
+  return text;
+}
+
+}  // namespace
+
+RecordReader::RecordReader(const std::filesystem::path& path) : path_(path) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError(detail::io_message(path_, "cannot open record file", errno));
+  (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  buffer_.resize(kBufferBytes);
+  try {
+    if (!ensure(kMagic.size())) {
+      if (available() == 0) throw IoError(path_.string() + ": empty file, not a pemc record file");
+      throw IoError(path_.string() + ": not a pemc record file (only " + std::to_string(available()) +
+                    " bytes, shorter than the magic \"" + std::string(kMagic) + "\")");
+    }
+    if (std::string_view(buffer_.data() + begin_, kMagic.size()) != kMagic) {
+      throw IoError(path_.string() + ": not a pemc record file (bad magic: expected \"" + std::string(kMagic) +
+                    "\")");
+    }
+  } catch (...) {
+    ::close(std::exchange(fd_, -1));
+    throw;
+  }
+  begin_ += kMagic.size();
+  offset_ = kMagic.size();
+}
+
+RecordReader::~RecordReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool RecordReader::ensure(std::size_t n) {
+  if (available() >= n) return true;
+  if (eof_) return false;
+  // Move the unread tail to the front, grow only if one frame is larger than the buffer, then fill.
+  if (begin_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + begin_, available());
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (buffer_.size() < n) buffer_.resize(n);
+  while (end_ < n && !eof_) {
+    const std::size_t want = buffer_.size() - end_;
+    const std::size_t got = detail::read_some(fd_, buffer_.data() + end_, want, path_);
+    end_ += got;
+    if (got < want) eof_ = true;  // read_some only returns short at end of file
+  }
+  return available() >= n;
+}
+
+bool RecordReader::stop(std::string message) {
+  problem_ = ReadProblem{offset_, records_read_, std::move(message)};
+  done_ = true;
+  return false;
+}
+
+bool RecordReader::next(pemc::v1::Record& record) {
+  if (done_) return false;
+  if (!ensure(kFrameHeaderBytes)) {
+    if (available() == 0) {  // clean end of file: exactly at a frame boundary
+      done_ = true;
+      return false;
+    }
+    return stop("torn frame: only " + std::to_string(available()) + " of " + std::to_string(kFrameHeaderBytes) +
+                " header bytes remain");
+  }
+  const FrameHeader h = decode_frame_header(buffer_.data() + begin_);
+  if (h.payload_bytes > kMaxFrameBytes) {
+    return stop("frame length " + std::to_string(h.payload_bytes) + " exceeds the limit of " +
+                std::to_string(kMaxFrameBytes) + " bytes (damaged length field)");
+  }
+  const std::size_t frame_bytes = kFrameHeaderBytes + h.payload_bytes;
+  if (!ensure(frame_bytes)) {
+    return stop("torn frame: header says " + std::to_string(h.payload_bytes) + " bytes but only " +
+                std::to_string(available() - kFrameHeaderBytes) + " remain");
+  }
+  const char* payload = buffer_.data() + begin_ + kFrameHeaderBytes;
+  const std::uint32_t crc = payload_crc32(std::string_view(payload, h.payload_bytes));
+  if (crc != h.crc32) {
+    return stop("checksum mismatch (stored " + hex32(h.crc32) + ", computed " + hex32(crc) + ")");
+  }
+  if (!record.ParseFromArray(payload, static_cast<int>(h.payload_bytes))) {
+    return stop("payload does not parse as a Record");
+  }
+  begin_ += frame_bytes;
+  offset_ += frame_bytes;
+  ++records_read_;
+  return true;
+}
+
+ReadAllResult read_all(const std::filesystem::path& path) {
+  RecordReader reader(path);
+  ReadAllResult result;
+  pemc::v1::Record record;
+  while (reader.next(record)) result.records.push_back(std::move(record));
+  result.problem = reader.problem();
+  return result;
+}
+
+VerifyResult verify(const std::filesystem::path& path) {
+  RecordReader reader(path);
+  VerifyResult result{0, 0, std::nullopt, false, false};
+  pemc::v1::Record record;
+  bool last_is_footer = false;
+  while (reader.next(record)) {
+    if (reader.records_read() == 1) result.has_header = record.has_header();
+    last_is_footer = record.has_footer();
+  }
+  result.n_records = reader.records_read();
+  result.n_bytes = reader.offset();
+  result.problem = reader.problem();
+  result.has_footer = last_is_footer;
+  return result;
+}
+
+}  // namespace pemc::records

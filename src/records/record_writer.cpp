@@ -1,0 +1,210 @@
+#include "records/record_writer.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "core/error.hpp"
+#include "records/frame.hpp"
+#include "records/posix_io.hpp"
+
+namespace pemc::records {
+
+namespace {
+
+// Buffered bytes are pushed to the OS once they pass this; larger frame batches bypass the buffer.
+constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+
+// Walks frame lengths (no checksums) and returns the number of whole frames, or -1 if the bytes do
+// not end exactly at a frame boundary or a length is out of bounds.
+std::int64_t count_frame_lengths(std::string_view frames) {
+  std::int64_t n = 0;
+  std::size_t pos = 0;
+  while (pos < frames.size()) {
+    if (frames.size() - pos < kFrameHeaderBytes) return -1;
+    const FrameHeader h = decode_frame_header(frames.data() + pos);
+    if (h.payload_bytes > kMaxFrameBytes || h.payload_bytes > frames.size() - pos - kFrameHeaderBytes) return -1;
+    pos += kFrameHeaderBytes + h.payload_bytes;
+    ++n;
+  }
+  return n;
+}
+
+// Best effort: makes the new directory entry durable. Failure here does not lose records already
+// fsynced, so it is not an error.
+void fsync_parent_directory(const std::filesystem::path& path) {
+  std::filesystem::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;
+  (void)::fsync(dfd);
+  (void)::close(dfd);
+}
+
+}  // namespace
+
+RecordWriter::RecordWriter(const std::filesystem::path& path, Options options) : path_(path) {
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
+  fd_ = ::open(path_.c_str(), flags, 0644);
+  if (fd_ < 0) {
+    const int e = errno;
+    if (e == EEXIST) {
+      throw IoError(path_.string() + ": output file already exists (use --overwrite to replace it, or --resume)");
+    }
+    std::string message = detail::io_message(path_, "cannot create output file", e);
+    const std::filesystem::path dir = path_.parent_path();
+    std::error_code ec;
+    if (e == ENOENT && !dir.empty() && !std::filesystem::exists(dir, ec)) {
+      message += "; directory " + dir.string() + " does not exist";
+    }
+    throw IoError(message);
+  }
+  struct stat st {};
+  is_regular_file_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  buffer_.reserve(kBufferBytes);
+  try {
+    append(kMagic);
+    drain();  // write the magic now so an unwritable target fails here, not at the first flush
+  } catch (...) {
+    release();
+    // With O_EXCL the file is ours and holds nothing useful; remove it so a retry is not refused.
+    if (!options.overwrite && is_regular_file_) (void)::unlink(path_.c_str());
+    throw;
+  }
+}
+
+RecordWriter::~RecordWriter() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    spdlog::error("closing record file: {}", e.what());
+  }
+}
+
+RecordWriter::RecordWriter(RecordWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      is_regular_file_(other.is_regular_file_),
+      buffer_(std::move(other.buffer_)),
+      error_(std::move(other.error_)),
+      records_written_(other.records_written_),
+      bytes_written_(other.bytes_written_) {}
+
+RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
+  if (this != &other) {
+    try {
+      close();
+    } catch (const std::exception& e) {
+      spdlog::error("closing record file: {}", e.what());
+    }
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    is_regular_file_ = other.is_regular_file_;
+    buffer_ = std::move(other.buffer_);
+    error_ = std::move(other.error_);
+    records_written_ = other.records_written_;
+    bytes_written_ = other.bytes_written_;
+  }
+  return *this;
+}
+
+void RecordWriter::check_usable() const {
+  if (!error_.empty()) throw IoError(path_.string() + ": record writer unusable after an earlier error: " + error_);
+  if (fd_ < 0) throw IoError(path_.string() + ": record writer is closed");
+}
+
+void RecordWriter::fail(const std::string& message) {
+  error_ = message;
+  buffer_.clear();
+  throw IoError(message);
+}
+
+void RecordWriter::append(std::string_view bytes) {
+  buffer_.append(bytes);
+  bytes_written_ += bytes.size();
+}
+
+void RecordWriter::drain() {
+  if (buffer_.empty()) return;
+  try {
+    detail::write_all(fd_, buffer_.data(), buffer_.size(), path_);
+  } catch (const IoError& e) {
+    fail(e.what());
+  }
+  buffer_.clear();
+}
+
+void RecordWriter::write(const pemc::v1::Record& record) {
+  check_usable();
+  const std::size_t before = buffer_.size();
+  append_frame(record, buffer_);
+  bytes_written_ += buffer_.size() - before;
+  ++records_written_;
+  if (buffer_.size() >= kBufferBytes) drain();
+}
+
+void RecordWriter::write_frames(std::string_view frames, std::int64_t n_records) {
+  check_usable();
+  const std::int64_t counted = count_frame_lengths(frames);
+  if (counted != n_records) {
+    throw IoError(path_.string() + ": write_frames given " + std::to_string(frames.size()) + " bytes said to hold " +
+                  std::to_string(n_records) + " records, but " +
+                  (counted < 0 ? std::string("they are not a whole number of frames")
+                               : "they hold " + std::to_string(counted) + " frames"));
+  }
+  if (buffer_.size() + frames.size() < kBufferBytes) {
+    append(frames);
+  } else {
+    drain();
+    try {
+      detail::write_all(fd_, frames.data(), frames.size(), path_);
+    } catch (const IoError& e) {
+      fail(e.what());
+    }
+    bytes_written_ += frames.size();
+  }
+  records_written_ += n_records;
+}
+
+void RecordWriter::flush() {
+  check_usable();
+  drain();
+}
+
+void RecordWriter::close() {
+  if (fd_ < 0) return;
+  if (!error_.empty()) {  // already reported to the caller; just let go of the file
+    release();
+    return;
+  }
+  try {
+    drain();
+    if (::fsync(fd_) != 0) {
+      const int e = errno;
+      // EINVAL/EROFS: the target is a special file (a pipe, /dev/...) that cannot be synced.
+      if (!(e == EINVAL || e == EROFS) || is_regular_file_) fail(detail::io_message(path_, "fsync failed", e));
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) {
+    const int e = errno;
+    if (e != EINTR) {  // on Linux the descriptor is released even on EINTR; do not retry
+      error_ = detail::io_message(path_, "close failed", e);
+      throw IoError(error_);
+    }
+  }
+  if (is_regular_file_) fsync_parent_directory(path_);
+}
+
+void RecordWriter::release() noexcept {
+  if (fd_ >= 0) (void)::close(std::exchange(fd_, -1));
+}
+
+}  // namespace pemc::records

@@ -1,0 +1,65 @@
+#pragma once
+// RecordWriter: creates one record file (format: see record_file.hpp) and appends frames to it.
+// Not thread-safe: the collector owns the single writer of a run.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "pemc/v1/records.pb.h"
+
+namespace pemc::records {
+
+class RecordWriter {
+ public:
+  struct Options {
+    bool overwrite = false;  // replace an existing file instead of refusing it
+  };
+
+  // Creates `path` and writes the magic. Refuses an existing file unless options.overwrite, leaving
+  // it untouched (IoError: "<path>: output file already exists (use --overwrite to replace it, or
+  // --resume)"). A missing or unwritable directory, or a failed magic write, is an IoError naming
+  // the path and the system error.
+  RecordWriter(const std::filesystem::path& path, Options options);
+  ~RecordWriter();  // closes; errors are logged, never thrown
+
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
+  RecordWriter(RecordWriter&& other) noexcept;
+  RecordWriter& operator=(RecordWriter&& other) noexcept;
+
+  // Frames and appends one record. Output is buffered; call flush() to push it to the OS.
+  void write(const pemc::v1::Record& record);
+  // Appends bytes that are already a whole number of frames (from append_frame), holding
+  // `n_records` records. The frame structure (lengths) is checked against n_records; checksums are
+  // not re-checked (the collector verified them with count_frames). IoError on a mismatch.
+  void write_frames(std::string_view frames, std::int64_t n_records);
+  // Pushes buffered bytes to the OS (no fsync). IoError naming the path on failure; a full disk is
+  // reported as "disk full (ENOSPC)". After any write error the writer is unusable: every later
+  // write/flush throws, and close() only releases the file.
+  void flush();
+  // flush + fsync + close. Idempotent. IoError on failure (the file is closed either way).
+  void close();
+
+  // Records and bytes (magic + frames) accepted so far, buffered or not.
+  std::int64_t records_written() const { return records_written_; }
+  std::uint64_t bytes_written() const { return bytes_written_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void check_usable() const;
+  void append(std::string_view bytes);
+  void drain();  // writes buffer_ to fd_
+  [[noreturn]] void fail(const std::string& message);
+  void release() noexcept;
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool is_regular_file_ = false;
+  std::string buffer_;
+  std::string error_;  // first write error; non-empty makes the writer unusable
+  std::int64_t records_written_ = 0;
+  std::uint64_t bytes_written_ = 0;
+};
+
+}  // namespace pemc::records
