@@ -1,0 +1,275 @@
+#include "config/overrides.hpp"
+
+#include <google/protobuf/descriptor.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include "core/error.hpp"
+
+namespace pemc::config {
+
+namespace pb = google::protobuf;
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return s.substr(first, last - first + 1);
+}
+
+[[noreturn]] void fail(std::string_view assignment, const std::string& reason) {
+  throw ConfigError("--set '" + std::string(assignment) + "': " + reason);
+}
+
+std::string field_names(const pb::Descriptor* d) {
+  std::string s;
+  for (int i = 0; i < d->field_count(); ++i) s += (i ? ", " : "") + d->field(i)->name();
+  return s;
+}
+
+std::string type_name(const pb::FieldDescriptor* f) {
+  if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) return f->message_type()->full_name();
+  if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) return f->enum_type()->full_name();
+  return f->type_name();
+}
+
+template <typename T>
+T parse_integer(std::string_view assignment, std::string_view path, std::string_view text) {
+  T value{};
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    fail(assignment, std::string(path) + ": value '" + std::string(text) + "' is out of range for " +
+                         (std::is_signed_v<T> ? "a signed " : "an unsigned ") +
+                         std::to_string(sizeof(T) * 8) + "-bit integer [" +
+                         std::to_string(std::numeric_limits<T>::min()) + ", " +
+                         std::to_string(std::numeric_limits<T>::max()) + "]");
+  }
+  if (ec != std::errc() || ptr != end || text.empty()) {
+    // Distinguish "-1" for an unsigned field: from_chars stops at '-'.
+    if (!std::is_signed_v<T> && !text.empty() && text.front() == '-') {
+      fail(assignment, std::string(path) + ": value '" + std::string(text) +
+                           "' is negative but the field is unsigned");
+    }
+    fail(assignment, std::string(path) + ": value '" + std::string(text) +
+                         "' is not an integer (the field is " +
+                         (std::is_signed_v<T> ? "int" : "uint") + std::to_string(sizeof(T) * 8) +
+                         ")");
+  }
+  return value;
+}
+
+double parse_double(std::string_view assignment, std::string_view path, std::string_view text,
+                    bool is_float) {
+  double value = 0.0;
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);  // from_chars has no '+'
+  const auto* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    fail(assignment, std::string(path) + ": value '" + std::string(text) +
+                         "' is out of range for a double");
+  }
+  if (ec != std::errc() || ptr != end || digits.empty()) {
+    fail(assignment, std::string(path) + ": value '" + std::string(text) + "' is not a number (the "
+                         "field is " + (is_float ? "float" : "double") + ")");
+  }
+  if (is_float && std::isfinite(value) &&
+      std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
+    fail(assignment, std::string(path) + ": value '" + std::string(text) +
+                         "' is out of range for a float");
+  }
+  return value;
+}
+
+bool parse_bool(std::string_view assignment, std::string_view path, std::string_view text) {
+  if (text == "true" || text == "1") return true;
+  if (text == "false" || text == "0") return false;
+  fail(assignment, std::string(path) + ": value '" + std::string(text) +
+                       "' is not a bool (use true, false, 1 or 0)");
+}
+
+struct ResolvedPath {
+  std::vector<const pb::FieldDescriptor*> fields;  // the message path then the leaf
+  std::string path;
+};
+
+ResolvedPath resolve(std::string_view assignment, std::string_view path) {
+  ResolvedPath out;
+  out.path = std::string(path);
+  const pb::Descriptor* d = pemc::v1::RunConfig::descriptor();
+  std::string so_far;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string_view name =
+        path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    const std::string where = so_far.empty() ? "the top level (RunConfig)" : "'" + so_far + "'";
+    if (name.empty()) fail(assignment, "empty field name in path '" + std::string(path) + "'");
+    if (!d) {
+      fail(assignment, "'" + so_far + "' is not a message, so it has no field '" +
+                           std::string(name) + "'");
+    }
+    const pb::FieldDescriptor* f = d->FindFieldByName(std::string(name));
+    if (!f) {
+      std::string hint;
+      if (name.find('[') != std::string_view::npos) hint = " (repeated elements cannot be set)";
+      fail(assignment, "unknown field '" + std::string(name) + "' at " + where + hint +
+                           "; valid fields: " + field_names(d));
+    }
+    so_far = so_far.empty() ? std::string(name) : so_far + "." + std::string(name);
+    out.fields.push_back(f);
+    const bool last = dot == std::string_view::npos;
+    if (f->is_repeated()) {
+      fail(assignment, "'" + so_far + "' is a repeated field (" + type_name(f) +
+                           "); --set only sets singular fields — edit the config file instead");
+    }
+    if (last) {
+      if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        fail(assignment, "'" + so_far + "' is a message (" + type_name(f) +
+                             "), not a value; set one of its fields: " +
+                             field_names(f->message_type()));
+      }
+      return out;
+    }
+    if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      fail(assignment, "'" + so_far + "' is a " + type_name(f) +
+                           ", not a message, so the path cannot continue past it");
+    }
+    d = f->message_type();
+    start = dot + 1;
+  }
+}
+
+struct EnumNumber {
+  int number;
+};
+
+}  // namespace
+
+std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string_view::npos) {
+    fail(assignment, "expected FIELD.PATH=VALUE (missing '='), e.g. sampler.hmc.step_size=0.05");
+  }
+  const std::string_view path = trim(assignment.substr(0, eq));
+  const std::string_view raw_value = assignment.substr(eq + 1);
+  const std::string_view value = trim(raw_value);
+  if (path.empty()) fail(assignment, "missing field path before '='");
+  const ResolvedPath r = resolve(assignment, path);
+  const pb::FieldDescriptor* leaf = r.fields.back();
+
+  // Parse before touching the config so that a bad value leaves it unchanged.
+  using CT = pb::FieldDescriptor::CppType;
+  std::variant<std::monostate, double, float, std::int32_t, std::int64_t, std::uint32_t,
+               std::uint64_t, bool, std::string, EnumNumber>
+      parsed;
+  switch (leaf->cpp_type()) {
+    case CT::CPPTYPE_DOUBLE: parsed = parse_double(assignment, path, value, false); break;
+    case CT::CPPTYPE_FLOAT:
+      parsed = static_cast<float>(parse_double(assignment, path, value, true));
+      break;
+    case CT::CPPTYPE_INT32: parsed = parse_integer<std::int32_t>(assignment, path, value); break;
+    case CT::CPPTYPE_INT64: parsed = parse_integer<std::int64_t>(assignment, path, value); break;
+    case CT::CPPTYPE_UINT32: parsed = parse_integer<std::uint32_t>(assignment, path, value); break;
+    case CT::CPPTYPE_UINT64: parsed = parse_integer<std::uint64_t>(assignment, path, value); break;
+    case CT::CPPTYPE_BOOL: parsed = parse_bool(assignment, path, value); break;
+    case CT::CPPTYPE_STRING: parsed = std::string(raw_value); break;
+    case CT::CPPTYPE_ENUM: {
+      const auto* v = leaf->enum_type()->FindValueByName(std::string(value));
+      if (!v) {
+        std::string names;
+        for (int i = 0; i < leaf->enum_type()->value_count(); ++i) {
+          names += (i ? ", " : "") + leaf->enum_type()->value(i)->name();
+        }
+        fail(assignment, std::string(path) + ": '" + std::string(value) + "' is not a value of " +
+                             leaf->enum_type()->full_name() + "; valid: " + names);
+      }
+      parsed = EnumNumber{v->number()};
+      break;
+    }
+    case CT::CPPTYPE_MESSAGE: break;  // excluded by resolve()
+  }
+
+  pb::Message* msg = &config;
+  for (std::size_t i = 0; i + 1 < r.fields.size(); ++i) {
+    msg = msg->GetReflection()->MutableMessage(msg, r.fields[i]);
+  }
+  const pb::Reflection* refl = msg->GetReflection();
+  std::visit(
+      [&](auto&& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, double>) refl->SetDouble(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, float>) refl->SetFloat(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, std::int32_t>) refl->SetInt32(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, std::int64_t>) refl->SetInt64(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, std::uint32_t>) refl->SetUInt32(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, std::uint64_t>) refl->SetUInt64(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, bool>) refl->SetBool(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, std::string>) refl->SetString(msg, leaf, v);
+        else if constexpr (std::is_same_v<T, EnumNumber>) refl->SetEnumValue(msg, leaf, v.number);
+      },
+      parsed);
+  return r.path;
+}
+
+void apply_overrides(LoadedConfig& c, const CommandLineOverrides& o) {
+  for (const auto& s : o.sets) {
+    const std::string path = apply_set_override(c.config, s);
+    const std::string origin = "command line (--set " + s + ")";
+    c.source.set_origin(path, origin);
+    // Messages the override created (e.g. target.banana when the file had target.gaussian) are
+    // located at the command line too, so problems inside them do not point into the file.
+    for (std::string p = parent_field_path(path); !p.empty(); p = parent_field_path(p)) {
+      if (!c.source.contains(p)) c.source.set_origin(p, origin);
+    }
+  }
+  if (o.output) {
+    c.config.mutable_output()->set_path(*o.output);
+    c.source.set_origin("output.path", "command line (--output " + *o.output + ")");
+  }
+  if (o.iterations) {
+    c.config.set_iterations(*o.iterations);
+    c.source.set_origin("iterations",
+                        "command line (--iterations " + std::to_string(*o.iterations) + ")");
+  }
+  if (o.warmup) {
+    c.config.set_warmup(*o.warmup);
+    c.source.set_origin("warmup", "command line (--warmup " + std::to_string(*o.warmup) + ")");
+  }
+  if (o.seeds) {
+    const int k = *o.seeds;
+    const std::string flag = "--seeds " + std::to_string(k);
+    if (k < 1) throw ConfigError(flag + ": the number of seeds must be >= 1");
+    auto& seeds = *c.config.mutable_seeds();
+    if (seeds.values_size() > 0) {
+      if (k > seeds.values_size()) {
+        throw ConfigError(flag + ": the config lists only " + std::to_string(seeds.values_size()) +
+                          " seed value(s) at " + c.source.where("seeds.values") +
+                          "; --seeds can only select the first K of them");
+      }
+      seeds.mutable_values()->Truncate(k);
+    } else {
+      seeds.set_count(k);
+      c.source.set_origin("seeds.count", "command line (" + flag + ")");
+    }
+  }
+}
+
+std::vector<std::uint64_t> expand_seeds(const pemc::v1::RunConfig& config) {
+  const auto& s = config.seeds();
+  if (s.values_size() > 0) return {s.values().begin(), s.values().end()};
+  std::vector<std::uint64_t> out;
+  if (s.count() > 0) {
+    out.reserve(static_cast<std::size_t>(s.count()));
+    for (std::int32_t i = 0; i < s.count(); ++i) out.push_back(s.base() + static_cast<std::uint64_t>(i));
+  }
+  return out;
+}
+
+}  // namespace pemc::config

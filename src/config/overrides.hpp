@@ -1,0 +1,44 @@
+#pragma once
+// Command-line changes to a loaded config (pemc-dist --output/--iterations/--warmup/--seeds/--set).
+// Overridden fields are marked in the SourceMap ("command line (--set a.b=c)") so that a later
+// validation error about them points at the command line rather than the file.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/load.hpp"
+
+namespace pemc::config {
+
+struct CommandLineOverrides {
+  std::optional<std::string> output;       // --output PATH
+  std::optional<std::int64_t> iterations;  // --iterations N
+  std::optional<std::int64_t> warmup;      // --warmup N
+  std::optional<int> seeds;                // --seeds K: the first K of the config's seed values (error
+                                           //   if K > number of values), or K seeds from its base
+                                           //   when the config uses base/count
+  std::vector<std::string> sets;           // --set FIELD.PATH=VALUE, repeatable, applied in order
+};
+
+// Applies the --set assignments first (in order), then the dedicated flags, which therefore win.
+// Values are not range-checked here (validate() does that, naming the command line as the source);
+// anything that cannot be applied at all is a ConfigError naming the override.
+void apply_overrides(LoadedConfig& c, const CommandLineOverrides& o);
+
+// Sets one singular scalar field reached by a dotted path of singular message fields, e.g.
+// "sampler.hmc.step_size=0.05". Missing intermediate messages are created (for a oneof this selects
+// that branch). Values: decimal numbers for numeric fields ("inf"/"nan" parse, validate() rejects
+// them), true/false/1/0 for bools, the enum value's name for enums, and the text after '=' verbatim
+// for strings. Whitespace around the path and around numeric/bool/enum values is ignored.
+// Returns the field path that was set. Throws ConfigError naming the assignment for: missing '=',
+// an unknown field (listing the valid names at that level), a path through a non-message or
+// repeated field, a repeated or message-typed leaf, or an unparseable/out-of-range value. On error
+// the config is unchanged.
+std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view assignment);
+
+// The seeds of a run: `seeds.values`, or base, base+1, ..., base+count-1.
+std::vector<std::uint64_t> expand_seeds(const pemc::v1::RunConfig& config);
+
+}  // namespace pemc::config

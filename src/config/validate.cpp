@@ -1,0 +1,712 @@
+#include "config/validate.hpp"
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+#include <unistd.h>
+
+#include <Eigen/Cholesky>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "config/overrides.hpp"
+#include "core/error.hpp"
+#include "core/types.hpp"
+
+namespace pemc::config {
+
+namespace pb = google::protobuf;
+namespace v1 = pemc::v1;
+
+namespace {
+
+// Bad elements of one repeated field reported individually before a summary line.
+constexpr int kMaxElementProblems = 5;
+// Lines of one ConfigError; the rest are counted.
+constexpr std::size_t kMaxReportedProblems = 100;
+// Positive definiteness is checked here only up to this dimension (O(d^3)); larger matrices are
+// checked when the target or kernel factorises them.
+constexpr std::int64_t kMaxCheckedDenseDimension = 2000;
+
+class Problems {
+ public:
+  // One problem per field: the first (usually the most basic, e.g. "must be finite") wins.
+  void add(const std::string& path, std::string reason, std::optional<std::string> value = {}) {
+    if (!paths_.insert(path).second) return;
+    list_.push_back(Problem{path, std::move(reason), std::move(value)});
+  }
+  bool has(const std::string& path) const { return paths_.count(path) > 0; }
+  std::vector<Problem> take() { return std::move(list_); }
+
+ private:
+  std::set<std::string> paths_;
+  std::vector<Problem> list_;
+};
+
+std::string num(double v) { return fmt::format("{}", v); }
+std::string num(std::int64_t v) { return std::to_string(v); }
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+std::string entries(std::int64_t n) { return std::to_string(n) + (n == 1 ? " entry" : " entries"); }
+std::string el(const std::string& path, int i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::string oneof_names(const pb::Descriptor* d) {
+  std::string s;
+  const pb::OneofDescriptor* o = d->oneof_decl(0);
+  for (int i = 0; i < o->field_count(); ++i) s += (i ? ", " : "") + o->field(i)->name();
+  return s;
+}
+
+// ---- generic checks: every double/float finite, every enum a known value ----------------------
+void check_finite_and_enums(const pb::Message& msg, const std::string& prefix, Problems& p) {
+  const pb::Reflection* r = msg.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(msg, &fields);
+  for (const auto* f : fields) {
+    const std::string path = prefix.empty() ? f->name() : prefix + "." + f->name();
+    using CT = pb::FieldDescriptor::CppType;
+    const int n = f->is_repeated() ? r->FieldSize(msg, f) : 1;
+    int reported = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::string ep = f->is_repeated() ? el(path, i) : path;
+      std::optional<std::string> bad_value;
+      std::string reason;
+      switch (f->cpp_type()) {
+        case CT::CPPTYPE_DOUBLE:
+        case CT::CPPTYPE_FLOAT: {
+          double v = 0;
+          if (f->cpp_type() == CT::CPPTYPE_DOUBLE) {
+            v = f->is_repeated() ? r->GetRepeatedDouble(msg, f, i) : r->GetDouble(msg, f);
+          } else {
+            v = f->is_repeated() ? r->GetRepeatedFloat(msg, f, i) : r->GetFloat(msg, f);
+          }
+          if (!std::isfinite(v)) {
+            reason = "must be a finite number";
+            bad_value = num(v);
+          }
+          break;
+        }
+        case CT::CPPTYPE_ENUM: {
+          const int v = f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
+          if (!f->enum_type()->FindValueByNumber(v)) {
+            std::string names;
+            for (int k = 0; k < f->enum_type()->value_count(); ++k) {
+              names += (k ? ", " : "") + f->enum_type()->value(k)->name();
+            }
+            reason = "unknown value of " + f->enum_type()->name() + "; valid: " + names;
+            bad_value = std::to_string(v);
+          }
+          break;
+        }
+        case CT::CPPTYPE_MESSAGE:
+          check_finite_and_enums(f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f),
+                                 ep, p);
+          break;
+        default:
+          break;
+      }
+      if (bad_value) {
+        if (++reported <= kMaxElementProblems) {
+          p.add(ep, reason, bad_value);
+        } else if (reported == kMaxElementProblems + 1) {
+          p.add(path, "more elements are not finite (only the first " +
+                          std::to_string(kMaxElementProblems) + " are listed)");
+        }
+      }
+    }
+  }
+}
+
+// ---- small helpers ----------------------------------------------------------------------------
+void positive(Problems& p, const std::string& path, double v) {
+  if (!(v > 0)) p.add(path, "must be > 0", num(v));
+}
+
+void in_range(Problems& p, const std::string& path, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi) p.add(path, "must be in [" + num(lo) + ", " + num(hi) + "]", num(v));
+}
+
+void all_positive(Problems& p, const std::string& path, const pb::RepeatedField<double>& v) {
+  int reported = 0;
+  for (int i = 0; i < v.size(); ++i) {
+    if (v[i] > 0 || !std::isfinite(v[i])) continue;  // non-finite: reported generically
+    if (++reported <= kMaxElementProblems) {
+      p.add(el(path, i), "must be > 0", num(v[i]));
+    } else {
+      p.add(path, "more entries are <= 0 (only the first " + std::to_string(kMaxElementProblems) +
+                      " are listed)");
+      return;
+    }
+  }
+}
+
+std::int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page);
+}
+
+// A dense dim x dim matrix (`copies` of them: e.g. covariance, precision, Cholesky factor) must fit
+// in this machine's memory; refused before anything is allocated.
+void dense_fits(Problems& p, const std::string& path, std::int64_t dim, int copies, const std::string& what) {
+  if (dim <= 0 || dim > kMaxDimension) return;
+  const double bytes = static_cast<double>(dim) * static_cast<double>(dim) * 8.0 * copies;
+  const double available = static_cast<double>(physical_memory_bytes());
+  if (bytes > available) {
+    p.add(path,
+          fmt::format("needs {} dense {} x {} matrices ({}) = {:.3g} GB, more than this machine's "
+                      "{:.3g} GB of memory",
+                      copies, dim, dim, what, bytes / 1e9, available / 1e9),
+          num(dim));
+  }
+}
+
+// Symmetric positive definite check of a row-major n x n matrix given as a flat list.
+void check_spd(Problems& p, const std::string& path, const pb::RepeatedField<double>& a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = a[static_cast<int>(i * n + i)];
+    if (!(d > 0)) {
+      p.add(el(path, static_cast<int>(i * n + i)),
+            "diagonal entry (" + num(i) + ", " + num(i) + ") must be > 0", num(d));
+      return;
+    }
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = i + 1; j < n; ++j) {
+      const double x = a[static_cast<int>(i * n + j)];
+      const double y = a[static_cast<int>(j * n + i)];
+      const double scale = std::sqrt(a[static_cast<int>(i * n + i)] * a[static_cast<int>(j * n + j)]);
+      if (std::fabs(x - y) > 1e-10 * scale) {
+        p.add(path,
+              "must be symmetric: entry (" + num(i) + ", " + num(j) + ") = " + num(x) + " but (" +
+                  num(j) + ", " + num(i) + ") = " + num(y));
+        return;
+      }
+    }
+  }
+  if (n > kMaxCheckedDenseDimension) return;
+  Matrix m(n, n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) m(i, j) = a[static_cast<int>(i * n + j)];
+  }
+  Eigen::LLT<Matrix> llt(m);
+  if (llt.info() != Eigen::Success) p.add(path, "must be positive definite (Cholesky failed)");
+}
+
+std::string working_directory() {
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  return ec ? std::string("?") : cwd.string();
+}
+
+// A file the run will read: must exist, be a regular file (or a device/pipe) and be readable.
+void readable_file(Problems& p, const std::string& path, const std::string& file) {
+  if (file.empty()) {
+    p.add(path, "required: a file path");
+    return;
+  }
+  const std::filesystem::path fp(file);
+  const std::string rel =
+      fp.is_relative() ? " (relative paths are relative to the working directory " +
+                             quoted(working_directory()) + ")"
+                       : "";
+  std::error_code ec;
+  const auto st = std::filesystem::status(fp, ec);
+  if (!std::filesystem::exists(st)) {
+    p.add(path, "file does not exist" + rel, quoted(file));
+  } else if (std::filesystem::is_directory(st)) {
+    p.add(path, "is a directory, not a file", quoted(file));
+  } else if (::access(file.c_str(), R_OK) != 0) {
+    p.add(path, std::string("file is not readable: ") + std::strerror(errno), quoted(file));
+  }
+}
+
+// ---- targets ----------------------------------------------------------------------------------
+void check_gaussian(const v1::GaussianTarget& g, Problems& p) {
+  const std::string pre = "target.gaussian";
+  const std::int64_t d = g.mean_size();
+  if (d == 0) {
+    p.add(pre + ".mean", "required: the mean (its size is the dimension; dimension 0 is not allowed)");
+    return;
+  }
+  if (d > kMaxDimension) {
+    p.add(pre + ".mean", "dimension above the limit " + num(kMaxDimension), entries(d));
+    return;
+  }
+  // The Gaussian target stores covariance, precision and a Cholesky factor densely.
+  dense_fits(p, pre + ".mean", d, 3, "covariance, precision, Cholesky factor");
+  if (g.covariance_size() > 0 && g.variance_size() > 0) {
+    p.add(pre + ".variance", "give either covariance (full) or variance (diagonal), not both");
+    return;
+  }
+  if (g.covariance_size() > 0) {
+    if (g.covariance_size() != d * d) {
+      p.add(pre + ".covariance",
+            "must have dim*dim = " + num(d * d) + " entries (row-major, dim = mean size " + num(d) + ")",
+            entries(g.covariance_size()));
+    } else {
+      check_spd(p, pre + ".covariance", g.covariance(), d);
+    }
+  }
+  if (g.variance_size() > 0) {
+    if (g.variance_size() != d) {
+      p.add(pre + ".variance", "must have dim = " + num(d) + " entries (the mean's size)",
+            entries(g.variance_size()));
+    } else {
+      all_positive(p, pre + ".variance", g.variance());
+    }
+  }
+}
+
+void check_mixture(const v1::MixtureTarget& m, Problems& p) {
+  const std::string pre = "target.mixture";
+  const bool preset = m.preset() != v1::MixtureTarget::PRESET_UNSPECIFIED;
+  if (preset && m.components_size() > 0) {
+    p.add(pre + ".components", "give either a preset or components, not both",
+          entries(m.components_size()) + " with preset " +
+              v1::MixtureTarget::Preset_Name(m.preset()));
+    return;
+  }
+  if (!preset && m.components_size() == 0) {
+    p.add(pre, "required: a preset (BIMODAL_1D, KOU_A, KOU_B) or at least one component");
+    return;
+  }
+  if (m.components_size() > kMaxDimension) {
+    p.add(pre + ".components", "more components than the limit " + num(kMaxDimension),
+          num(std::int64_t{m.components_size()}));
+    return;
+  }
+  const std::int64_t dim = m.components_size() > 0 ? m.components(0).mean_size() : 0;
+  for (int k = 0; k < m.components_size(); ++k) {
+    const auto& c = m.components(k);
+    const std::string cp = el(pre + ".components", k);
+    positive(p, cp + ".weight", c.weight());
+    const std::int64_t dk = c.mean_size();
+    if (dk == 0) {
+      p.add(cp + ".mean", "required: the component mean (dimension 0 is not allowed)");
+      continue;
+    }
+    if (dk > kMaxDimension) {
+      p.add(cp + ".mean", "dimension above the limit " + num(kMaxDimension), entries(dk));
+      continue;
+    }
+    if (k > 0 && dim > 0 && dk != dim) {
+      p.add(cp + ".mean",
+            "all components need the same dimension: components[0].mean has " + entries(dim),
+            entries(dk));
+    }
+    const bool iso = c.has_variance();
+    const bool diag = c.diag_variance_size() > 0;
+    if (iso && diag) {
+      p.add(cp + ".diag_variance", "give either variance (isotropic) or diag_variance, not both");
+    } else if (!iso && !diag) {
+      p.add(cp, "required: variance (isotropic, > 0) or diag_variance (" + entries(dk) + " > 0)");
+    } else if (iso) {
+      positive(p, cp + ".variance", c.variance());
+    } else if (c.diag_variance_size() != dk) {
+      p.add(cp + ".diag_variance", "must have " + entries(dk) + " (the component mean's size)",
+            entries(c.diag_variance_size()));
+    } else {
+      all_positive(p, cp + ".diag_variance", c.diag_variance());
+    }
+  }
+}
+
+void check_boltzmann(const v1::BoltzmannTarget& b, Problems& p) {
+  const std::string pre = "target.boltzmann";
+  const bool w = !b.weights_file().empty();
+  const bool q = !b.q_file().empty();
+  const bool g = b.has_generated();
+  const int sources = int{w} + int{q} + int{g};
+  if (sources == 0) {
+    p.add(pre,
+          "required: exactly one source of the model: weights_file + bias_file, q_file + "
+          "bias_file, or generated { ... }");
+    return;
+  }
+  if (sources > 1) {
+    if (w && q) p.add(pre + ".q_file", "weights_file and q_file are exclusive (give one)", quoted(b.q_file()));
+    if (g && (w || q)) {
+      p.add(pre + ".generated", std::string("generated is exclusive with ") + (w ? "weights_file" : "q_file") +
+                                    " (give one source)");
+    }
+    return;
+  }
+  if (w || q) {
+    if (b.bias_file().empty()) {
+      p.add(pre + ".bias_file", std::string("required with ") + (w ? "weights_file" : "q_file"));
+    } else {
+      readable_file(p, pre + ".bias_file", b.bias_file());
+    }
+    if (w) readable_file(p, pre + ".weights_file", b.weights_file());
+    if (q) readable_file(p, pre + ".q_file", b.q_file());
+  } else {
+    if (!b.bias_file().empty()) {
+      p.add(pre + ".bias_file", "not used with generated (the biases are generated too); remove it",
+            quoted(b.bias_file()));
+    }
+    const auto& gen = b.generated();
+    in_range(p, pre + ".generated.n_units", gen.n_units(), 2, kMaxBoltzmannUnits);
+    positive(p, pre + ".generated.weight_scale_hi", gen.weight_scale_hi());
+    positive(p, pre + ".generated.weight_scale_lo", gen.weight_scale_lo());
+    positive(p, pre + ".generated.bias_scale", gen.bias_scale());
+  }
+  in_range(p, pre + ".max_enumeration_units", b.max_enumeration_units(), 0, kMaxEnumerationUnitsLimit);
+}
+
+void check_horseshoe(const v1::HorseshoeLogisticTarget& h, Problems& p) {
+  const std::string pre = "target.horseshoe_logistic";
+  readable_file(p, pre + ".data_file", h.data_file());
+  positive(p, pre + ".p0", h.p0());
+  if (!(h.train_fraction() > 0 && h.train_fraction() < 1)) {
+    p.add(pre + ".train_fraction", "must be in (0, 1)", num(h.train_fraction()));
+  }
+  positive(p, pre + ".sigma", h.sigma());
+  positive(p, pre + ".slab_scale", h.slab_scale());
+  positive(p, pre + ".slab_df", h.slab_df());
+  positive(p, pre + ".intercept_scale", h.intercept_scale());
+}
+
+void check_target(const v1::RunConfig& cfg, Problems& p) {
+  if (!cfg.has_target() || cfg.target().kind_case() == v1::TargetConfig::KIND_NOT_SET) {
+    p.add("target", "required: set one of " + oneof_names(v1::TargetConfig::descriptor()));
+    return;
+  }
+  const auto& t = cfg.target();
+  if (t.has_box_lower() && t.has_box_upper() && !(t.box_lower() < t.box_upper())) {
+    p.add("target.box_upper", "box_lower must be < box_upper",
+          "box_lower " + num(t.box_lower()) + ", box_upper " + num(t.box_upper()));
+  }
+  switch (t.kind_case()) {
+    case v1::TargetConfig::kGaussian:
+      check_gaussian(t.gaussian(), p);
+      break;
+    case v1::TargetConfig::kCorrelatedGaussian: {
+      const auto& c = t.correlated_gaussian();
+      const std::string pre = "target.correlated_gaussian";
+      // O(dim) memory (tridiagonal precision), so only the dimension limit applies.
+      in_range(p, pre + ".dim", c.dim(), 1, kMaxDimension);
+      if (!(std::fabs(c.rho()) < 1)) p.add(pre + ".rho", "must be in (-1, 1)", num(c.rho()));
+      break;
+    }
+    case v1::TargetConfig::kMixture:
+      check_mixture(t.mixture(), p);
+      break;
+    case v1::TargetConfig::kBoltzmann:
+      check_boltzmann(t.boltzmann(), p);
+      break;
+    case v1::TargetConfig::kHorseshoeLogistic:
+      check_horseshoe(t.horseshoe_logistic(), p);
+      break;
+    case v1::TargetConfig::kRadon:
+      readable_file(p, "target.radon.data_file", t.radon().data_file());
+      break;
+    case v1::TargetConfig::kBanana:
+      if (t.banana().has_v()) positive(p, "target.banana.v", t.banana().v());
+      break;
+    case v1::TargetConfig::kFlower: {
+      const auto& f = t.flower();
+      if (f.has_sd()) positive(p, "target.flower.sd", f.sd());
+      if (f.has_petals() && f.petals() < 1) p.add("target.flower.petals", "must be >= 1", num(std::int64_t{f.petals()}));
+      break;
+    }
+    case v1::TargetConfig::kFunnel: {
+      const auto& f = t.funnel();
+      in_range(p, "target.funnel.dim", f.dim(), 2, kMaxDimension);
+      if (f.has_v_scale()) positive(p, "target.funnel.v_scale", f.v_scale());
+      break;
+    }
+    case v1::TargetConfig::kPlugin:
+      readable_file(p, "target.plugin.library", t.plugin().library());
+      break;
+    case v1::TargetConfig::KIND_NOT_SET:
+      break;
+  }
+}
+
+// ---- samplers ---------------------------------------------------------------------------------
+void check_adaptation(const v1::AdaptationConfig& a, const std::string& pre, Problems& p) {
+  if (a.has_target_accept() && !(a.target_accept() > 0 && a.target_accept() < 1)) {
+    p.add(pre + ".target_accept", "must be in (0, 1)", num(a.target_accept()));
+  }
+  if (a.has_gamma()) positive(p, pre + ".gamma", a.gamma());
+  if (a.has_t0() && !(a.t0() >= 0)) p.add(pre + ".t0", "must be >= 0", num(a.t0()));
+  // Dual averaging converges for kappa in (0.5, 1] (Hoffman & Gelman 2014, Section 3.2.1).
+  if (a.has_kappa() && !(a.kappa() > 0.5 && a.kappa() <= 1)) {
+    p.add(pre + ".kappa", "must be in (0.5, 1]", num(a.kappa()));
+  }
+  if (a.has_init_buffer() && a.init_buffer() < 0) {
+    p.add(pre + ".init_buffer", "must be >= 0", num(std::int64_t{a.init_buffer()}));
+  }
+  if (a.has_term_buffer() && a.term_buffer() < 0) {
+    p.add(pre + ".term_buffer", "must be >= 0", num(std::int64_t{a.term_buffer()}));
+  }
+  if (a.has_base_window() && a.base_window() < 1) {
+    p.add(pre + ".base_window", "must be >= 1", num(std::int64_t{a.base_window()}));
+  }
+}
+
+void check_metric(v1::MetricKind metric, const pb::RepeatedField<double>& inv,
+                  const std::string& pre, std::optional<std::int64_t> dim, Problems& p) {
+  const std::string path = pre + ".inverse_metric";
+  const std::int64_t n = inv.size();
+  if (metric == v1::DENSE && dim) dense_fits(p, pre + ".metric", *dim, 4, "inverse metric, Cholesky factor, adaptation estimates");
+  if (n == 0) return;
+  if (metric == v1::UNIT) {
+    p.add(path, "an initial inverse metric is given but metric is UNIT", entries(n));
+    return;
+  }
+  if (!dim) {
+    if (metric == v1::DIAGONAL) all_positive(p, path, inv);
+    return;  // dimension known only once the target is built
+  }
+  const std::int64_t d = *dim;
+  const bool diagonal = n == d;
+  const bool dense = n == d * d && d > 1;
+  if (!diagonal && !dense) {
+    p.add(path,
+          "must have dim = " + num(d) + " entries (diagonal) or dim*dim = " + num(d * d) +
+              " entries (dense, row-major)",
+          entries(n));
+  } else if (dense && metric == v1::DIAGONAL) {
+    p.add(path, "metric is DIAGONAL, so give dim = " + num(d) + " entries", entries(n));
+  } else if (diagonal) {
+    all_positive(p, path, inv);
+  } else {
+    check_spd(p, path, inv, d);
+  }
+}
+
+void check_sampler(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Problems& p) {
+  if (!cfg.has_sampler() || cfg.sampler().kind_case() == v1::SamplerConfig::KIND_NOT_SET) {
+    p.add("sampler", "required: set one of " + oneof_names(v1::SamplerConfig::descriptor()));
+    return;
+  }
+  const auto& s = cfg.sampler();
+  switch (s.kind_case()) {
+    case v1::SamplerConfig::kHmc: {
+      const auto& h = s.hmc();
+      positive(p, "sampler.hmc.step_size", h.step_size());
+      in_range(p, "sampler.hmc.n_leapfrog", h.n_leapfrog(), 1, kMaxLeapfrogSteps);
+      check_metric(h.metric(), h.inverse_metric(), "sampler.hmc", dim, p);
+      check_adaptation(h.adaptation(), "sampler.hmc.adaptation", p);
+      break;
+    }
+    case v1::SamplerConfig::kNuts: {
+      const auto& n = s.nuts();
+      positive(p, "sampler.nuts.step_size", n.step_size());
+      if (n.has_max_tree_depth()) {
+        in_range(p, "sampler.nuts.max_tree_depth", n.max_tree_depth(), 1, kMaxTreeDepthLimit);
+      }
+      if (n.has_max_energy_error()) positive(p, "sampler.nuts.max_energy_error", n.max_energy_error());
+      check_metric(n.metric(), n.inverse_metric(), "sampler.nuts", dim, p);
+      check_adaptation(n.adaptation(), "sampler.nuts.adaptation", p);
+      break;
+    }
+    case v1::SamplerConfig::kRwm:
+      positive(p, "sampler.rwm.proposal_scale", s.rwm().proposal_scale());
+      check_adaptation(s.rwm().adaptation(), "sampler.rwm.adaptation", p);
+      break;
+    case v1::SamplerConfig::kMala:
+      positive(p, "sampler.mala.step_size", s.mala().step_size());
+      check_adaptation(s.mala().adaptation(), "sampler.mala.adaptation", p);
+      break;
+    case v1::SamplerConfig::KIND_NOT_SET:
+      break;
+  }
+}
+
+// ---- run-level fields -------------------------------------------------------------------------
+void check_seeds(const v1::RunConfig& cfg, Problems& p) {
+  const auto& s = cfg.seeds();
+  const bool values = s.values_size() > 0;
+  if (values && s.count() != 0) {
+    p.add("seeds.count", "give either seeds.values or seeds.base/count, not both",
+          num(std::int64_t{s.count()}));
+  }
+  if (values && s.base() != 0) {
+    p.add("seeds.base", "give either seeds.values or seeds.base/count, not both", std::to_string(s.base()));
+  }
+  if (!values && s.count() == 0) {
+    p.add("seeds", "required: seeds.values (explicit seeds) or seeds.count >= 1 (base, base+1, ...)");
+  }
+  if (!values && s.count() < 0) p.add("seeds.count", "must be >= 1", num(std::int64_t{s.count()}));
+  if (s.count() > kMaxSeeds) p.add("seeds.count", "more seeds than the limit " + num(kMaxSeeds), num(std::int64_t{s.count()}));
+  if (s.values_size() > kMaxSeeds) {
+    p.add("seeds.values", "more seeds than the limit " + num(kMaxSeeds), entries(s.values_size()));
+  }
+  if (!values && s.count() > 0 &&
+      s.base() > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(s.count() - 1)) {
+    p.add("seeds.base", "base + count - 1 overflows uint64 (seeds would repeat)", std::to_string(s.base()));
+  }
+  std::unordered_map<std::uint64_t, int> first;
+  int reported = 0;
+  for (int i = 0; i < s.values_size(); ++i) {
+    const auto [it, inserted] = first.try_emplace(s.values(i), i);
+    if (inserted) continue;
+    if (++reported <= kMaxElementProblems) {
+      p.add(el("seeds.values", i), "duplicate of seeds.values[" + std::to_string(it->second) +
+                                       "] (chains would be identical)",
+            std::to_string(s.values(i)));
+    } else {
+      p.add("seeds.values", "more duplicate seeds (only the first " +
+                                std::to_string(kMaxElementProblems) + " are listed)");
+      break;
+    }
+  }
+}
+
+void check_output(const v1::RunConfig& cfg, Problems& p) {
+  const auto& o = cfg.output();
+  if (o.path().empty()) {
+    p.add("output.path", "required: the record file to write");
+  } else {
+    const std::filesystem::path file(o.path());
+    std::error_code ec;
+    std::filesystem::path dir = file.parent_path();
+    if (dir.empty()) dir = ".";
+    const std::string rel = file.is_relative() ? " (relative to the working directory " +
+                                                     quoted(working_directory()) + ")"
+                                               : "";
+    const auto st = std::filesystem::status(file, ec);
+    const auto dst = std::filesystem::status(dir, ec);
+    if (std::filesystem::is_directory(st)) {
+      p.add("output.path", "is a directory; give a file path inside it", quoted(o.path()));
+    } else if (!std::filesystem::exists(dst)) {
+      p.add("output.path", "directory " + quoted(dir.string()) + " does not exist" + rel,
+            quoted(o.path()));
+    } else if (!std::filesystem::is_directory(dst)) {
+      p.add("output.path", quoted(dir.string()) + " is not a directory", quoted(o.path()));
+    } else if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      p.add("output.path",
+            "directory " + quoted(dir.string()) + " is not writable: " + std::strerror(errno),
+            quoted(o.path()));
+    } else if (std::filesystem::exists(st) && ::access(file.c_str(), W_OK) != 0) {
+      p.add("output.path", std::string("existing file is not writable: ") + std::strerror(errno),
+            quoted(o.path()));
+    }
+  }
+  if (o.has_thin() && o.thin() < 1) p.add("output.thin", "must be >= 1", num(std::int64_t{o.thin()}));
+  if (o.has_flush_every() && o.flush_every() < 1) {
+    p.add("output.flush_every", "must be >= 1", num(std::int64_t{o.flush_every()}));
+  }
+}
+
+void check_init(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Problems& p) {
+  const auto& in = cfg.init();
+  switch (in.kind_case()) {
+    case v1::InitConfig::kUniformRadius:
+      positive(p, "init.uniform_radius", in.uniform_radius());
+      break;
+    case v1::InitConfig::kUniformBox:
+      if (!(in.uniform_box().lower() < in.uniform_box().upper())) {
+        p.add("init.uniform_box.upper", "lower must be < upper",
+              "lower " + num(in.uniform_box().lower()) + ", upper " + num(in.uniform_box().upper()));
+      }
+      break;
+    case v1::InitConfig::kPoint: {
+      const auto& x = in.point().x();
+      if (x.empty()) {
+        p.add("init.point.x", "required: the initial point's coordinates");
+      } else if (dim && x.size() != *dim) {
+        p.add("init.point.x", "must have " + entries(*dim) + " (the target's dimension)",
+              entries(x.size()));
+      } else if (cfg.has_target()) {
+        const auto& t = cfg.target();
+        for (int i = 0; i < x.size(); ++i) {
+          if ((t.has_box_lower() && x[i] < t.box_lower()) || (t.has_box_upper() && x[i] > t.box_upper())) {
+            p.add(el("init.point.x", i), "lies outside the target's box [box_lower, box_upper]", num(x[i]));
+            break;
+          }
+        }
+      }
+      break;
+    }
+    case v1::InitConfig::KIND_NOT_SET:
+      break;
+  }
+}
+
+void check_run(const v1::RunConfig& cfg, Problems& p) {
+  if (!cfg.has_iterations()) {
+    p.add("iterations", "required: draws per chain after warmup (>= 1)");
+  } else if (cfg.iterations() < 1) {
+    p.add("iterations", "must be >= 1", num(cfg.iterations()));
+  }
+  if (cfg.has_warmup() && cfg.warmup() < 0) p.add("warmup", "must be >= 0", num(cfg.warmup()));
+  check_seeds(cfg, p);
+}
+
+}  // namespace
+
+std::optional<std::int64_t> known_dimension(const v1::RunConfig& config) {
+  const auto& t = config.target();
+  std::int64_t d = 0;
+  switch (t.kind_case()) {
+    case v1::TargetConfig::kGaussian: d = t.gaussian().mean_size(); break;
+    case v1::TargetConfig::kCorrelatedGaussian: d = t.correlated_gaussian().dim(); break;
+    case v1::TargetConfig::kFunnel: d = t.funnel().dim(); break;
+    case v1::TargetConfig::kBanana:
+    case v1::TargetConfig::kFlower: d = 2; break;
+    case v1::TargetConfig::kMixture: {
+      const auto& m = t.mixture();
+      switch (m.preset()) {
+        case v1::MixtureTarget::BIMODAL_1D: d = 1; break;
+        case v1::MixtureTarget::KOU_A:
+        case v1::MixtureTarget::KOU_B: d = 2; break;
+        default: d = m.components_size() > 0 ? m.components(0).mean_size() : 0; break;
+      }
+      break;
+    }
+    default: break;
+  }
+  if (d < 1 || d > kMaxDimension) return std::nullopt;
+  return d;
+}
+
+std::vector<Problem> find_problems(const LoadedConfig& c) {
+  Problems p;
+  const auto& cfg = c.config;
+  check_finite_and_enums(cfg, "", p);
+  const auto dim = known_dimension(cfg);
+  check_target(cfg, p);
+  check_sampler(cfg, dim, p);
+  check_run(cfg, p);
+  check_init(cfg, dim, p);
+  check_output(cfg, p);
+  if (cfg.logging().has_progress_interval_seconds()) {
+    positive(p, "logging.progress_interval_seconds", cfg.logging().progress_interval_seconds());
+  }
+  in_range(p, "chains_per_seed", cfg.chains_per_seed(), 1, kMaxChainsPerSeed);
+  const std::int64_t n_seeds = cfg.seeds().values_size() > 0 ? cfg.seeds().values_size() : cfg.seeds().count();
+  if (n_seeds > 0 && cfg.chains_per_seed() > 0 &&
+      n_seeds * std::int64_t{cfg.chains_per_seed()} > kMaxTotalChains) {
+    p.add("chains_per_seed",
+          "seeds x chains_per_seed = " + num(n_seeds * std::int64_t{cfg.chains_per_seed()}) +
+              " chains, more than the limit " + num(kMaxTotalChains),
+          num(std::int64_t{cfg.chains_per_seed()}));
+  }
+  return p.take();
+}
+
+void validate(const LoadedConfig& c) {
+  const auto problems = find_problems(c);
+  if (problems.empty()) return;
+  std::string msg = "invalid config '" + c.path.string() + "': " + std::to_string(problems.size()) +
+                    (problems.size() == 1 ? " problem" : " problems");
+  for (std::size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i) {
+    const auto& pr = problems[i];
+    msg += "\n  " + c.source.where(pr.field_path) + ": " + pr.field_path + ": " + pr.reason;
+    if (pr.value) msg += " (got " + *pr.value + ")";
+  }
+  if (problems.size() > kMaxReportedProblems) {
+    msg += "\n  ... and " + std::to_string(problems.size() - kMaxReportedProblems) + " more";
+  }
+  throw ConfigError(msg);
+}
+
+}  // namespace pemc::config

@@ -1,0 +1,50 @@
+#pragma once
+// Validation of a loaded (and overridden, defaulted) config before any work starts.
+//
+// validate() checks every rule documented in config.proto and throws ONE ConfigError listing every
+// problem, one per line, each "<where>: <field.path>: <reason> (got <value>)", where <where> is
+// "file.pbtxt:LINE:COL", "file.pb", or "command line (--set ...)" for overridden fields.
+//
+// It validates the effective config, i.e. after apply_defaults(): plain proto3 fields whose zero
+// means "use the default" (e.g. horseshoe sigma) must already hold their default.
+//
+// File paths in the config (output.path, data files, plugin library) are used as written:
+// relative paths are relative to the current working directory of pemc-dist, NOT to the config
+// file's directory. Checks on them (existence, R_OK/W_OK access) happen here so that a typo fails
+// before any chain starts.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+
+namespace pemc::config {
+
+// Sizes above these are refused before anything is allocated.
+inline constexpr std::int64_t kMaxDimension = 10'000'000;
+inline constexpr std::int64_t kMaxSeeds = 10'000'000;
+inline constexpr std::int64_t kMaxChainsPerSeed = 100'000;
+inline constexpr std::int64_t kMaxTotalChains = 10'000'000;
+inline constexpr int kMaxLeapfrogSteps = 100'000;
+inline constexpr int kMaxTreeDepthLimit = 30;
+inline constexpr int kMaxBoltzmannUnits = 64;
+inline constexpr int kMaxEnumerationUnitsLimit = 40;  // 2^40 states: beyond any run's budget
+
+struct Problem {
+  std::string field_path;
+  std::string reason;
+  std::optional<std::string> value;  // formatted offending value, if there is one
+};
+
+// Every problem found, in a stable order (no throw). Used by validate() and by tests.
+std::vector<Problem> find_problems(const LoadedConfig& c);
+
+// The dimension of the target when the config alone determines it (gaussian, correlated_gaussian,
+// mixture, funnel, banana = 2, flower = 2); nullopt for data- or plugin-defined targets.
+std::optional<std::int64_t> known_dimension(const pemc::v1::RunConfig& config);
+
+// Throws ConfigError listing all problems (one per line) if there is any.
+void validate(const LoadedConfig& c);
+
+}  // namespace pemc::config

@@ -1,0 +1,148 @@
+// apply_defaults: every documented default of config.proto, and explicit values left alone.
+#include <gtest/gtest.h>
+
+#include "config_test_support.hpp"
+
+namespace pemc::config {
+namespace {
+
+LoadedConfig defaulted(const std::string& text, const std::string& file = "my_run.pbtxt") {
+  auto c = parse_text_config(text, file);
+  apply_defaults(c);
+  return c;
+}
+
+TEST(ApplyDefaults, RunLevelDefaults) {
+  const auto c = defaulted("iterations: 5\n", "dir/my_run.pbtxt");
+  const auto& r = c.config;
+  EXPECT_EQ(r.name(), "my_run");  // the file's stem
+  ASSERT_TRUE(r.has_warmup());
+  EXPECT_EQ(r.warmup(), 0);
+  EXPECT_EQ(r.chains_per_seed(), 1);
+  ASSERT_TRUE(r.output().has_thin());
+  EXPECT_EQ(r.output().thin(), 1);
+  ASSERT_TRUE(r.output().has_flush_every());
+  EXPECT_EQ(r.output().flush_every(), 64);
+  ASSERT_TRUE(r.logging().has_progress_interval_seconds());
+  EXPECT_DOUBLE_EQ(r.logging().progress_interval_seconds(), 5.0);
+  ASSERT_TRUE(r.init().has_uniform_radius());
+  EXPECT_DOUBLE_EQ(r.init().uniform_radius(), 2.0);
+}
+
+TEST(ApplyDefaults, ExplicitValuesAreKept) {
+  const auto c = defaulted(
+      "name: \"given\" warmup: 7 chains_per_seed: 3\n"
+      "output { thin: 4 flush_every: 9 }\n"
+      "logging { progress_interval_seconds: 0.5 }\n"
+      "init { point { x: [1, 2] } }\n"
+      "sampler { nuts { max_tree_depth: 4 max_energy_error: 50 adaptation { target_accept: 0.9 "
+      "gamma: 0.1 t0: 1 kappa: 0.6 init_buffer: 0 term_buffer: 0 base_window: 5 } } }\n");
+  const auto& r = c.config;
+  EXPECT_EQ(r.name(), "given");
+  EXPECT_EQ(r.warmup(), 7);
+  EXPECT_EQ(r.chains_per_seed(), 3);
+  EXPECT_EQ(r.output().thin(), 4);
+  EXPECT_EQ(r.output().flush_every(), 9);
+  EXPECT_DOUBLE_EQ(r.logging().progress_interval_seconds(), 0.5);
+  EXPECT_TRUE(r.init().has_point());
+  const auto& n = r.sampler().nuts();
+  EXPECT_EQ(n.max_tree_depth(), 4);
+  EXPECT_DOUBLE_EQ(n.max_energy_error(), 50);
+  const auto& a = n.adaptation();
+  EXPECT_DOUBLE_EQ(a.target_accept(), 0.9);
+  EXPECT_DOUBLE_EQ(a.gamma(), 0.1);
+  EXPECT_DOUBLE_EQ(a.t0(), 1);
+  EXPECT_DOUBLE_EQ(a.kappa(), 0.6);
+  EXPECT_EQ(a.init_buffer(), 0);  // explicit 0 of an `optional` field is kept
+  EXPECT_EQ(a.term_buffer(), 0);
+  EXPECT_EQ(a.base_window(), 5);
+}
+
+void expect_adaptation_defaults(const pemc::v1::AdaptationConfig& a, double target_accept) {
+  ASSERT_TRUE(a.has_target_accept());
+  EXPECT_DOUBLE_EQ(a.target_accept(), target_accept);
+  EXPECT_DOUBLE_EQ(a.gamma(), 0.05);
+  EXPECT_DOUBLE_EQ(a.t0(), 10);
+  EXPECT_DOUBLE_EQ(a.kappa(), 0.75);
+  EXPECT_EQ(a.init_buffer(), 75);
+  EXPECT_EQ(a.term_buffer(), 50);
+  EXPECT_EQ(a.base_window(), 25);
+  EXPECT_FALSE(a.enabled());  // defaults never switch adaptation on
+}
+
+TEST(ApplyDefaults, AdaptationTargetAcceptDependsOnTheSampler) {
+  expect_adaptation_defaults(defaulted("sampler { hmc {} }").config.sampler().hmc().adaptation(), 0.65);
+  expect_adaptation_defaults(defaulted("sampler { nuts {} }").config.sampler().nuts().adaptation(), 0.8);
+  expect_adaptation_defaults(defaulted("sampler { rwm {} }").config.sampler().rwm().adaptation(), 0.234);
+  expect_adaptation_defaults(defaulted("sampler { mala {} }").config.sampler().mala().adaptation(), 0.574);
+}
+
+TEST(ApplyDefaults, NutsLimits) {
+  const auto n = defaulted("sampler { nuts { step_size: 1 } }").config.sampler().nuts();
+  EXPECT_EQ(n.max_tree_depth(), 10);
+  EXPECT_DOUBLE_EQ(n.max_energy_error(), 1000);
+  EXPECT_EQ(n.metric(), pemc::v1::METRIC_UNSPECIFIED);  // the kernel decides what unspecified means
+}
+
+TEST(ApplyDefaults, BananaFlowerFunnel) {
+  const auto b = defaulted("target { banana {} }").config.target().banana();
+  EXPECT_DOUBLE_EQ(b.b(), 0.1);
+  EXPECT_DOUBLE_EQ(b.v(), 100);
+  const auto f = defaulted("target { flower {} }").config.target().flower();
+  EXPECT_DOUBLE_EQ(f.radius(), 10);
+  EXPECT_DOUBLE_EQ(f.amplitude(), 6);
+  EXPECT_EQ(f.petals(), 6);
+  EXPECT_DOUBLE_EQ(f.sd(), 1);
+  const auto fu = defaulted("target { funnel { dim: 5 } }").config.target().funnel();
+  EXPECT_DOUBLE_EQ(fu.v_scale(), 3);
+  EXPECT_EQ(fu.dim(), 5);
+  // Explicit zeros of optional fields are kept (validate() rejects v = 0).
+  EXPECT_DOUBLE_EQ(defaulted("target { banana { b: 0 v: 0 } }").config.target().banana().b(), 0);
+  EXPECT_DOUBLE_EQ(defaulted("target { banana { b: 0 v: 0 } }").config.target().banana().v(), 0);
+}
+
+TEST(ApplyDefaults, Boltzmann) {
+  const auto g = defaulted("target { boltzmann { generated { n_units: 10 } } }").config.target().boltzmann();
+  EXPECT_DOUBLE_EQ(g.generated().weight_scale_hi(), 6);
+  EXPECT_DOUBLE_EQ(g.generated().weight_scale_lo(), 2);
+  EXPECT_DOUBLE_EQ(g.generated().bias_scale(), 0.1);
+  EXPECT_EQ(g.max_enumeration_units(), 30);
+  // From files: no `generated` message is created (that would add a second source).
+  const auto w = defaulted("target { boltzmann { weights_file: \"w\" bias_file: \"b\" } }").config.target().boltzmann();
+  EXPECT_FALSE(w.has_generated());
+  EXPECT_EQ(w.max_enumeration_units(), 30);
+  const auto keep = defaulted("target { boltzmann { generated { weight_scale_hi: 4 } max_enumeration_units: 12 } }")
+                        .config.target().boltzmann();
+  EXPECT_DOUBLE_EQ(keep.generated().weight_scale_hi(), 4);
+  EXPECT_EQ(keep.max_enumeration_units(), 12);
+}
+
+TEST(ApplyDefaults, Horseshoe) {
+  const auto h = defaulted("target { horseshoe_logistic { p0: 3 slab_df: 5 } }").config.target().horseshoe_logistic();
+  EXPECT_DOUBLE_EQ(h.train_fraction(), 0.8);
+  EXPECT_DOUBLE_EQ(h.sigma(), 2);
+  EXPECT_DOUBLE_EQ(h.slab_scale(), 2);
+  EXPECT_DOUBLE_EQ(h.slab_df(), 5);
+  EXPECT_DOUBLE_EQ(h.intercept_scale(), 10);
+  EXPECT_DOUBLE_EQ(h.p0(), 3);  // no default: validate() requires it
+}
+
+TEST(ApplyDefaults, IsIdempotent) {
+  auto c = parse_text_config("sampler { nuts {} } target { flower {} }", "x.pbtxt");
+  apply_defaults(c);
+  const std::string once = c.config.SerializeAsString();
+  apply_defaults(c);
+  EXPECT_EQ(c.config.SerializeAsString(), once);
+}
+
+TEST(ApplyDefaults, MinimalFixtureBecomesValid) {
+  auto c = load_config(testing::fixture("gaussian_hmc.pbtxt"));
+  testing::TempDir dir;
+  c.config.mutable_output()->set_path((dir.path() / "out.pemc").string());
+  apply_defaults(c);
+  EXPECT_NO_THROW(validate(c));
+  EXPECT_EQ(c.config.name(), "gaussian_hmc");
+}
+
+}  // namespace
+}  // namespace pemc::config
