@@ -2,7 +2,16 @@
 
 #include "core/error.hpp"
 #include "kernels/hmc.hpp"
+#include "targets/banana.hpp"
+#include "targets/boxed.hpp"
+#include "targets/correlated_gaussian.hpp"
+#include "targets/flower.hpp"
+#include "targets/funnel.hpp"
 #include "targets/gaussian.hpp"
+#include "targets/horseshoe_logistic.hpp"
+#include "targets/mixture.hpp"
+#include "targets/plugin.hpp"
+#include "targets/radon.hpp"
 
 namespace pemc::config {
 namespace {
@@ -81,14 +90,32 @@ std::optional<adapt::WarmupAdapterOptions> make_adaptation(const v1::AdaptationC
 
 }  // namespace
 
-targets::TargetPtr make_target(const v1::TargetConfig& config) {
+namespace {
+
+targets::TargetPtr make_unboxed_target(const v1::TargetConfig& config) {
   switch (config.kind_case()) {
     case v1::TargetConfig::kGaussian: return make_gaussian(config.gaussian());
+    case v1::TargetConfig::kCorrelatedGaussian:
+      return targets::make_correlated_gaussian(config.correlated_gaussian());
+    case v1::TargetConfig::kMixture: return targets::make_mixture(config.mixture());
+    case v1::TargetConfig::kBanana: return targets::make_banana(config.banana());
+    case v1::TargetConfig::kFlower: return targets::make_flower(config.flower());
+    case v1::TargetConfig::kFunnel: return targets::make_funnel(config.funnel());
+    case v1::TargetConfig::kHorseshoeLogistic:
+      return targets::make_horseshoe_logistic(config.horseshoe_logistic());
+    case v1::TargetConfig::kRadon: return targets::make_radon(config.radon());
+    case v1::TargetConfig::kPlugin: return targets::make_plugin(config.plugin());
     case v1::TargetConfig::KIND_NOT_SET:
       throw ConfigError("target: no target kind is set");
     default:
       throw ConfigError("target." + target_kind_name(config) + ": not available in this build");
   }
+}
+
+}  // namespace
+
+targets::TargetPtr make_target(const v1::TargetConfig& config) {
+  return targets::apply_box(make_unboxed_target(config), config);
 }
 
 kernels::KernelPtr make_kernel(const v1::SamplerConfig& config, targets::TargetPtr target) {

@@ -1,0 +1,184 @@
+#include "targets/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "pemc/v1/config.pb.h"
+#include "targets/plugin_abi.h"
+
+namespace pemc::targets {
+
+struct PluginTarget::Api {
+  pemc_plugin_abi_version_fn abi_version = nullptr;
+  pemc_model_create_fn create = nullptr;
+  pemc_model_destroy_fn destroy = nullptr;
+  pemc_model_dim_fn dim = nullptr;
+  pemc_model_potential_gradient_fn potential_gradient = nullptr;
+  pemc_model_initial_point_fn initial_point = nullptr;  // optional
+  pemc_model_truth_fn truth = nullptr;                  // optional
+};
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string where(const std::string& library) { return "plugin library '" + library + "': "; }
+
+std::string dl_error_text() {
+  const char* e = dlerror();
+  return e != nullptr ? std::string(e) : std::string("unknown dynamic loader error");
+}
+
+// The string handed to dlopen; see PluginOptions::library.
+std::string resolve_path(const std::string& library) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (library.find('/') != std::string::npos) {
+    if (!fs::exists(library, ec)) throw ConfigError(where(library) + "file not found");
+    if (fs::is_directory(library, ec))
+      throw ConfigError(where(library) + "is a directory, not a shared library");
+    return library;
+  }
+  if (fs::is_regular_file(library, ec)) return "./" + library;  // dlopen would not look in "."
+  return library;
+}
+
+// dlsym that distinguishes "absent" (nullptr) without tripping over a stale dlerror.
+void* find_symbol(void* handle, const char* name) {
+  dlerror();
+  return dlsym(handle, name);
+}
+
+template <class Fn>
+Fn required_symbol(void* handle, const char* name, const std::string& library) {
+  void* p = find_symbol(handle, name);
+  if (p == nullptr)
+    throw ConfigError(where(library) + "missing required symbol '" + name +
+                      "' (see src/targets/plugin_abi.h)");
+  return reinterpret_cast<Fn>(p);
+}
+
+template <class Fn>
+Fn optional_symbol(void* handle, const char* name) {
+  return reinterpret_cast<Fn>(find_symbol(handle, name));
+}
+
+}  // namespace
+
+PluginTarget::PluginTarget(const PluginOptions& options)
+    : library_(options.library), api_(std::make_unique<Api>()) {
+  if (library_.empty()) throw ConfigError("plugin target: empty library path");
+  const std::string path = resolve_path(library_);
+
+  dlerror();
+  void* raw = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (raw == nullptr) {
+    std::string msg = where(library_) + "cannot be loaded as a shared library: " + dl_error_text();
+    if (path.find('/') == std::string::npos)
+      msg += " (not in the current directory; searched the dynamic loader's path)";
+    throw ConfigError(msg);
+  }
+  handle_ = std::shared_ptr<void>(raw, [](void* h) { dlclose(h); });
+
+  Api& api = *api_;
+  api.abi_version =
+      required_symbol<pemc_plugin_abi_version_fn>(raw, "pemc_plugin_abi_version", library_);
+  const int version = api.abi_version();
+  if (version != PEMC_PLUGIN_ABI_VERSION)
+    throw ConfigError(where(library_) + "ABI version mismatch: the plugin reports " +
+                      std::to_string(version) + ", this pemc expects " +
+                      std::to_string(PEMC_PLUGIN_ABI_VERSION));
+  api.create = required_symbol<pemc_model_create_fn>(raw, "pemc_model_create", library_);
+  api.destroy = required_symbol<pemc_model_destroy_fn>(raw, "pemc_model_destroy", library_);
+  api.dim = required_symbol<pemc_model_dim_fn>(raw, "pemc_model_dim", library_);
+  api.potential_gradient = required_symbol<pemc_model_potential_gradient_fn>(
+      raw, "pemc_model_potential_gradient", library_);
+  api.initial_point = optional_symbol<pemc_model_initial_point_fn>(raw, "pemc_model_initial_point");
+  api.truth = optional_symbol<pemc_model_truth_fn>(raw, "pemc_model_truth");
+
+  std::array<char, 1024> error{};
+  void* model = api.create(options.argument.c_str(), error.data(), error.size());
+  error.back() = '\0';
+  if (model == nullptr)
+    throw ConfigError(where(library_) + "pemc_model_create(\"" + options.argument +
+                      "\") failed: " + (error[0] != '\0' ? error.data() : "(no message)"));
+  // From here on the model must be destroyed on every exit path.
+  struct Guard {
+    pemc_model_destroy_fn destroy;
+    void* model;
+    ~Guard() {
+      if (model != nullptr) destroy(model);
+    }
+  } guard{api.destroy, model};
+
+  const int d = api.dim(model);
+  if (d <= 0 || d > kMaxDim)
+    throw ConfigError(where(library_) + "pemc_model_dim returned " + std::to_string(d) +
+                      ", expected a dimension in [1, " + std::to_string(kMaxDim) + "]");
+  if (options.expected_dim && d != *options.expected_dim)
+    throw ConfigError(where(library_) + "model dimension " + std::to_string(d) +
+                      " does not match the expected dimension " +
+                      std::to_string(*options.expected_dim));
+  dim_ = d;
+  scratch_grad_.resize(d);
+  model_ = model;
+  guard.model = nullptr;
+}
+
+PluginTarget::~PluginTarget() {
+  if (model_ != nullptr) api_->destroy(model_);
+  // handle_ is released (dlclose) after this body, once the model is gone.
+}
+
+double PluginTarget::potential(ConstVectorRef x) const {
+  return potential_and_gradient(x, scratch_grad_);
+}
+
+double PluginTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
+  if (x.size() != dim_ || grad.size() != dim_)
+    throw Error("plugin target '" + library_ + "': called with " + std::to_string(x.size()) +
+                " coordinates and a gradient of " + std::to_string(grad.size()) + ", expected " +
+                std::to_string(dim_));
+  const double u = api_->potential_gradient(model_, x.data(), grad.data());
+  if (std::isfinite(u) && !grad.allFinite()) return kNaN;
+  return u;
+}
+
+Truth PluginTarget::truth() const {
+  Truth t;
+  if (api_->truth == nullptr) return t;
+  Vector mean = Vector::Constant(dim_, kNaN);
+  Vector second = Vector::Constant(dim_, kNaN);
+  double log_z = kNaN;
+  if (api_->truth(model_, mean.data(), second.data(), &log_z) != 0) return t;
+  if (mean.allFinite()) t.mean = std::move(mean);
+  if (second.allFinite()) t.second_moment = std::move(second);
+  if (std::isfinite(log_z)) t.log_z = log_z;
+  return t;
+}
+
+std::optional<Vector> PluginTarget::default_initial_point() const {
+  if (api_->initial_point == nullptr) return std::nullopt;
+  Vector x = Vector::Constant(dim_, kNaN);
+  if (api_->initial_point(model_, x.data()) != 0 || !x.allFinite()) return std::nullopt;
+  return x;
+}
+
+std::shared_ptr<PluginTarget> make_plugin(const v1::PluginTarget& config,
+                                          std::optional<int> expected_dim) {
+  if (config.library().empty()) throw ConfigError("target.plugin.library: empty");
+  PluginOptions o;
+  o.library = config.library();
+  o.argument = config.argument();
+  o.expected_dim = expected_dim;
+  return std::make_shared<PluginTarget>(o);
+}
+
+}  // namespace pemc::targets

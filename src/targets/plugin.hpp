@@ -1,0 +1,63 @@
+#pragma once
+// A user's model loaded from a shared library with the C ABI of targets/plugin_abi.h.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "targets/target.hpp"
+
+namespace pemc::v1 {
+class PluginTarget;
+}
+
+namespace pemc::targets {
+
+struct PluginOptions {
+  // Path to the .so. A name without '/' is taken from the current directory if such a file
+  // exists there, else searched by dlopen's usual rules (LD_LIBRARY_PATH, ld.so.cache, ...).
+  std::string library;
+  std::string argument;             // passed verbatim to pemc_model_create
+  std::optional<int> expected_dim;  // if set, the model's dim must equal it
+};
+
+class PluginTarget final : public Target {
+ public:
+  // Loads the library and creates the model. Throws ConfigError naming the library and the
+  // problem: file missing, not loadable (dlerror text), a missing required symbol, ABI version
+  // mismatch, create failure (with the plugin's message), dim outside [1, kMaxDim] or different
+  // from expected_dim.
+  explicit PluginTarget(const PluginOptions& options);
+  ~PluginTarget() override;
+  PluginTarget(const PluginTarget&) = delete;
+  PluginTarget& operator=(const PluginTarget&) = delete;
+
+  int dim() const override { return dim_; }
+  std::string name() const override { return "plugin"; }
+  // Calls the plugin's potential_gradient with a scratch gradient buffer.
+  double potential(ConstVectorRef x) const override;
+  // A finite potential with a non-finite gradient is turned into NaN (a rejection).
+  double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
+  // From pemc_model_truth if exported: mean / second_moment if all entries finite, log_z if finite.
+  Truth truth() const override;
+  // From pemc_model_initial_point if exported, returns 0 and gives a finite point.
+  std::optional<Vector> default_initial_point() const override;
+
+  const std::string& library() const { return library_; }
+
+  static constexpr int kMaxDim = 10'000'000;
+
+ private:
+  struct Api;
+  std::string library_;
+  std::shared_ptr<void> handle_;  // dlclose on release; declared before model_ (destroyed after)
+  std::unique_ptr<Api> api_;
+  void* model_ = nullptr;
+  int dim_ = 0;
+  mutable Vector scratch_grad_;
+};
+
+// From a config (fields target.plugin.library / argument), optionally checking the dimension.
+std::shared_ptr<PluginTarget> make_plugin(const v1::PluginTarget& config,
+                                          std::optional<int> expected_dim = std::nullopt);
+
+}  // namespace pemc::targets

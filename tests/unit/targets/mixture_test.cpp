@@ -1,0 +1,398 @@
+// GaussianMixture: exact moments against independent computations (direct sums, brute-force grid
+// integration of exp(-potential), the pseudo-extended paper's Table 1), gradients against finite
+// differences (also hundreds of standard deviations from every component), config errors.
+#include "targets/mixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pemc/v1/config.pb.h"
+#include "rng/stream.hpp"
+#include "support/gradient_check.hpp"
+
+namespace pemc::targets {
+namespace {
+
+using pemc::testing::expect_gradient_matches;
+
+// Kou, Zhou & Wong (2006) means, typed in again here (independently of kou_means()).
+constexpr double kKou[20][2] = {{2.18, 5.76}, {8.67, 9.59}, {4.24, 8.48}, {8.41, 1.68},
+                                {3.93, 8.82}, {3.25, 3.47}, {1.70, 0.50}, {4.59, 5.60},
+                                {6.91, 5.81}, {6.87, 5.40}, {5.41, 2.65}, {2.70, 7.88},
+                                {4.98, 3.70}, {1.14, 2.39}, {8.33, 9.50}, {4.93, 1.50},
+                                {1.83, 0.09}, {2.26, 0.31}, {5.54, 6.86}, {1.69, 8.11}};
+
+double dist_to_55(int j) { return std::hypot(kKou[j][0] - 5.0, kKou[j][1] - 5.0); }
+
+// Direct moments of an isotropic bivariate mixture over the Kou means.
+struct Moments {
+  double m[2] = {0, 0};
+  double s[2] = {0, 0};
+  double c12 = 0;
+};
+Moments direct_moments(const std::vector<double>& w_raw, const std::vector<double>& var) {
+  double total = 0;
+  for (double w : w_raw) total += w;
+  Moments out;
+  for (int j = 0; j < 20; ++j) {
+    const double w = w_raw[j] / total;
+    for (int i = 0; i < 2; ++i) {
+      out.m[i] += w * kKou[j][i];
+      out.s[i] += w * (kKou[j][i] * kKou[j][i] + var[j]);
+    }
+    out.c12 += w * kKou[j][0] * kKou[j][1];
+  }
+  return out;
+}
+
+std::shared_ptr<GaussianMixture> preset(v1::MixtureTarget::Preset p) {
+  v1::MixtureTarget cfg;
+  cfg.set_preset(p);
+  return make_mixture(cfg);
+}
+
+void expect_truth_equals(const Truth& t, const Moments& m, double tol) {
+  ASSERT_TRUE(t.mean && t.second_moment && t.cross_moment && t.log_z);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR((*t.mean)[i], m.m[i], tol);
+    EXPECT_NEAR((*t.second_moment)[i], m.s[i], tol);
+    EXPECT_NEAR((*t.cross_moment)(i, i), m.s[i], tol);
+  }
+  EXPECT_NEAR((*t.cross_moment)(0, 1), m.c12, tol);
+  EXPECT_NEAR((*t.cross_moment)(1, 0), m.c12, tol);
+  EXPECT_EQ(*t.log_z, 0.0);
+}
+
+TEST(KouMixture, ScenarioATruthMatchesDirectSums) {
+  const auto t = preset(v1::MixtureTarget::KOU_A);
+  ASSERT_EQ(t->dim(), 2);
+  ASSERT_EQ(t->n_components(), 20);
+  expect_truth_equals(t->truth(),
+                      direct_moments(std::vector<double>(20, 1.0), std::vector<double>(20, 0.01)),
+                      1e-12);
+}
+
+TEST(KouMixture, ScenarioBTruthMatchesDirectSums) {
+  std::vector<double> w(20), var(20);
+  for (int j = 0; j < 20; ++j) {
+    w[j] = 1.0 / dist_to_55(j);
+    var[j] = dist_to_55(j) / 20.0;
+  }
+  expect_truth_equals(preset(v1::MixtureTarget::KOU_B)->truth(), direct_moments(w, var), 1e-12);
+}
+
+// Table 1 of the arXiv version (papers/003_*.txt) lists the true moments to three decimals.
+TEST(KouMixture, ScenarioAMatchesPaperTable1) {
+  const Truth t = preset(v1::MixtureTarget::KOU_A)->truth();
+  const double half_ulp = 0.5e-3 + 1e-9;  // table rounded to 3 decimals
+  EXPECT_NEAR((*t.mean)[0], 4.478, half_ulp);
+  EXPECT_NEAR((*t.mean)[1], 4.905, half_ulp);
+  EXPECT_NEAR((*t.second_moment)[0], 25.605, half_ulp);
+  EXPECT_NEAR((*t.second_moment)[1], 33.920, half_ulp);
+}
+
+// Scenario (b): the table's means agree, but its second moments (25.558, 31.378) are those of
+// component *standard deviations* ||mu - (5,5)||/20, not of the variances ||mu - (5,5)||/20 that
+// the paper's text and its code (Stan multi_normal with diag(sigma)) use. We implement the text;
+// this test pins down both facts so that a change in either direction is noticed.
+TEST(KouMixture, ScenarioBPaperTable1UsesStandardDeviationsForSecondMoments) {
+  const Truth t = preset(v1::MixtureTarget::KOU_B)->truth();
+  const double half_ulp = 0.5e-3 + 1e-9;
+  EXPECT_NEAR((*t.mean)[0], 4.688, half_ulp);
+  EXPECT_NEAR((*t.mean)[1], 5.030, half_ulp);
+  std::vector<double> w(20), var_if_sd(20);
+  for (int j = 0; j < 20; ++j) {
+    w[j] = 1.0 / dist_to_55(j);
+    var_if_sd[j] = std::pow(dist_to_55(j) / 20.0, 2);
+  }
+  const Moments table_reading = direct_moments(w, var_if_sd);
+  EXPECT_NEAR(table_reading.s[0], 25.558, half_ulp);
+  EXPECT_NEAR(table_reading.s[1], 31.378, half_ulp);
+  // Our (variance) reading is larger by sum_j w_j (d_j/20 - d_j^2/400) ~ 0.11.
+  EXPECT_GT((*t.second_moment)[0] - 25.558, 0.1);
+  EXPECT_GT((*t.second_moment)[1] - 31.378, 0.1);
+}
+
+// Brute-force midpoint integration of exp(-potential) over a fine grid: Z = 1 and the moments.
+// The midpoint rule is spectrally accurate for Gaussians sampled at h << sd, so the only errors
+// are rounding and the (negligible) mass outside the box.
+void check_by_grid(const GaussianMixture& t, double lo, double hi, double h, double tol) {
+  const int n = static_cast<int>(std::lround((hi - lo) / h));
+  double z = 0, m0 = 0, m1 = 0, s0 = 0, s1 = 0, c01 = 0;
+  Eigen::Vector2d x;
+  for (int i = 0; i < n; ++i) {
+    x[0] = lo + (i + 0.5) * h;
+    for (int j = 0; j < n; ++j) {
+      x[1] = lo + (j + 0.5) * h;
+      const double p = std::exp(-t.potential(x)) * h * h;
+      z += p;
+      m0 += p * x[0];
+      m1 += p * x[1];
+      s0 += p * x[0] * x[0];
+      s1 += p * x[1] * x[1];
+      c01 += p * x[0] * x[1];
+    }
+  }
+  const Truth tr = t.truth();
+  EXPECT_NEAR(z, 1.0, tol);  // log_z = 0: exp(-potential) is normalised
+  EXPECT_NEAR(m0 / z, (*tr.mean)[0], tol * 10);
+  EXPECT_NEAR(m1 / z, (*tr.mean)[1], tol * 10);
+  EXPECT_NEAR(s0 / z, (*tr.second_moment)[0], tol * 100);
+  EXPECT_NEAR(s1 / z, (*tr.second_moment)[1], tol * 100);
+  EXPECT_NEAR(c01 / z, (*tr.cross_moment)(0, 1), tol * 100);
+}
+
+TEST(KouMixture, ScenarioAGridIntegration) {
+  check_by_grid(*preset(v1::MixtureTarget::KOU_A), -1.5, 11.5, 0.02, 1e-10);
+}
+
+TEST(KouMixture, ScenarioBGridIntegration) {
+  check_by_grid(*preset(v1::MixtureTarget::KOU_B), -6.0, 16.0, 0.02, 1e-10);
+}
+
+TEST(Bimodal1D, TruthAndNormalisationByGrid) {
+  const auto t = preset(v1::MixtureTarget::BIMODAL_1D);
+  ASSERT_EQ(t->dim(), 1);
+  const Truth tr = t->truth();
+  EXPECT_DOUBLE_EQ((*tr.mean)[0], 0.0);
+  EXPECT_NEAR((*tr.second_moment)[0], 0.5 * (1 + 0.1) + 0.5 * (1 + 0.02), 1e-15);
+  const double h = 1e-3;
+  double z = 0, m = 0, s = 0;
+  Vector x(1);
+  for (double v = -6.0 + h / 2; v < 6.0; v += h) {
+    x[0] = v;
+    const double p = std::exp(-t->potential(x)) * h;
+    z += p;
+    m += p * v;
+    s += p * v * v;
+  }
+  EXPECT_NEAR(z, 1.0, 1e-10);
+  EXPECT_NEAR(m / z, 0.0, 1e-10);
+  EXPECT_NEAR(s / z, 1.06, 1e-9);
+  // The two variances are the stated ones: density at the modes ~ 0.5 / sqrt(2 pi var).
+  x[0] = 1.0;
+  EXPECT_NEAR(std::exp(-t->potential(x)), 0.5 / std::sqrt(2 * M_PI * 0.02), 1e-6);
+}
+
+Vector random_point(rng::Stream& s, int d, double centre, double scale) {
+  Vector x(d);
+  for (int i = 0; i < d; ++i) x[i] = centre + scale * s.normal();
+  return x;
+}
+
+// Between two KOU_A components (sd 0.1, ~3 apart) the responsibilities switch within ~sd^2/3, so
+// the potential's third derivative reaches ~1e7 and the plain O(h^2) central difference of
+// gradient_check.hpp is off by ~1e-5 relative. Richardson extrapolation of two central differences
+// (steps h and h/2) cancels the h^2 term: error O(h^4 f^(5)) + O(eps |U| / h), both < 1e-8 relative
+// here (checked against a 50-digit mpmath derivative at the worst point found).
+void expect_gradient_matches_richardson(const Target& t, const Vector& x, double rel_tol = 1e-7) {
+  Vector g(t.dim());
+  const double u = t.potential_and_gradient(x, g);
+  ASSERT_TRUE(std::isfinite(u));
+  EXPECT_NEAR(u, t.potential(x), 1e-12 * std::max(1.0, std::fabs(u)));
+  Vector fd(t.dim());
+  for (int i = 0; i < t.dim(); ++i) {
+    auto central = [&](double h) {
+      Vector xp = x, xm = x;
+      xp[i] += h;
+      xm[i] -= h;
+      return (t.potential(xp) - t.potential(xm)) / (2 * h);
+    };
+    const double h = 2e-5 * std::max(1.0, std::fabs(x[i]));
+    fd[i] = (4 * central(h / 2) - central(h)) / 3;
+  }
+  const double scale = std::max(1.0, fd.cwiseAbs().maxCoeff());
+  for (int i = 0; i < t.dim(); ++i)
+    EXPECT_NEAR(g[i], fd[i], rel_tol * scale) << "d/dx_" << i << " at " << x.transpose();
+}
+
+TEST(MixtureGradient, MatchesFiniteDifferencesForPresets) {
+  rng::Stream s(11, rng::Domain::kTest, 1, 0);
+  for (auto p : {v1::MixtureTarget::KOU_A, v1::MixtureTarget::KOU_B}) {
+    const auto t = preset(p);
+    for (int k = 0; k < 100; ++k)
+      expect_gradient_matches_richardson(*t, random_point(s, 2, 5.0, 3.0));
+    // near modes the plain check of gradient_check.hpp applies
+    for (int k = 0; k < 20; ++k) {
+      const Vector& mu = t->components()[k % 20].mean;
+      expect_gradient_matches(*t, random_point(s, 2, 0.0, 0.05) + mu);
+    }
+    // exactly on a component's mean and between two close ones
+    expect_gradient_matches(*t, Eigen::Vector2d(6.91, 5.81));
+    expect_gradient_matches_richardson(*t, Eigen::Vector2d(6.89, 5.6));
+  }
+  const auto b = preset(v1::MixtureTarget::BIMODAL_1D);
+  for (int k = 0; k < 50; ++k) expect_gradient_matches(*b, random_point(s, 1, 0.0, 2.0));
+}
+
+TEST(MixtureGradient, MatchesFiniteDifferencesInFiveDimensionsWithDiagonalVariances) {
+  rng::Stream s(12, rng::Domain::kTest, 1, 0);
+  std::vector<GaussianMixture::Component> comps;
+  for (int k = 0; k < 4; ++k) {
+    GaussianMixture::Component c;
+    c.weight = 1.0 + k;
+    c.mean = random_point(s, 5, 0.0, 3.0);
+    c.variance = (random_point(s, 5, 0.0, 1.0).array().square() + 0.1).matrix();
+    comps.push_back(c);
+  }
+  const GaussianMixture t(comps);
+  for (int k = 0; k < 100; ++k) expect_gradient_matches(t, random_point(s, 5, 0.0, 4.0));
+}
+
+// Two unit-variance components 200 sd apart; points far from both. A naive sum of densities
+// underflows to 0 (potential +inf) there; the log-sum-exp must not.
+TEST(MixtureTails, FarFromEveryComponentStaysFiniteAndExact) {
+  std::vector<GaussianMixture::Component> comps = {
+      {0.3, Eigen::Vector2d(-100.0, 0.0), Eigen::Vector2d(1.0, 1.0)},
+      {0.7, Eigen::Vector2d(100.0, 0.0), Eigen::Vector2d(1.0, 1.0)}};
+  const GaussianMixture t(comps);
+  rng::Stream s(13, rng::Domain::kTest, 1, 0);
+  for (double far : {0.0, 150.0, 1000.0, 1e4}) {
+    for (int k = 0; k < 20; ++k) {
+      Vector x = random_point(s, 2, 0.0, 1.0);
+      x[1] += far;
+      Vector g(2);
+      const double u = t.potential_and_gradient(x, g);
+      ASSERT_TRUE(std::isfinite(u)) << "x = " << x.transpose();
+      ASSERT_TRUE(g.allFinite());
+      // Independent: log-sum-exp written out in long double.
+      long double a = std::log(0.3L) - std::log(2 * M_PIl) -
+                      0.5L * ((x[0] + 100.0L) * (x[0] + 100.0L) + (long double)x[1] * x[1]);
+      long double b = std::log(0.7L) - std::log(2 * M_PIl) -
+                      0.5L * ((x[0] - 100.0L) * (x[0] - 100.0L) + (long double)x[1] * x[1]);
+      const long double m = std::max(a, b);
+      const long double expected = -(m + std::log(std::exp(a - m) + std::exp(b - m)));
+      EXPECT_NEAR(u, static_cast<double>(expected), 1e-12 * std::max(1.0, std::fabs(u)));
+      if (far <= 1000.0) expect_gradient_matches(t, x);
+    }
+  }
+  // Midway the gradient's x-part is a genuine mix of both components.
+  Vector g(2);
+  t.potential_and_gradient(Eigen::Vector2d(0.0, 0.0), g);
+  EXPECT_TRUE(g.allFinite());
+}
+
+TEST(MixtureNonFinite, NanAndInfInputsRejectWithoutCrash) {
+  const auto t = preset(v1::MixtureTarget::KOU_A);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  Vector g(2);
+  EXPECT_TRUE(std::isnan(t->potential(Eigen::Vector2d(nan, 1.0))));
+  EXPECT_TRUE(std::isnan(t->potential_and_gradient(Eigen::Vector2d(1.0, nan), g)));
+  EXPECT_EQ(t->potential(Eigen::Vector2d(inf, 1.0)), inf);
+  EXPECT_EQ(t->potential_and_gradient(Eigen::Vector2d(1.0, -inf), g), inf);
+  // and a later finite call is unaffected by the scratch state
+  EXPECT_TRUE(std::isfinite(t->potential_and_gradient(Eigen::Vector2d(5.0, 5.0), g)));
+  EXPECT_TRUE(g.allFinite());
+}
+
+TEST(Mixture, WeightsAreNormalised) {
+  std::vector<GaussianMixture::Component> a = {
+      {2.0, Vector::Constant(1, -1.0), Vector::Constant(1, 0.5)},
+      {6.0, Vector::Constant(1, 2.0), Vector::Constant(1, 2.0)}};
+  std::vector<GaussianMixture::Component> b = a;
+  b[0].weight = 0.25;
+  b[1].weight = 0.75;
+  const GaussianMixture ta(a), tb(b);
+  EXPECT_DOUBLE_EQ(ta.components()[0].weight, 0.25);
+  for (double v : {-3.0, -1.0, 0.3, 2.0, 7.0}) {
+    const Vector x = Vector::Constant(1, v);
+    EXPECT_NEAR(ta.potential(x), tb.potential(x), 1e-14);
+    // exact density of the normalised mixture
+    const double p = 0.25 * std::exp(-0.5 * (v + 1) * (v + 1) / 0.5) / std::sqrt(2 * M_PI * 0.5) +
+                     0.75 * std::exp(-0.5 * (v - 2) * (v - 2) / 2.0) / std::sqrt(2 * M_PI * 2.0);
+    EXPECT_NEAR(ta.potential(x), -std::log(p), 1e-12);
+  }
+  EXPECT_NEAR((*ta.truth().mean)[0], 0.25 * -1 + 0.75 * 2, 1e-15);
+}
+
+TEST(MixtureConfig, ExplicitComponentsWithIsotropicAndDiagonalVariances) {
+  v1::MixtureTarget cfg;
+  auto* c0 = cfg.add_components();
+  c0->set_weight(1.0);
+  c0->add_mean(0.0);
+  c0->add_mean(1.0);
+  c0->set_variance(2.0);
+  auto* c1 = cfg.add_components();
+  c1->set_weight(3.0);
+  c1->add_mean(4.0);
+  c1->add_mean(-1.0);
+  c1->add_diag_variance(0.5);
+  c1->add_diag_variance(1.5);
+  const auto t = make_mixture(cfg);
+  ASSERT_EQ(t->dim(), 2);
+  const Truth tr = t->truth();
+  EXPECT_NEAR((*tr.second_moment)[0], 0.25 * (0 + 2.0) + 0.75 * (16 + 0.5), 1e-14);
+  EXPECT_NEAR((*tr.second_moment)[1], 0.25 * (1 + 2.0) + 0.75 * (1 + 1.5), 1e-14);
+}
+
+void expect_config_error(const v1::MixtureTarget& cfg, const std::string& fragment) {
+  try {
+    make_mixture(cfg);
+    ADD_FAILURE() << "expected ConfigError containing '" << fragment << "'";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(MixtureConfig, ErrorsNameTheField) {
+  v1::MixtureTarget empty;
+  expect_config_error(empty, "neither a preset nor any components");
+
+  v1::MixtureTarget both;
+  both.set_preset(v1::MixtureTarget::KOU_A);
+  both.add_components()->add_mean(1.0);
+  expect_config_error(both, "either a preset or components");
+
+  v1::MixtureTarget base;
+  auto* c = base.add_components();
+  c->set_weight(1.0);
+  c->add_mean(0.0);
+  c->add_mean(0.0);
+  c->set_variance(1.0);
+
+  v1::MixtureTarget no_var = base;
+  no_var.mutable_components(0)->clear_variance();
+  expect_config_error(no_var, "target.mixture.components[0]: no variance");
+
+  v1::MixtureTarget bad_weight = base;
+  bad_weight.mutable_components(0)->set_weight(-1.0);
+  expect_config_error(bad_weight, "target.mixture.components[0].weight");
+
+  v1::MixtureTarget bad_dim = base;
+  auto* c1 = bad_dim.add_components();
+  c1->set_weight(1.0);
+  c1->add_mean(1.0);
+  c1->set_variance(1.0);
+  expect_config_error(bad_dim, "target.mixture.components[1].mean");
+
+  v1::MixtureTarget bad_diag = base;
+  bad_diag.mutable_components(0)->clear_variance();
+  bad_diag.mutable_components(0)->add_diag_variance(1.0);
+  expect_config_error(bad_diag, "target.mixture.components[0].diag_variance");
+
+  v1::MixtureTarget zero_var = base;
+  zero_var.mutable_components(0)->set_variance(0.0);
+  expect_config_error(zero_var, "target.mixture.components[0].variance");
+
+  v1::MixtureTarget both_var = base;
+  both_var.mutable_components(0)->add_diag_variance(1.0);
+  both_var.mutable_components(0)->add_diag_variance(1.0);
+  expect_config_error(both_var, "either variance or diag_variance");
+}
+
+TEST(MixtureConfig, ConstructorRejectsBadComponents) {
+  EXPECT_THROW(GaussianMixture({}), ConfigError);
+  EXPECT_THROW(GaussianMixture({{1.0, Vector::Zero(2), Vector::Constant(2, -1.0)}}), ConfigError);
+  EXPECT_THROW(GaussianMixture({{1.0, Vector::Zero(2), Vector::Ones(2)},
+                                {1.0, Vector::Zero(3), Vector::Ones(3)}}),
+               ConfigError);
+}
+
+}  // namespace
+}  // namespace pemc::targets
