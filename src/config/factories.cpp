@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "kernels/hmc.hpp"
 #include "targets/banana.hpp"
+#include "targets/boltzmann.hpp"
 #include "targets/boxed.hpp"
 #include "targets/correlated_gaussian.hpp"
 #include "targets/flower.hpp"
@@ -104,6 +105,7 @@ targets::TargetPtr make_unboxed_target(const v1::TargetConfig& config) {
     case v1::TargetConfig::kHorseshoeLogistic:
       return targets::make_horseshoe_logistic(config.horseshoe_logistic());
     case v1::TargetConfig::kRadon: return targets::make_radon(config.radon());
+    case v1::TargetConfig::kBoltzmann: return targets::make_boltzmann(config.boltzmann());
     case v1::TargetConfig::kPlugin: return targets::make_plugin(config.plugin());
     case v1::TargetConfig::KIND_NOT_SET:
       throw ConfigError("target: no target kind is set");
@@ -118,20 +120,26 @@ targets::TargetPtr make_target(const v1::TargetConfig& config) {
   return targets::apply_box(make_unboxed_target(config), config);
 }
 
-kernels::KernelPtr make_kernel(const v1::SamplerConfig& config, targets::TargetPtr target) {
-  const int dim = target->dim();
+kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
+                                     targets::TargetPtr space, const std::string& field) {
+  const int dim = space->dim();
+  if (hmc) {
+    kernels::HmcOptions o;
+    o.step_size = hmc->step_size();
+    o.n_leapfrog = hmc->n_leapfrog();
+    o.jitter_step_size = hmc->jitter_step_size();
+    o.jitter_n_leapfrog = hmc->jitter_n_leapfrog();
+    o.adaptation = make_adaptation(hmc->adaptation(), 0.65);
+    auto metric = make_metric(hmc->metric(), v1::UNIT, hmc->inverse_metric(), dim, field + ".hmc");
+    return std::make_unique<kernels::HmcKernel>(std::move(space), std::move(metric), o);
+  }
+  throw ConfigError(field + ": no kernel is set (give hmc or nuts)");
+}
+
+SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr target) {
   switch (config.kind_case()) {
-    case v1::SamplerConfig::kHmc: {
-      const auto& h = config.hmc();
-      kernels::HmcOptions o;
-      o.step_size = h.step_size();
-      o.n_leapfrog = h.n_leapfrog();
-      o.jitter_step_size = h.jitter_step_size();
-      o.jitter_n_leapfrog = h.jitter_n_leapfrog();
-      o.adaptation = make_adaptation(h.adaptation(), 0.65);
-      auto metric = make_metric(h.metric(), v1::UNIT, h.inverse_metric(), dim, "sampler.hmc");
-      return std::make_unique<kernels::HmcKernel>(std::move(target), std::move(metric), o);
-    }
+    case v1::SamplerConfig::kHmc:
+      return {target, make_local_kernel(&config.hmc(), nullptr, target, "sampler")};
     case v1::SamplerConfig::KIND_NOT_SET:
       throw ConfigError("sampler: no sampler kind is set");
     default:

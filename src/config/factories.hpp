@@ -12,8 +12,20 @@ namespace pemc::config {
 // ConfigError/DataError naming the config field or the file.
 targets::TargetPtr make_target(const pemc::v1::TargetConfig& config);
 
-// Builds the kernel for `target` (dimension-dependent metric checks happen here).
-kernels::KernelPtr make_kernel(const pemc::v1::SamplerConfig& config, targets::TargetPtr target);
+// What a chain runs: the space the kernel samples (the target itself, or an extended target built
+// on it by pseudo-extended / tempering samplers) and the kernel on that space.
+struct SamplerSetup {
+  targets::TargetPtr space;
+  kernels::KernelPtr kernel;
+};
+
+// Builds the sampler for `target` (dimension-dependent metric checks happen here).
+SamplerSetup make_sampler(const pemc::v1::SamplerConfig& config, targets::TargetPtr target);
+
+// A plain kernel (hmc, nuts, rwm, mala) on `space`; `field` names the config path in errors.
+// Extended samplers use it for their inner kernel.
+kernels::KernelPtr make_local_kernel(const pemc::v1::HmcConfig* hmc, const pemc::v1::NutsConfig* nuts,
+                                     targets::TargetPtr space, const std::string& field);
 
 std::string target_kind_name(const pemc::v1::TargetConfig& config);
 std::string sampler_kind_name(const pemc::v1::SamplerConfig& config);

@@ -2,9 +2,27 @@
 
 #include <fmt/format.h>
 
+#include <string>
+
 #include "records/record_reader.hpp"
 
 namespace pemc::report {
+namespace {
+
+// RFC 4180 quoting for a text cell: run ids come from config names and file stems and may hold
+// commas or quotes, which would otherwise shift every later column of the row.
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace
 
 std::int64_t export_csv(const std::filesystem::path& path, std::ostream& out,
                         const ExportOptions& options) {
@@ -28,7 +46,7 @@ std::int64_t export_csv(const std::filesystem::path& path, std::ostream& out,
       for (int i = 0; i < n_weights; ++i) line += fmt::format(",log_weight.{}", i + 1);
       out << line << '\n';
     }
-    line = fmt::format("{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{:.17g}", d.run_id(),
+    line = fmt::format("{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{:.17g}", csv_cell(d.run_id()),
                        d.chain_id(), d.seed(), d.iteration(), d.warmup() ? 1 : 0, d.potential(),
                        d.accept_stat(), d.step_size(), d.n_leapfrog(), d.tree_depth(),
                        d.divergent() ? 1 : 0, d.energy());

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "config/factories.hpp"
+#include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "estimators/weighted_moments.hpp"
 
@@ -30,9 +31,12 @@ void add_draw(const v1::Draw& d, int dim, ChainAccumulator& acc, Vector& scratch
     acc.weighted = true;
     const double log_norm = log_sum_exp(std::span<const double>(d.log_weights().data(),
                                                                 static_cast<std::size_t>(n_extra)));
+    // All weights zero: the draw carries no weight (and -inf - -inf would be NaN). A NaN or +inf
+    // weight makes log_norm non-finite too and is rejected by WeightedMoments::add.
+    const bool weightless = log_norm == -kInf;
     for (int i = 0; i < n_extra; ++i) {
       scratch = Eigen::Map<const Vector>(d.extra_states().data() + i * dim, dim);
-      acc.moments.add(scratch, d.log_weights(i) - log_norm);
+      acc.moments.add(scratch, weightless ? -kInf : d.log_weights(i) - log_norm);
     }
     return;
   }
@@ -64,7 +68,7 @@ FileSummary summarize_file(const std::filesystem::path& path) {
     switch (record.kind_case()) {
       case v1::Record::kHeader:
         header = record.header();
-        dim = header.dim();
+        dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
         break;
       case v1::Record::kDraw: {
         const auto& d = record.draw();
@@ -72,7 +76,16 @@ FileSummary summarize_file(const std::filesystem::path& path) {
         auto key = std::make_pair(d.run_id(), d.chain_id());
         auto& acc = chains[key];
         acc.seed = d.seed();
-        add_draw(d, dim > 0 ? dim : d.state_size(), acc, scratch);
+        try {
+          add_draw(d, dim > 0 ? dim : d.state_size(), acc, scratch);
+        } catch (const Error& e) {
+          // A well-framed record with unusable content (a state of the wrong dimension, a NaN
+          // log weight): say which record it is.
+          throw DataError(path.string() + ": record " +
+                          std::to_string(reader.records_read() - 1) + " (draw " +
+                          std::to_string(d.iteration()) + " of chain " +
+                          std::to_string(d.chain_id()) + "): " + e.what());
+        }
         acc.sum_accept += d.accept_stat();
         acc.n_divergent += d.divergent();
         ++draws[key];

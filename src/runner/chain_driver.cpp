@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <string>
 
 #include "config/factories.hpp"
 #include "core/error.hpp"
@@ -16,6 +18,11 @@ constexpr int kMaxInitAttempts = 100;
 void draw_initial_point(const v1::InitConfig& init, rng::Stream& stream, VectorRef x) {
   switch (init.kind_case()) {
     case v1::InitConfig::kPoint:
+      // Validation checks this too; a mismatch here must fail the chain, not read out of range.
+      if (init.point().x_size() != x.size())
+        throw ConfigError("init.point.x: expected " + std::to_string(x.size()) +
+                          " numbers (the target's dimension), got " +
+                          std::to_string(init.point().x_size()));
       for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
       break;
     case v1::InitConfig::kUniformBox: {
@@ -29,6 +36,20 @@ void draw_initial_point(const v1::InitConfig& init, rng::Stream& stream, VectorR
       for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
     }
   }
+}
+
+// Extended targets add the weighted original-space samples the state stands for.
+void fill_weighted_view(v1::Draw& d, const targets::Target& target, const kernels::ChainState& s,
+                        targets::WeightedView& view) {
+  if (!target.weighted_view(s.x, view)) return;
+  const auto n = static_cast<int>(view.samples.size());
+  d.mutable_extra_states()->Resize(n, 0.0);
+  std::copy(view.samples.data(), view.samples.data() + n, d.mutable_extra_states()->mutable_data());
+  const auto k = static_cast<int>(view.log_weights.size());
+  d.mutable_log_weights()->Resize(k, 0.0);
+  std::copy(view.log_weights.data(), view.log_weights.data() + k,
+            d.mutable_log_weights()->mutable_data());
+  d.mutable_extra()->Assign(view.extra.begin(), view.extra.end());
 }
 
 void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::TransitionStats& t) {
@@ -59,14 +80,17 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   };
 
   try {
-    auto kernel = config::make_kernel(config.sampler(), target);
+    auto setup = config::make_sampler(config.sampler(), target);
+    auto& kernel = setup.kernel;
+    const targets::Target& space = *setup.space;
     kernels::ChainState state;
-    state.x.resize(target->dim());
+    state.x.resize(space.dim());
     bool found = false;
     for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
       rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
-      draw_initial_point(config.init(), stream, state.x);
-      kernels::refresh(*target, state);
+      space.initial_point(
+          [&](VectorRef block) { draw_initial_point(config.init(), stream, block); }, state.x);
+      kernels::refresh(space, state);
       ++grad_evals;
       found = std::isfinite(state.potential);
     }
@@ -85,6 +109,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
 
     std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
     double sum_accept = 0.0;
+    targets::WeightedView view;
     if (n_warmup > 0) kernel->begin_warmup(n_warmup);
     for (std::int64_t t = 0; t < n_warmup + n_iter; ++t) {
       const bool warmup = t < n_warmup;
@@ -107,12 +132,15 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         draw.set_iteration(i);
         draw.set_warmup(warmup);
         fill_draw(draw, state, stats);
-        cb.emit(record);
+        if (cb.emit) cb.emit(record);
         if (!warmup) ++n_written;
       }
       if (cb.tick) cb.tick();
     }
-    if (n_warmup > 0 && n_iter == 0) kernel->end_warmup();
+    if (n_warmup > 0 && n_iter == 0) {
+      kernel->end_warmup();
+      warmup_evals = grad_evals;
+    }
     summary.set_n_draws(n_written);
     summary.set_mean_accept_stat(n_iter > 0 ? sum_accept / static_cast<double>(n_iter) : 0.0);
     summary.set_n_divergent(n_divergent);
@@ -121,6 +149,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     summary.set_n_gradient_evals_warmup(warmup_evals);
   } catch (const Error& e) {
     summary.set_status(std::string("failed: ") + e.what());
+  } catch (const std::exception& e) {
+    // A user target (e.g. a plugin) may throw anything; it still ends only this chain.
+    summary.set_status(std::string("failed: unexpected exception: ") + e.what());
   }
   summary.set_n_gradient_evals(grad_evals);
   summary.set_wall_seconds(elapsed());

@@ -60,7 +60,7 @@ Agreed load_on_rank0(const RunOptions& o) {
     config::validate(loaded);
     // Building the target and kernel catches what needs the numbers (e.g. a non-SPD covariance).
     auto target = config::make_target(loaded.config.target());
-    (void)config::make_kernel(loaded.config.sampler(), target);
+    (void)config::make_sampler(loaded.config.sampler(), target);
     a.config_bytes = loaded.config.SerializeAsString();
     a.ok = true;
   } catch (const Error& e) {
@@ -315,7 +315,9 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     h.set_program_version(std::string(kVersion));
     h.set_n_ranks(world.size());
     h.set_start_time_unix_ms(unix_ms());
-    h.set_dim(target->dim());
+    const auto setup = config::make_sampler(config.sampler(), target);
+    h.set_dim(setup.space->dim());
+    h.set_original_dim(setup.space->original_dim());
     h.set_target_name(config::target_kind_name(config.target()));
     h.set_sampler_name(config::sampler_kind_name(config.sampler()));
     h.set_config_path(o.config_path.string());

@@ -5,6 +5,7 @@
 // "reject this proposal": targets may return it (e.g. outside a support), kernels must handle it,
 // and nothing crashes. Targets are not thread-safe (they may keep scratch buffers); each thread or
 // rank builds its own.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,15 @@
 #include "core/types.hpp"
 
 namespace pemc::targets {
+
+// How a point of an extended space (pseudo-extended, continuous tempering ...) stands for weighted
+// samples of the original target. Written into every draw record (extra_states, log_weights,
+// extra); reports form self-normalised weighted estimates from it.
+struct WeightedView {
+  Matrix samples;                 // original_dim x n: the samples this point represents
+  Vector log_weights;             // n unnormalised log importance weights
+  std::vector<double> extra;      // sampler-specific scalars (documented by the target)
+};
 
 // Exact quantities a target may know about itself, for tests and reports.
 struct Truth {
@@ -42,6 +52,18 @@ class Target {
   virtual Truth truth() const { return {}; }
   // A sensible default initial point when the config gives none; nullopt = use the config's init.
   virtual std::optional<Vector> default_initial_point() const { return std::nullopt; }
+
+  // Extended targets: the dimension of the original target, and the weighted samples a point of
+  // the extended space represents. Plain targets represent themselves (return false).
+  virtual int original_dim() const { return dim(); }
+  virtual bool weighted_view(ConstVectorRef x, WeightedView& out) const { return false; }
+  // Fills a full initial state x (size dim()). `draw_original` fills one original-space point
+  // (size original_dim()) from the config's init distribution; extended targets call it once per
+  // block and choose their auxiliary variables themselves.
+  virtual void initial_point(const std::function<void(VectorRef)>& draw_original,
+                             VectorRef x) const {
+    draw_original(x);
+  }
 };
 
 using TargetPtr = std::shared_ptr<const Target>;
