@@ -7,6 +7,7 @@
 #include "records/record_reader.hpp"
 #include "report/export.hpp"
 #include "report/summary.hpp"
+#include "report/truth.hpp"
 
 namespace {
 
@@ -72,6 +73,11 @@ int main(int argc, char** argv) {
   exp->add_option("--format", export_format, "csv")->check(CLI::IsMember({"csv"}));
   exp->add_flag("--include-warmup", export_options.include_warmup, "Also export warmup draws");
 
+  std::string truth_config;
+  auto* truth = app.add_subcommand("truth", "Exact truth of a config's target (mean, second moment, log Z)");
+  truth->add_option("config", truth_config, "Run config")->required()->check(CLI::ExistingFile);
+  truth->add_option("--format", format, "json")->check(CLI::IsMember({"json"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,6 +87,10 @@ int main(int argc, char** argv) {
   try {
     if (*summarize) return cmd_summarize(files, format);
     if (*verify) return cmd_verify(files);
+    if (*truth) {
+      std::cout << pemc::report::truth_of_config(truth_config);
+      return 0;
+    }
     if (*exp) {
       pemc::report::export_csv(export_file, std::cout, export_options);
       return 0;
