@@ -3,6 +3,7 @@
 // Kernels never call MPI or the logger; they report what happened in TransitionStats.
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,10 @@ class Kernel {
   virtual void end_warmup() {}
 
   virtual double step_size() const { return 0.0; }
+
+  // Per-chain estimates the kernel accumulated (e.g. "log_z" of a tempering sampler), written to
+  // the chain's summary at the end. Keys are documented by each kernel.
+  virtual void report_estimates(std::map<std::string, double>& estimates) const {}
 };
 
 using KernelPtr = std::unique_ptr<Kernel>;

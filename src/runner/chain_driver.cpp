@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <exception>
 #include <string>
 
@@ -146,6 +147,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     summary.set_n_divergent(n_divergent);
     summary.set_n_rejected_nonfinite(n_nonfinite);
     summary.set_final_step_size(kernel->step_size());
+    std::map<std::string, double> estimates;
+    kernel->report_estimates(estimates);
+    for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
     summary.set_n_gradient_evals_warmup(warmup_evals);
   } catch (const Error& e) {
     summary.set_status(std::string("failed: ") + e.what());
