@@ -122,6 +122,7 @@ FileSummary summarize_file(const std::filesystem::path& path) {
       s.n_gradient_evals = it->second->n_gradient_evals();
       s.wall_seconds = it->second->wall_seconds();
       s.status = it->second->status();
+      for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
     } else {
       s.status = out.has_footer ? "missing from footer" : "incomplete: no footer";
     }
@@ -152,6 +153,8 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       o["n_gradient_evals"] = r.n_gradient_evals;
       o["wall_seconds"] = r.wall_seconds;
       o["status"] = r.status;
+      o["estimates"] = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : r.estimates) o["estimates"][k] = v;
       o["file"] = f.path.string();
       j["runs"].push_back(std::move(o));
     }

@@ -2,6 +2,7 @@
 // Streaming summaries of record files: per (run, chain) moments of the draws, weighted where the
 // sampler recorded weights, plus the footer's cost figures. Memory does not grow with file size.
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct ChainRunSummary {
   std::int64_t n_gradient_evals = 0; // from the footer (0 when the footer is missing)
   double wall_seconds = 0.0;         // from the footer
   std::string status;                // footer status, or "incomplete: no footer"
+  std::map<std::string, double> estimates;  // sampler-level per-chain estimates (footer)
 };
 
 struct FileSummary {
