@@ -136,7 +136,9 @@ kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsCon
   throw ConfigError(field + ": no kernel is set (give hmc or nuts)");
 }
 
-SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr target) {
+SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr target,
+                          parallel::GroupCommPtr group) {
+  if (!group) group = std::make_shared<parallel::SerialGroup>();
   switch (config.kind_case()) {
     case v1::SamplerConfig::kHmc:
       return {target, make_local_kernel(&config.hmc(), nullptr, target, "sampler")};
@@ -145,6 +147,15 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
     default:
       throw ConfigError("sampler." + sampler_kind_name(config) + ": not available in this build");
   }
+}
+
+int ranks_per_chain(const v1::SamplerConfig& config) {
+  const auto* kind = v1::SamplerConfig::descriptor()->FindFieldByNumber(config.kind_case());
+  if (!kind || kind->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) return 1;
+  const auto& message = config.GetReflection()->GetMessage(config, kind);
+  const auto* field = message.GetDescriptor()->FindFieldByName("ranks_per_chain");
+  if (!field || field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_INT32) return 1;
+  return std::max(1, message.GetReflection()->GetInt32(message, field));
 }
 
 std::string target_kind_name(const v1::TargetConfig& config) {

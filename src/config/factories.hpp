@@ -3,6 +3,7 @@
 #include <string>
 
 #include "kernels/kernel.hpp"
+#include "parallel/group_comm.hpp"
 #include "pemc/v1/config.pb.h"
 #include "targets/target.hpp"
 
@@ -19,8 +20,15 @@ struct SamplerSetup {
   kernels::KernelPtr kernel;
 };
 
-// Builds the sampler for `target` (dimension-dependent metric checks happen here).
-SamplerSetup make_sampler(const pemc::v1::SamplerConfig& config, targets::TargetPtr target);
+// Builds the sampler for `target` (dimension-dependent metric checks happen here). `group` is the
+// set of ranks running this chain together (nullptr = this rank alone); samplers whose chains do
+// not span ranks ignore it.
+SamplerSetup make_sampler(const pemc::v1::SamplerConfig& config, targets::TargetPtr target,
+                          parallel::GroupCommPtr group = nullptr);
+
+// The `ranks_per_chain` of the configured sampler (a field of that name in the active sampler
+// message), or 1 when the sampler has none.
+int ranks_per_chain(const pemc::v1::SamplerConfig& config);
 
 // A plain kernel (hmc, nuts, rwm, mala) on `space`; `field` names the config path in errors.
 // Extended samplers use it for their inner kernel.

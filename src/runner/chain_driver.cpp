@@ -69,7 +69,7 @@ void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::Transit
 }  // namespace
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
-                           const ChainCallbacks& cb) {
+                           const ChainCallbacks& cb, parallel::GroupCommPtr group) {
   const auto start = std::chrono::steady_clock::now();
   v1::ChainSummary summary;
   summary.set_chain_id(task.chain_id);
@@ -81,7 +81,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   };
 
   try {
-    auto setup = config::make_sampler(config.sampler(), target);
+    auto setup = config::make_sampler(config.sampler(), target, std::move(group));
     auto& kernel = setup.kernel;
     const targets::Target& space = *setup.space;
     kernels::ChainState state;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pemc/v1/config.pb.h"
+#include "parallel/group_comm.hpp"
 #include "pemc/v1/records.pb.h"
 #include "targets/target.hpp"
 
@@ -24,7 +25,10 @@ struct ChainCallbacks {
 
 // Runs the chain to completion. Numerical failure (no finite initial point, an exception from the
 // target) ends only this chain: the summary's status says why.
+// `group`: the ranks running this chain together (nullptr = alone). Every member runs the same
+// chain; callers give only the group's leader an `emit` that writes records.
 pemc::v1::ChainSummary run_chain(const pemc::v1::RunConfig& config, targets::TargetPtr target,
-                                 ChainTask task, const ChainCallbacks& callbacks);
+                                 ChainTask task, const ChainCallbacks& callbacks,
+                                 parallel::GroupCommPtr group = nullptr);
 
 }  // namespace pemc::runner

@@ -19,6 +19,7 @@
 #include "core/version.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/messenger.hpp"
+#include "parallel/mpi_group_comm.hpp"
 #include "records/record_file.hpp"
 #include "runner/chain_driver.hpp"
 #include "runner/collector.hpp"
@@ -91,8 +92,10 @@ class RankLoop {
 
   int n_chains() const { return n_chains_; }
 
-  // Worker role: run this rank's chains.
-  void run_worker(targets::TargetPtr target, const std::vector<std::uint64_t>& seeds) {
+  // Worker role: run this rank's chains (with its group, when chains span several ranks).
+  void run_worker(targets::TargetPtr target, const std::vector<std::uint64_t>& seeds,
+                  parallel::GroupCommPtr group) {
+    const bool leader = layout_.is_group_leader(rank_);
     v1::Footer mine;
     const int per_seed = std::max(1, config_.chains_per_seed());
     std::string batch;
@@ -105,19 +108,23 @@ class RankLoop {
       batch_records = 0;
     };
     ChainCallbacks cb;
-    cb.emit = [&](const v1::Record& r) {
-      records::append_frame(r, batch);
-      if (++batch_records >= flush_every || batch.size() >= (1u << 20)) ship();
-    };
+    if (leader) {
+      cb.emit = [&](const v1::Record& r) {
+        records::append_frame(r, batch);
+        if (++batch_records >= flush_every || batch.size() >= (1u << 20)) ship();
+      };
+    }
+    std::int64_t ticks = 0;
     cb.tick = [&] {
-      ++local_iterations_;
-      if ((local_iterations_ & 63) == 0) pump_if_due();
+      if (leader) ++local_iterations_;  // a group's chain counts once, on its leader
+      if ((++ticks & 63) == 0) pump_if_due();
     };
     for (int chain : layout_.chains_of(rank_, n_chains_)) {
       ChainTask task{chain, seeds[static_cast<std::size_t>(chain / per_seed)]};
       spdlog::debug("chain {} (seed {}) starting", chain, task.seed);
-      auto summary = run_chain(config_, target, task, cb);
+      auto summary = run_chain(config_, target, task, cb, group);
       summary.set_rank(rank_);
+      if (!leader) continue;
       if (summary.status() != "ok")
         spdlog::error("chain {} (seed {}) {}", chain, task.seed, summary.status());
       *mine.add_chains() = summary;
@@ -281,7 +288,28 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     return kExitOk;
   }
 
-  const auto layout = parallel::make_layout(world.size());
+  const int requested_group = config::ranks_per_chain(config.sampler());
+  const auto layout = parallel::make_layout(world.size(), requested_group);
+  // The ranks of one chain get their own communicator (every rank takes part in the split).
+  const int my_group = layout.group_of(rank);
+  MPI_Comm group_raw = MPI_COMM_NULL;
+  MPI_Comm_split(static_cast<MPI_Comm>(world), my_group >= 0 ? my_group : MPI_UNDEFINED, rank,
+                 &group_raw);
+  parallel::GroupCommPtr group;
+  if (group_raw != MPI_COMM_NULL) {
+    mpi::communicator group_comm(group_raw, mpi::comm_take_ownership);
+    if (group_comm.size() > 1) group = std::make_shared<parallel::MpiGroupComm>(group_comm);
+  }
+  if (rank == 0 && requested_group > 1) {
+    const int used = static_cast<int>(layout.groups.front().size());
+    const int idle = static_cast<int>(layout.workers.size() - layout.groups.size() * used);
+    if (used < requested_group)
+      spdlog::warn("ranks_per_chain = {} but only {} worker rank(s): each chain runs on {} "
+                   "(draws are identical; only the speed differs)", requested_group, used, used);
+    if (idle > 0)
+      spdlog::warn("{} worker rank(s) idle: {} workers do not divide into groups of {}", idle,
+                   layout.workers.size(), used);
+  }
   // Every rank builds its own target from the agreed config (data files are read by each rank).
   std::string local_error;
   targets::TargetPtr target;
@@ -335,7 +363,7 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
                  config::target_kind_name(config.target()), target->dim(), config.warmup(),
                  config.iterations());
 
-  if (layout.is_worker(rank)) loop.run_worker(target, seeds);
+  if (layout.is_worker(rank)) loop.run_worker(target, seeds, group);
   loop.serve_until_done();
 
   int exit_code = kExitOk;
