@@ -21,6 +21,7 @@ class DualAveraging {
 
   // Restart around a new step size (after a metric update): mu = log(10 eps).
   void restart(double step_size) {
+    restart_step_size_ = step_size;
     mu_ = std::log(10.0 * step_size);
     s_bar_ = 0.0;
     x_bar_ = 0.0;
@@ -40,12 +41,17 @@ class DualAveraging {
     return std::exp(x);
   }
 
-  // The averaged iterate exp(x_bar): the step size to keep after warmup.
-  double final_step_size() const { return std::exp(x_bar_); }
+  // The averaged iterate exp(x_bar): the step size to keep after warmup. Before any observation
+  // since the last restart x_bar is not an iterate (it is 0, i.e. step size 1), so the step size
+  // of the restart is returned instead (e.g. a zero-length warmup keeps the initial step size).
+  double final_step_size() const {
+    return counter_ == 0 ? restart_step_size_ : std::exp(x_bar_);
+  }
   std::int64_t counter() const { return counter_; }
 
  private:
   DualAveragingOptions options_;
+  double restart_step_size_ = 1.0;
   double mu_ = 0.0;
   double s_bar_ = 0.0;
   double x_bar_ = 0.0;

@@ -11,7 +11,10 @@ WarmupAdapter::WarmupAdapter(const WarmupAdapterOptions& options, std::int64_t n
       init_buffer_(options.init_buffer),
       term_buffer_(options.term_buffer),
       window_size_(options.base_window) {
-  const bool metric_adaptable = options_.adapt_metric && metric_kind_ != hmc::MetricKind::kUnit;
+  // Stan: no metric estimation for fewer than 20 warmup iterations (windows of a few draws give
+  // a useless, possibly near-singular covariance); step-size adaptation still runs.
+  const bool metric_adaptable = options_.adapt_metric &&
+                                metric_kind_ != hmc::MetricKind::kUnit && n_warmup_ >= 20;
   if (metric_adaptable) {
     // Stan: when the buffers do not fit, use 15% / 75% / 10% of the warmup.
     if (init_buffer_ + window_size_ + term_buffer_ > n_warmup_) {
@@ -55,6 +58,7 @@ AdaptationUpdate WarmupAdapter::observe(std::int64_t iteration, ConstVectorRef x
   const double ridge = 1e-3 * 5.0 / (n + 5.0);
   if (metric_kind_ == hmc::MetricKind::kDense) {
     Matrix cov = shrink * estimator_->covariance();
+    cov = 0.5 * (cov + cov.transpose()).eval();  // Welford's update is symmetric only up to rounding
     cov.diagonal().array() += ridge;
     update.metric = hmc::Metric::dense(cov);
   } else {

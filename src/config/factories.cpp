@@ -2,6 +2,9 @@
 
 #include "core/error.hpp"
 #include "kernels/hmc.hpp"
+#include "kernels/mala.hpp"
+#include "kernels/nuts.hpp"
+#include "kernels/rwm.hpp"
 #include "targets/banana.hpp"
 #include "targets/boltzmann.hpp"
 #include "targets/boxed.hpp"
@@ -133,6 +136,16 @@ kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsCon
     auto metric = make_metric(hmc->metric(), v1::UNIT, hmc->inverse_metric(), dim, field + ".hmc");
     return std::make_unique<kernels::HmcKernel>(std::move(space), std::move(metric), o);
   }
+  if (nuts) {
+    kernels::NutsOptions o;
+    o.step_size = nuts->step_size();
+    if (nuts->has_max_tree_depth()) o.max_tree_depth = nuts->max_tree_depth();
+    if (nuts->has_max_energy_error()) o.max_energy_error = nuts->max_energy_error();
+    o.adaptation = make_adaptation(nuts->adaptation(), kernels::kNutsDefaultTargetAccept);
+    auto metric =
+        make_metric(nuts->metric(), v1::DIAGONAL, nuts->inverse_metric(), dim, field + ".nuts");
+    return std::make_unique<kernels::NutsKernel>(std::move(space), std::move(metric), o);
+  }
   throw ConfigError(field + ": no kernel is set (give hmc or nuts)");
 }
 
@@ -142,6 +155,20 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
   switch (config.kind_case()) {
     case v1::SamplerConfig::kHmc:
       return {target, make_local_kernel(&config.hmc(), nullptr, target, "sampler")};
+    case v1::SamplerConfig::kNuts:
+      return {target, make_local_kernel(nullptr, &config.nuts(), target, "sampler")};
+    case v1::SamplerConfig::kRwm: {
+      kernels::RwmOptions o;
+      o.proposal_scale = config.rwm().proposal_scale();
+      o.adaptation = make_adaptation(config.rwm().adaptation(), kernels::kRwmDefaultTargetAccept);
+      return {target, std::make_unique<kernels::RwmKernel>(target, o)};
+    }
+    case v1::SamplerConfig::kMala: {
+      kernels::MalaOptions o;
+      o.step_size = config.mala().step_size();
+      o.adaptation = make_adaptation(config.mala().adaptation(), kernels::kMalaDefaultTargetAccept);
+      return {target, std::make_unique<kernels::MalaKernel>(target, o)};
+    }
     case v1::SamplerConfig::KIND_NOT_SET:
       throw ConfigError("sampler: no sampler kind is set");
     default:

@@ -23,8 +23,12 @@ Metric Metric::diagonal(Vector inverse_diagonal) {
 }
 
 Metric Metric::dense(const Matrix& inverse) {
+  // LLT reads one triangle only: check symmetry explicitly, since velocity() uses the full matrix.
+  if (inverse.rows() != inverse.cols() || !inverse.allFinite() ||
+      !inverse.isApprox(inverse.transpose(), 1e-12))
+    throw NumericalError("dense metric: inverse metric is not a finite symmetric matrix");
   Eigen::LLT<Matrix> llt(inverse);
-  if (llt.info() != Eigen::Success || !inverse.allFinite())
+  if (llt.info() != Eigen::Success)
     throw NumericalError("dense metric: inverse metric is not symmetric positive definite");
   Metric m;
   m.kind_ = MetricKind::kDense;
@@ -39,7 +43,9 @@ double Metric::kinetic(ConstVectorRef p) const {
   switch (kind_) {
     case MetricKind::kUnit: return 0.5 * p.squaredNorm();
     case MetricKind::kDiagonal: return 0.5 * p.cwiseAbs2().dot(inverse_diagonal_);
-    case MetricKind::kDense: return 0.5 * p.dot(inverse_dense_ * p);
+    case MetricKind::kDense:
+      z_.noalias() = inverse_dense_ * p;  // scratch: no temporary on the heap
+      return 0.5 * p.dot(z_);
   }
   return 0.0;
 }

@@ -34,7 +34,7 @@ class Metric {
   Vector sqrt_diagonal_;  // sqrt(M) for momentum draws (diagonal)
   Matrix inverse_dense_;
   Matrix chol_inverse_;   // L with L L' = M^{-1}; p = L^{-T} z has covariance M
-  mutable Vector z_;
+  mutable Vector z_;      // scratch (dense): momentum draws and kinetic energy
 };
 
 }  // namespace pemc::hmc

@@ -23,6 +23,9 @@ struct HmcOptions {
 class HmcKernel final : public Kernel {
  public:
   HmcKernel(targets::TargetPtr target, hmc::Metric metric, HmcOptions options);
+  // The Hamiltonian points at metric_: a copy would point into the original.
+  HmcKernel(const HmcKernel&) = delete;
+  HmcKernel& operator=(const HmcKernel&) = delete;
 
   std::string name() const override { return "hmc"; }
   TransitionStats transition(ChainState& state, rng::Stream& stream) override;
