@@ -4,7 +4,9 @@
 // nor tiny weights overflow. Unweighted use: log_w = 0 for every sample.
 #include <cmath>
 #include <cstdint>
+#include <string>
 
+#include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "core/types.hpp"
 
@@ -15,11 +17,21 @@ class WeightedMoments {
   explicit WeightedMoments(int dim = 0)
       : sum_x_(Vector::Zero(dim)), sum_xx_(Vector::Zero(dim)) {}
 
+  // Adds x with unnormalised log weight log_w. log_w = -inf is a zero weight: the sample is
+  // counted but does not move any moment. Throws NumericalError for a NaN or +inf log weight (it
+  // would poison every sum) and DataError when x.size() differs from the accumulator's dimension
+  // (set by the constructor or, when that was 0, by the first sample).
   void add(ConstVectorRef x, double log_w = 0.0) {
     if (sum_x_.size() == 0) {
       sum_x_ = Vector::Zero(x.size());
       sum_xx_ = Vector::Zero(x.size());
+    } else if (x.size() != sum_x_.size()) {
+      throw DataError("WeightedMoments::add: sample has dimension " + std::to_string(x.size()) +
+                      ", expected " + std::to_string(sum_x_.size()));
     }
+    if (std::isnan(log_w) || log_w == kInf)
+      throw NumericalError("WeightedMoments::add: log weight is " +
+                           std::string(std::isnan(log_w) ? "NaN" : "+inf"));
     if (log_w == -kInf) {
       ++n_;
       return;
@@ -33,8 +45,18 @@ class WeightedMoments {
     ++n_;
   }
 
+  // Adds every sample of `other`, exactly as if they had been add()ed here (up to rounding).
+  // Throws DataError when both hold samples of different dimensions.
   void merge(const WeightedMoments& other) {
+    if (sum_x_.size() != 0 && other.sum_x_.size() != 0 && sum_x_.size() != other.sum_x_.size())
+      throw DataError("WeightedMoments::merge: dimensions differ (" +
+                      std::to_string(sum_x_.size()) + " vs " +
+                      std::to_string(other.sum_x_.size()) + ")");
     if (other.sum_w_ == 0.0) {
+      if (sum_x_.size() == 0) {
+        sum_x_ = Vector::Zero(other.sum_x_.size());
+        sum_xx_ = Vector::Zero(other.sum_x_.size());
+      }
       n_ += other.n_;
       return;
     }
@@ -51,7 +73,10 @@ class WeightedMoments {
     n_ += other.n_;
   }
 
+  // Samples added (zero-weight ones included).
   std::int64_t count() const { return n_; }
+  // Self-normalised weighted moments. Undefined without a positive weight: then every entry is
+  // NaN (check kish_ess() > 0 first).
   Vector mean() const { return sum_x_ / sum_w_; }
   Vector second_moment() const { return sum_xx_ / sum_w_; }
   // Kish effective sample size (sum w)^2 / sum w^2; equals count() for equal weights.

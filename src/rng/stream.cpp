@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 
 namespace pemc::rng {
 
@@ -22,8 +23,11 @@ std::uint64_t Stream::bits() {
 }
 
 double Stream::uniform() {
-  // (k + 0.5) / 2^53 for k in [0, 2^53): never exactly 0 or 1, so log(u) is always finite.
-  return (static_cast<double>(bits() >> 11) + 0.5) * 0x1.0p-53;
+  // (k + 0.5) / 2^52 for k in [0, 2^52): the centre of one of 2^52 equal cells. k + 0.5 needs at
+  // most 53 significant bits, so it is exact and the result lies in [2^-53, 1 - 2^-53]: never 0
+  // or 1, so log(u) and log1p(-u) are always finite. (With 53 bits, k + 0.5 is not representable
+  // for k >= 2^52 and rounds to even, so k = 2^53 - 1 gave exactly 1.0.)
+  return (static_cast<double>(bits() >> 12) + 0.5) * 0x1.0p-52;
 }
 
 double Stream::normal() {
@@ -39,8 +43,10 @@ double Stream::normal() {
 }
 
 std::uint64_t Stream::below(std::uint64_t n) {
-  // Lemire-free simple rejection: reject the top partial bucket so every value is equally likely.
-  const std::uint64_t limit = n == 0 ? 0 : (UINT64_MAX - (UINT64_MAX % n + 1) % n);
+  // Simple rejection: 2^64 mod n = (UINT64_MAX % n + 1) % n values at the top form a partial
+  // bucket; rejecting them leaves a multiple of n equally likely values.
+  if (n == 0) throw std::invalid_argument("rng::Stream::below: n must be >= 1");
+  const std::uint64_t limit = UINT64_MAX - (UINT64_MAX % n + 1) % n;
   std::uint64_t x;
   do {
     x = bits();

@@ -30,13 +30,14 @@ class Stream {
  public:
   Stream(std::uint64_t seed, Domain domain, std::uint64_t id, std::uint64_t step);
 
-  // Uniform on the open interval (0, 1): 53 random bits, centred in their cell.
+  // Uniform on the open interval (0, 1): 52 random bits, centred in their cell (exactly
+  // representable, so never 0 or 1).
   double uniform();
   // Standard normal (Box-Muller on two uniforms, second value cached).
   double normal();
   // 64 raw random bits.
   std::uint64_t bits();
-  // Uniform integer in [0, n) (n >= 1), unbiased by rejection.
+  // Uniform integer in [0, n) (n >= 1; n = 0 throws std::invalid_argument), unbiased by rejection.
   std::uint64_t below(std::uint64_t n);
   void fill_normal(VectorRef out);
 
