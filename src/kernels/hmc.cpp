@@ -26,9 +26,23 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   hamiltonian_.sample_momentum(stream, z_);
   const double h0 = z_.hamiltonian();
 
+  // Leapfrog with the half-kicks of consecutive steps fused into full kicks (the same map as
+  // n_steps separate leapfrog_step calls): one velocity, one drift and one kick per gradient.
   bool finite = true;
   int taken = 0;
-  for (; taken < n_steps && finite; ++taken) finite = hmc::leapfrog_step(z_, eps, hamiltonian_);
+  z_.p.noalias() -= (0.5 * eps) * z_.grad;
+  while (taken < n_steps) {
+    hamiltonian_.metric().velocity(z_.p, z_.velocity);
+    z_.q.noalias() += eps * z_.velocity;
+    hamiltonian_.update_potential_gradient(z_);
+    ++taken;
+    if (!std::isfinite(z_.potential)) {
+      finite = false;
+      break;
+    }
+    z_.p.noalias() -= (taken < n_steps ? eps : 0.5 * eps) * z_.grad;
+  }
+  if (finite) hamiltonian_.update_kinetic(z_);
 
   TransitionStats stats;
   stats.step_size = eps;

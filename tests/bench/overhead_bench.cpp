@@ -1,0 +1,211 @@
+// Sampler overhead benchmarks (Google Benchmark; `cmake --build build --target bench`).
+//
+// BM_Gradient/<target>: one potential+gradient evaluation, cycling over points the sampler visited.
+// BM_Overhead/<sampler>/<target>: times transitions, replays them (untimed) on a recording wrapper
+// to learn every point the gradient was evaluated at, then — in the same benchmark iteration —
+// times the bare gradient loop over exactly those points. Reported:
+//   ns_per_grad_sampler, ns_per_grad_bare, overhead_ratio = sampler / bare (the issue's figure).
+// Measuring both in one iteration keeps the ratio robust to machine load drifting between runs.
+#include <benchmark/benchmark.h>
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "config/factories.hpp"
+#include "kernels/kernel.hpp"
+#include "rng/stream.hpp"
+
+namespace {
+
+using pemc::Vector;
+// Thread CPU time: on a shared machine, time other processes take from this core is not counted
+// (on a quiet machine it equals wall time for this single-threaded loop).
+struct Clock {
+  using time_point = std::chrono::duration<double, std::nano>;
+  static time_point now() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return time_point(static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec));
+  }
+};
+
+struct Case {
+  const char* name;
+  const char* pbtxt;
+  double start = 0.0;  // initial value of every coordinate (inside the bulk of the target)
+};
+
+// Targets of the overhead requirement, plus the other library targets for gradient timings.
+const Case kTargets[] = {
+    {"kou_a", R"(mixture { preset: KOU_A })", 5.0},
+    {"boltzmann28", R"(boltzmann { q_file: "PEMC_SHARED/data/boltzmann-pe28/Q.txt"
+                                   bias_file: "PEMC_SHARED/data/boltzmann-pe28/b.txt" })"},
+    {"gaussian27", R"(correlated_gaussian { dim: 27 rho: 0.5 })"},
+    {"banana", R"(banana {})"},
+    {"flower", R"(flower {})"},
+    {"funnel10", R"(funnel { dim: 10 })"},
+    {"horseshoe_colon", R"(horseshoe_logistic { data_file: "PEMC_SHARED/data/microarray/colon.csv"
+                                                p0: 3 split_seed: 1 })"},
+    {"radon", R"(radon { data_file: "PEMC_SHARED/data/radon/radon.csv" })"},
+};
+
+const Case kSamplers[] = {
+    {"hmc", R"(hmc { step_size: 0.05 n_leapfrog: 20 metric: UNIT adaptation { enabled: true } })"},
+    {"nuts", R"(nuts { step_size: 0.05 metric: UNIT max_tree_depth: 8 adaptation { enabled: true } })"},
+};
+
+std::string with_shared(std::string s) {
+  const std::string key = "PEMC_SHARED";
+  for (auto pos = s.find(key); pos != std::string::npos; pos = s.find(key))
+    s.replace(pos, key.size(), PEMC_SHARED_DIR);
+  return s;
+}
+
+template <class Message>
+Message parse(const std::string& text) {
+  Message m;
+  if (!google::protobuf::TextFormat::ParseFromString(with_shared(text), &m))
+    throw std::runtime_error("benchmark config does not parse: " + text);
+  return m;
+}
+
+// Wraps a target and records every point its gradient is evaluated at (benchmark replay only).
+class RecordingTarget final : public pemc::targets::Target {
+ public:
+  explicit RecordingTarget(pemc::targets::TargetPtr inner) : inner_(std::move(inner)) {}
+  int dim() const override { return inner_->dim(); }
+  std::string name() const override { return inner_->name(); }
+  double potential(pemc::ConstVectorRef x) const override { return inner_->potential(x); }
+  double potential_and_gradient(pemc::ConstVectorRef x, pemc::VectorRef g) const override {
+    points.emplace_back(x);
+    return inner_->potential_and_gradient(x, g);
+  }
+  mutable std::vector<Vector> points;
+
+ private:
+  pemc::targets::TargetPtr inner_;
+};
+
+// The timed kernel and an identical kernel on a recording wrapper. Settings are fixed (a pilot
+// run adapts the step size first), so replaying the same transitions from the same state with
+// the same streams evaluates the gradient at exactly the same points.
+struct Prepared {
+  pemc::targets::TargetPtr target;
+  std::shared_ptr<RecordingTarget> recorder;
+  pemc::kernels::KernelPtr timed;
+  pemc::kernels::KernelPtr replay;
+  pemc::kernels::ChainState state;
+};
+
+Prepared prepare(const Case& t, const Case& s) {
+  Prepared p;
+  p.target = pemc::config::make_target(parse<pemc::v1::TargetConfig>(t.pbtxt));
+  auto sampler = parse<pemc::v1::SamplerConfig>(s.pbtxt);
+  p.state.x = p.target->default_initial_point().value_or(
+      Vector::Constant(p.target->dim(), t.start));
+  pemc::kernels::refresh(*p.target, p.state);
+  // Pilot: adapt the step size (unit metric) and reach the typical set.
+  auto pilot = pemc::config::make_sampler(sampler, p.target).kernel;
+  pilot->begin_warmup(500);
+  for (int i = 0; i < 500; ++i) {
+    pemc::rng::Stream stream(1, pemc::rng::Domain::kTransition, 0, static_cast<std::uint64_t>(i));
+    auto stats = pilot->transition(p.state, stream);
+    pilot->adapt(i, p.state, stats);
+  }
+  pilot->end_warmup();
+  auto* kind = sampler.has_hmc() ? sampler.mutable_hmc()->mutable_adaptation()
+                                 : sampler.mutable_nuts()->mutable_adaptation();
+  kind->set_enabled(false);
+  if (sampler.has_hmc()) sampler.mutable_hmc()->set_step_size(pilot->step_size());
+  if (sampler.has_nuts()) sampler.mutable_nuts()->set_step_size(pilot->step_size());
+  p.timed = pemc::config::make_sampler(sampler, p.target).kernel;
+  p.recorder = std::make_shared<RecordingTarget>(p.target);
+  p.replay = pemc::config::make_sampler(sampler, p.recorder).kernel;
+  return p;
+}
+
+// Enough transitions per iteration to time well, few enough to keep the replay's points small.
+int transitions_per_iteration(const pemc::targets::Target& t) { return t.dim() > 1000 ? 4 : 20; }
+
+void BM_Gradient(benchmark::State& st, const Case* t) {
+  Prepared p = prepare(*t, kSamplers[0]);
+  // Distinct visited points: cycling over a few would let the branch predictor learn them.
+  std::vector<Vector> points;
+  for (std::uint64_t i = 0; i < 256; ++i) {
+    pemc::rng::Stream stream(2, pemc::rng::Domain::kTransition, 0, i);
+    p.timed->transition(p.state, stream);
+    points.push_back(p.state.x);
+  }
+  Vector g(p.target->dim());
+  std::size_t k = 0;
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(p.target->potential_and_gradient(points[k], g));
+    benchmark::ClobberMemory();
+    if (++k == points.size()) k = 0;
+  }
+  st.counters["dim"] = p.target->dim();
+}
+
+void BM_Overhead(benchmark::State& st, const Case* t, const Case* s) {
+  Prepared p = prepare(*t, *s);
+  Vector g(p.target->dim());
+  const int n_transitions = transitions_per_iteration(*p.target);
+  std::uint64_t iteration = 1000;
+  double sampler_ns = 0, bare_ns = 0;
+  std::int64_t evals_total = 0;
+  for (auto _ : st) {
+    // Replay first (untimed) to learn where the gradient will be evaluated; it runs before both
+    // timed phases so neither benefits alone from caches or branch history it leaves behind.
+    pemc::kernels::ChainState again = p.state;
+    p.recorder->points.clear();
+    for (int i = 0; i < n_transitions; ++i) {
+      pemc::rng::Stream stream(1, pemc::rng::Domain::kTransition, 0, iteration + i);
+      p.replay->transition(again, stream);
+    }
+    std::int64_t evals = 0;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n_transitions; ++i) {
+      pemc::rng::Stream stream(1, pemc::rng::Domain::kTransition, 0, iteration + i);
+      evals += p.timed->transition(p.state, stream).n_gradient_evals;
+    }
+    const auto t1 = Clock::now();
+    iteration += static_cast<std::uint64_t>(n_transitions);
+    if (static_cast<std::int64_t>(p.recorder->points.size()) != evals || again.x != p.state.x)
+      st.SkipWithError("replay diverged from the timed run");
+    const auto t2 = Clock::now();
+    for (const auto& x : p.recorder->points) {
+      benchmark::DoNotOptimize(p.target->potential_and_gradient(x, g));
+      benchmark::ClobberMemory();
+    }
+    const auto t3 = Clock::now();
+    const double a = (t1 - t0).count();
+    const double b = (t3 - t2).count();
+    sampler_ns += a;
+    bare_ns += b;
+    evals_total += evals;
+    st.SetIterationTime(a * 1e-9);
+  }
+  st.counters["ns_per_grad_sampler"] = sampler_ns / static_cast<double>(evals_total);
+  st.counters["ns_per_grad_bare"] = bare_ns / static_cast<double>(evals_total);
+  st.counters["overhead_ratio"] = sampler_ns / bare_ns;
+}
+
+const bool kRegistered = [] {
+  for (const auto& t : kTargets)
+    benchmark::RegisterBenchmark((std::string("BM_Gradient/") + t.name).c_str(), BM_Gradient, &t);
+  for (const auto& s : kSamplers)
+    for (const auto& t : kTargets)
+      benchmark::RegisterBenchmark((std::string("BM_Overhead/") + s.name + "/" + t.name).c_str(),
+                                   BM_Overhead, &t, &s)
+          ->UseManualTime()
+          ->MinTime(1.0);
+  return true;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();
