@@ -31,9 +31,14 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   bool finite = true;
   int taken = 0;
   z_.p.noalias() -= (0.5 * eps) * z_.grad;
+  const bool unit_metric = hamiltonian_.metric().kind() == hmc::MetricKind::kUnit;
   while (taken < n_steps) {
-    hamiltonian_.metric().velocity(z_.p, z_.velocity);
-    z_.q.noalias() += eps * z_.velocity;
+    if (unit_metric) {
+      z_.q.noalias() += eps * z_.p;  // velocity = p: skip the copy
+    } else {
+      hamiltonian_.metric().velocity(z_.p, z_.velocity);
+      z_.q.noalias() += eps * z_.velocity;
+    }
     hamiltonian_.update_potential_gradient(z_);
     ++taken;
     if (!std::isfinite(z_.potential)) {

@@ -89,8 +89,11 @@ double GaussianMixture::evaluate(ConstVectorRef x, double* grad) const {
   }
   // Pass 2: log-sum-exp; log_terms_ becomes the unnormalised responsibilities exp(t_k - max).
   double sum = 0.0;
+  // Terms more than 745 below the maximum are exactly 0 in double precision; skipping exp there
+  // avoids libm's slow underflow path (errno handling), which dominated far-from-mode points.
   for (Eigen::Index k = 0; k < n_comp; ++k) {
-    log_terms_[k] = std::exp(log_terms_[k] - max_term);
+    const double delta = log_terms_[k] - max_term;
+    log_terms_[k] = delta < -745.0 ? 0.0 : std::exp(delta);
     sum += log_terms_[k];
   }
   const double u = -(max_term + std::log(sum));
