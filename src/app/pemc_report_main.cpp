@@ -11,11 +11,12 @@
 
 namespace {
 
-int cmd_summarize(const std::vector<std::string>& files, const std::string& format) {
+int cmd_summarize(const std::vector<std::string>& files, const std::string& format,
+                  const pemc::report::SummarizeOptions& options) {
   std::vector<pemc::report::FileSummary> summaries;
   bool damaged = false;
   for (const auto& f : files) {
-    summaries.push_back(pemc::report::summarize_file(f));
+    summaries.push_back(pemc::report::summarize_file(f, options));
     if (const auto& p = summaries.back().problem) {
       damaged = true;
       std::cerr << "pemc-report: warning: " << f << ": damaged at byte " << p->offset
@@ -61,6 +62,10 @@ int main(int argc, char** argv) {
   summarize->add_option("files", files, "Record files")->required()->check(CLI::ExistingFile);
   summarize->add_option("--format", format, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  pemc::report::SummarizeOptions summarize_options;
+  bool no_truth = false;
+  summarize->add_flag("--no-truth", no_truth,
+                      "Do not rebuild the target to compare with its exact truth");
 
   auto* verify = app.add_subcommand("verify", "Check every record's checksum");
   verify->add_option("files", files, "Record files")->required()->check(CLI::ExistingFile);
@@ -85,7 +90,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (*summarize) return cmd_summarize(files, format);
+    summarize_options.with_truth = !no_truth;
+    if (*summarize) return cmd_summarize(files, format, summarize_options);
     if (*verify) return cmd_verify(files);
     if (*truth) {
       std::cout << pemc::report::truth_of_config(truth_config);

@@ -53,7 +53,7 @@ std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.siz
 
 }  // namespace
 
-FileSummary summarize_file(const std::filesystem::path& path) {
+FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options) {
   FileSummary out;
   out.path = path;
   records::RecordReader reader(path);
@@ -128,6 +128,19 @@ FileSummary summarize_file(const std::filesystem::path& path) {
     }
     out.runs.push_back(std::move(s));
   }
+  if (options.with_truth && header.has_config() && !out.runs.empty()) {
+    try {
+      const auto truth = config::make_target(header.config().target())->truth();
+      for (auto& r : out.runs) {
+        if (truth.mean && truth.mean->size() == r.mean.size()) r.error_mean = r.mean - *truth.mean;
+        if (truth.second_moment && truth.second_moment->size() == r.second_moment.size())
+          r.error_second_moment = r.second_moment - *truth.second_moment;
+      }
+      if (!truth.mean) out.truth_note = "the target has no known truth";
+    } catch (const std::exception& e) {
+      out.truth_note = std::string("truth not available: ") + e.what();
+    }
+  }
   return out;
 }
 
@@ -153,6 +166,9 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       o["n_gradient_evals"] = r.n_gradient_evals;
       o["wall_seconds"] = r.wall_seconds;
       o["status"] = r.status;
+      if (r.error_mean.size() > 0) o["error_mean"] = to_std(r.error_mean);
+      if (r.error_second_moment.size() > 0)
+        o["error_second_moment"] = to_std(r.error_second_moment);
       o["estimates"] = nlohmann::ordered_json::object();
       for (const auto& [k, v] : r.estimates) o["estimates"][k] = v;
       o["file"] = f.path.string();
@@ -162,6 +178,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
     fo["path"] = f.path.string();
     fo["n_records"] = f.n_records;
     fo["complete"] = f.has_footer && !f.problem;
+    if (!f.truth_note.empty()) fo["truth_note"] = f.truth_note;
     if (f.problem)
       fo["problem"] = {{"offset", f.problem->offset},
                        {"record_index", f.problem->record_index},

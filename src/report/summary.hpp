@@ -29,6 +29,9 @@ struct ChainRunSummary {
   double wall_seconds = 0.0;         // from the footer
   std::string status;                // footer status, or "incomplete: no footer"
   std::map<std::string, double> estimates;  // sampler-level per-chain estimates (footer)
+  // Errors against the target's exact truth, where the target knows it (empty otherwise).
+  Vector error_mean;           // mean - E[x]
+  Vector error_second_moment;  // second_moment - E[x^2]
 };
 
 struct FileSummary {
@@ -37,9 +40,17 @@ struct FileSummary {
   bool has_footer = false;
   std::optional<records::ReadProblem> problem;  // damage where reading stopped
   std::vector<ChainRunSummary> runs;            // ordered by (run_id, chain_id)
+  std::string truth_note;                       // why no truth comparison was made, if none
 };
 
-FileSummary summarize_file(const std::filesystem::path& path);
+struct SummarizeOptions {
+  // Rebuild the target from the header's config to compare with its exact truth. Data files are
+  // opened relative to the current directory; a target that cannot be rebuilt is skipped with a
+  // note in FileSummary::truth_note.
+  bool with_truth = true;
+};
+
+FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options = {});
 
 // {"runs": [...], "files": [...]} — the keys are a stable interface for scripts.
 std::string summaries_to_json(const std::vector<FileSummary>& files);

@@ -9,12 +9,15 @@
 #include "core/error.hpp"
 #include "targets/boltzmann_machine.hpp"
 
+#include <unistd.h>
+
 namespace pemc::targets {
 namespace {
 
+// ctest runs each test in its own process, several at once: the process id keeps files apart.
 std::filesystem::path write_file(const std::string& name, const std::string& text) {
-  const std::filesystem::path p =
-      std::filesystem::path(::testing::TempDir()) / ("boltzmann_machine_test_" + name);
+  const std::filesystem::path p = std::filesystem::path(::testing::TempDir()) /
+                                  ("boltzmann_machine_test_" + std::to_string(getpid()) + "_" + name);
   std::ofstream(p) << text;
   return p;
 }
