@@ -24,6 +24,11 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides.sets, "Override any scalar field: --set FIELD.PATH=VALUE "
                                             "(repeatable), e.g. --set sampler.hmc.step_size=0.05");
   app.add_flag("--overwrite", o.overwrite, "Replace an existing output file");
+  app.add_option("--task-range", o.task_range,
+                 "Run only tasks A..B-1 of the study (A:B; tasks = runs x seeds x chains)");
+  app.add_option("--array-task-size", o.array_task_size,
+                 "In a SLURM job array: run tasks [i*N, (i+1)*N) with i = SLURM_ARRAY_TASK_ID")
+      ->check(CLI::PositiveNumber);
   app.add_option("--log-level", o.log_level, "Coordinator log level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_flag("--log-all-ranks", o.log_all_ranks,

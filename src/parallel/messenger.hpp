@@ -15,6 +15,8 @@ enum Tag : int {
   kTagRecords = 11,   // worker -> collector: framed records
   kTagDone = 12,      // worker -> collector: serialized Footer with the worker's chain summaries
   kTagProgress = 13,  // worker -> coordinator: two int64 (iterations done, finished flag)
+  kTagTaskRequest = 14,  // group leader -> coordinator: give me a task
+  kTagTaskAssign = 15,   // coordinator -> group leader: one int (task index, -1 = none left)
 };
 
 struct Message {

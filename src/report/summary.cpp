@@ -63,12 +63,18 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
   std::map<std::pair<std::string, int>, ChainAccumulator> chains;
   std::map<std::pair<std::string, int>, std::int64_t> draws;
   int dim = 0;
+  // Studies: per run name, its original-space dimension and its resolved config.
+  std::map<std::string, int> run_dims;
+  std::map<std::string, const v1::RunConfig*> run_configs;
   Vector scratch;
   while (reader.next(record)) {
     switch (record.kind_case()) {
       case v1::Record::kHeader:
         header = record.header();
         dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
+        for (const auto& info : header.runs())
+          run_dims[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
+        for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
         break;
       case v1::Record::kDraw: {
         const auto& d = record.draw();
@@ -77,7 +83,9 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         auto& acc = chains[key];
         acc.seed = d.seed();
         try {
-          add_draw(d, dim > 0 ? dim : d.state_size(), acc, scratch);
+          const auto rd = run_dims.find(d.run_id());
+          const int draw_dim = rd != run_dims.end() ? rd->second : dim;
+          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(), acc, scratch);
         } catch (const Error& e) {
           // A well-framed record with unusable content (a state of the wrong dimension, a NaN
           // log weight): say which record it is.
@@ -109,8 +117,10 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     s.run_id = key.first;
     s.chain_id = key.second;
     s.seed = acc.seed;
-    s.sampler = config::sampler_kind_name(header.config().sampler());
-    s.target = config::target_kind_name(header.config().target());
+    const auto rc = run_configs.find(key.first);
+    const v1::RunConfig& run_config = rc != run_configs.end() ? *rc->second : header.config();
+    s.sampler = config::sampler_kind_name(run_config.sampler());
+    s.target = config::target_kind_name(run_config.target());
     s.n_draws = draws[key];
     s.mean = acc.moments.mean();
     s.second_moment = acc.moments.second_moment();
@@ -129,14 +139,23 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     out.runs.push_back(std::move(s));
   }
   if (options.with_truth && header.has_config() && !out.runs.empty()) {
+    // One truth per run (studies hold several targets), computed once each.
+    std::map<std::string, targets::Truth> truths;
     try {
-      const auto truth = config::make_target(header.config().target())->truth();
       for (auto& r : out.runs) {
+        auto it = truths.find(r.run_id);
+        if (it == truths.end()) {
+          const auto rc = run_configs.find(r.run_id);
+          const auto& target_config =
+              rc != run_configs.end() ? rc->second->target() : header.config().target();
+          it = truths.emplace(r.run_id, config::make_target(target_config)->truth()).first;
+        }
+        const auto& truth = it->second;
         if (truth.mean && truth.mean->size() == r.mean.size()) r.error_mean = r.mean - *truth.mean;
         if (truth.second_moment && truth.second_moment->size() == r.second_moment.size())
           r.error_second_moment = r.second_moment - *truth.second_moment;
+        if (!truth.mean) out.truth_note = "the target of run '" + r.run_id + "' has no known truth";
       }
-      if (!truth.mean) out.truth_note = "the target has no known truth";
     } catch (const std::exception& e) {
       out.truth_note = std::string("truth not available: ") + e.what();
     }

@@ -14,6 +14,7 @@
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
 #include "config/load.hpp"
+#include "config/study.hpp"
 #include "config/validate.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -46,23 +47,70 @@ std::int64_t unix_ms() {
 }
 
 // Rank 0 loads, overrides, defaults and validates; the result (or the error) goes to every rank.
+// The plan is a RunConfig whose `runs` are the fully resolved runs (one for a plain config).
 struct Agreed {
   bool ok = false;
   std::string error;
-  std::string config_bytes;
+  std::string plan_bytes;
+  int task_begin = 0;
+  int task_end = 0;
 };
 
 Agreed load_on_rank0(const RunOptions& o) {
   Agreed a;
   try {
     auto loaded = config::load_config(o.config_path);
-    config::apply_overrides(loaded, o.overrides);
-    config::apply_defaults(loaded);
-    config::validate(loaded);
-    // Building the target and kernel catches what needs the numbers (e.g. a non-SPD covariance).
-    auto target = config::make_target(loaded.config.target());
-    (void)config::make_sampler(loaded.config.sampler(), target);
-    a.config_bytes = loaded.config.SerializeAsString();
+    const bool study = !loaded.config.runs().empty();
+    std::vector<v1::RunConfig> runs;
+    if (!study) {
+      config::apply_overrides(loaded, o.overrides);
+      config::apply_defaults(loaded);
+      config::validate(loaded);
+      runs.push_back(loaded.config);
+    } else {
+      // Command-line overrides and defaults apply to every run of the study.
+      const auto raw = config::expand_runs(loaded.config);
+      for (std::size_t i = 0; i < raw.size(); ++i) {
+        config::LoadedConfig lc{raw[i], loaded.path, loaded.source};
+        try {
+          config::apply_overrides(lc, o.overrides);
+          config::apply_defaults(lc);
+          config::validate(lc);
+        } catch (const ConfigError& e) {
+          throw ConfigError("run '" + raw[i].name() + "' (runs[" + std::to_string(i) + "]): " +
+                            e.what());
+        }
+        runs.push_back(lc.config);
+      }
+    }
+    // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
+    for (const auto& run : runs) {
+      try {
+        auto target = config::make_target(run.target());
+        (void)config::make_sampler(run.sampler(), target);
+      } catch (const Error& e) {
+        if (!study) throw;
+        throw ConfigError("run '" + run.name() + "': " + e.what());
+      }
+    }
+    const int n_tasks = static_cast<int>(config::enumerate_tasks(runs).size());
+    config::TaskRange range{0, n_tasks};
+    if (!o.task_range.empty()) {
+      range = config::parse_task_range(o.task_range, n_tasks);
+    } else if (o.array_task_size > 0) {
+      const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
+      if (!id) throw ConfigError("--array-task-size needs SLURM_ARRAY_TASK_ID (a job array)");
+      range = config::array_task_range(std::atoi(id), o.array_task_size, n_tasks);
+    }
+    v1::RunConfig plan = study ? loaded.config : runs.front();
+    plan.clear_runs();
+    if (study) {
+      *plan.mutable_output() = runs.front().output();  // the study's output, overrides applied
+      for (auto& r : runs) *plan.add_runs() = r;
+    }
+    a.plan_bytes = plan.SerializeAsString();
+    a.task_begin = range.begin;
+    a.task_end = range.end;
     a.ok = true;
   } catch (const Error& e) {
     a.error = e.what();
@@ -70,37 +118,54 @@ Agreed load_on_rank0(const RunOptions& o) {
   return a;
 }
 
+std::vector<v1::RunConfig> runs_of_plan(const v1::RunConfig& plan) {
+  if (plan.runs().empty()) return {plan};
+  return {plan.runs().begin(), plan.runs().end()};
+}
+
 // The per-rank event loop shared by the coordinator, collector and worker roles.
 class RankLoop {
  public:
-  RankLoop(mpi::communicator world, parallel::Layout layout, const v1::RunConfig& config,
-           Collector* collector)
+  RankLoop(mpi::communicator world, parallel::Layout layout, std::vector<v1::RunConfig> runs,
+           std::vector<config::Task> tasks, Collector* collector)
       : messenger_(world),
         layout_(std::move(layout)),
-        config_(config),
+        runs_(std::move(runs)),
+        tasks_(std::move(tasks)),
+        targets_(runs_.size()),
         collector_(collector),
         progress_(static_cast<std::size_t>(layout_.n_ranks), 0),
         finished_(static_cast<std::size_t>(layout_.n_ranks), false) {
     rank_ = messenger_.rank();
-    n_chains_ = static_cast<int>(config::expand_seeds(config).size()) *
-                std::max(1, config.chains_per_seed());
-    total_iterations_ = static_cast<std::int64_t>(n_chains_) *
-                        (config.warmup() + config.iterations());
-    progress_interval_ = config.logging().progress_interval_seconds();
+    for (const auto& t : tasks_) {
+      const auto& run = runs_[static_cast<std::size_t>(t.run_index)];
+      total_iterations_ += run.warmup() + run.iterations();
+    }
+    progress_interval_ = runs_.front().logging().progress_interval_seconds();
     start_ = last_log_ = last_progress_send_ = Clock::now();
   }
 
-  int n_chains() const { return n_chains_; }
+  int n_chains() const { return static_cast<int>(tasks_.size()); }
 
-  // Worker role: run this rank's chains (with its group, when chains span several ranks).
-  void run_worker(targets::TargetPtr target, const std::vector<std::uint64_t>& seeds,
-                  parallel::GroupCommPtr group) {
+  void adopt_target(int run_index, targets::TargetPtr t) {
+    targets_[static_cast<std::size_t>(run_index)] = std::move(t);
+  }
+
+  // This rank's target for a run, built on first use (each rank reads its own data files).
+  targets::TargetPtr target_of(int run_index) {
+    auto& t = targets_[static_cast<std::size_t>(run_index)];
+    if (!t) t = config::make_target(runs_[static_cast<std::size_t>(run_index)].target());
+    return t;
+  }
+
+  // Worker role: ask the coordinator for tasks until none is left (a task farm: short and long
+  // tasks share the ranks without idle time); a group's leader asks and tells its members.
+  void run_worker(parallel::GroupCommPtr group) {
     const bool leader = layout_.is_group_leader(rank_);
     v1::Footer mine;
-    const int per_seed = std::max(1, config_.chains_per_seed());
     std::string batch;
     std::int64_t batch_records = 0;
-    const std::int64_t flush_every = std::max(1, config_.output().flush_every());
+    std::int64_t flush_every = 64;
     auto ship = [&] {
       if (batch_records == 0) return;
       deliver(layout_.collector, parallel::kTagRecords, std::move(batch));
@@ -119,14 +184,22 @@ class RankLoop {
       if (leader) ++local_iterations_;  // a group's chain counts once, on its leader
       if ((++ticks & 63) == 0) pump_if_due();
     };
-    for (int chain : layout_.chains_of(rank_, n_chains_)) {
-      ChainTask task{chain, seeds[static_cast<std::size_t>(chain / per_seed)]};
-      spdlog::debug("chain {} (seed {}) starting", chain, task.seed);
-      auto summary = run_chain(config_, target, task, cb, group);
+    while (layout_.group_of(rank_) >= 0) {
+      double next = leader ? static_cast<double>(request_task()) : -1.0;
+      if (group) group->broadcast(std::span<double>(&next, 1), 0);
+      if (next < 0) break;
+      const auto& task = tasks_[static_cast<std::size_t>(next)];
+      const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
+      flush_every = std::max(1, run.output().flush_every());
+      spdlog::debug("task {} (run {}, seed {}) starting", task.id, run.name(), task.seed);
+      auto summary =
+          run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed}, cb, group);
       summary.set_rank(rank_);
+      summary.set_run_id(run.name());
       if (!leader) continue;
       if (summary.status() != "ok")
-        spdlog::error("chain {} (seed {}) {}", chain, task.seed, summary.status());
+        spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
+                      summary.status());
       *mine.add_chains() = summary;
       ship();
     }
@@ -164,6 +237,27 @@ class RankLoop {
       handle(parallel::Message{rank_, tag, std::move(bytes)});
     } else {
       messenger_.send(dest, tag, std::move(bytes));
+    }
+  }
+
+  // The coordinator hands out tasks in order; -1 = none left.
+  int take_next_task() { return next_task_ < n_chains() ? next_task_++ : -1; }
+
+  int request_task() {
+    if (rank_ == layout_.coordinator) return take_next_task();
+    messenger_.send(layout_.coordinator, parallel::kTagTaskRequest, std::string());
+    while (true) {
+      auto m = messenger_.poll();
+      if (!m) {
+        usleep(100);
+        continue;
+      }
+      if (m->tag == parallel::kTagTaskAssign) {
+        int task = -1;
+        std::memcpy(&task, m->bytes.data(), sizeof task);
+        return task;
+      }
+      handle(std::move(*m));
     }
   }
 
@@ -208,6 +302,13 @@ class RankLoop {
         collector_->on_worker_done(part);
         break;
       }
+      case parallel::kTagTaskRequest: {
+        const int task = take_next_task();
+        std::string bytes(sizeof task, '\0');
+        std::memcpy(bytes.data(), &task, sizeof task);
+        deliver(m.source, parallel::kTagTaskAssign, std::move(bytes));
+        break;
+      }
       case parallel::kTagProgress: {
         std::int64_t v[2];
         std::memcpy(v, m.bytes.data(), sizeof v);
@@ -238,10 +339,12 @@ class RankLoop {
 
   parallel::Messenger messenger_;
   parallel::Layout layout_;
-  const v1::RunConfig& config_;
+  std::vector<v1::RunConfig> runs_;
+  std::vector<config::Task> tasks_;
+  std::vector<targets::TargetPtr> targets_;
   Collector* collector_;
   int rank_ = 0;
-  int n_chains_ = 0;
+  int next_task_ = 0;
   std::int64_t total_iterations_ = 0;
   std::int64_t local_iterations_ = 0;
   double progress_interval_ = 5.0;
@@ -255,9 +358,9 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   for (const auto& c : footer.chains()) {
     draws += c.n_draws();
     evals += c.n_gradient_evals();
-    spdlog::info("chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
+    spdlog::info("{} chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
                  "divergent {} grad evals {} ({:.2f} s) {}",
-                 c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
+                 c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
                  c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.status());
   }
   spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s; status {}",
@@ -276,19 +379,35 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     if (rank == 0) std::cerr << "pemc-dist: error: " << agreed.error << "\n";
     return kExitConfig;
   }
-  mpi::broadcast(world, agreed.config_bytes, 0);
-  v1::RunConfig config;
-  config.ParseFromString(agreed.config_bytes);
+  mpi::broadcast(world, agreed.plan_bytes, 0);
+  mpi::broadcast(world, agreed.task_begin, 0);
+  mpi::broadcast(world, agreed.task_end, 0);
+  v1::RunConfig plan;
+  plan.ParseFromString(agreed.plan_bytes);
+  const auto runs = runs_of_plan(plan);
+  const auto all_tasks = config::enumerate_tasks(runs);
+  const std::vector<config::Task> tasks(all_tasks.begin() + agreed.task_begin,
+                                        all_tasks.begin() + agreed.task_end);
   if (o.validate_only) {
-    if (rank == 0)
-      std::cout << "pemc-dist: " << o.config_path.string() << ": OK ("
-                << config::target_kind_name(config.target()) << " target, "
-                << config::sampler_kind_name(config.sampler()) << " sampler, "
-                << config::expand_seeds(config).size() << " seed(s))\n";
+    if (rank == 0) {
+      std::cout << "pemc-dist: " << o.config_path.string() << ": OK (";
+      if (runs.size() == 1)
+        std::cout << config::target_kind_name(plan.target()) << " target, "
+                  << config::sampler_kind_name(plan.sampler()) << " sampler, ";
+      else
+        std::cout << "study of " << runs.size() << " runs, ";
+      std::cout << all_tasks.size() << " task(s)";
+      if (tasks.size() != all_tasks.size())
+        std::cout << ", running tasks " << agreed.task_begin << ".." << agreed.task_end - 1;
+      std::cout << ")\n";
+    }
     return kExitOk;
   }
 
-  const int requested_group = config::ranks_per_chain(config.sampler());
+  // Chains spanning several ranks: one group size for the job (the largest any run asks for).
+  int requested_group = 1;
+  for (const auto& run : runs)
+    requested_group = std::max(requested_group, config::ranks_per_chain(run.sampler()));
   const auto layout = parallel::make_layout(world.size(), requested_group);
   // The ranks of one chain get their own communicator (every rank takes part in the split).
   const int my_group = layout.group_of(rank);
@@ -310,23 +429,20 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
       spdlog::warn("{} worker rank(s) idle: {} workers do not divide into groups of {}", idle,
                    layout.workers.size(), used);
   }
-  // Every rank builds its own target from the agreed config (data files are read by each rank).
+
+  // Every rank builds the targets it needs from the agreed plan; the collector opens the output.
+  // A failure anywhere is reported before any work starts.
   std::string local_error;
-  targets::TargetPtr target;
+  std::unique_ptr<Collector> collector;
+  std::vector<targets::TargetPtr> setup_targets(runs.size());
   try {
-    target = config::make_target(config.target());
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      setup_targets[r] = config::make_target(runs[r].target());
+    if (rank == layout.collector)
+      collector = std::make_unique<Collector>(plan.output().path(), o.overwrite);
   } catch (const Error& e) {
     local_error = e.what();
   }
-  std::unique_ptr<Collector> collector;
-  if (local_error.empty() && rank == layout.collector) {
-    try {
-      collector = std::make_unique<Collector>(config.output().path(), o.overwrite);
-    } catch (const Error& e) {
-      local_error = e.what();
-    }
-  }
-  // Everyone learns whether any rank failed to set up, and the first such message.
   std::vector<std::string> errors;
   mpi::all_gather(world, local_error, errors);
   for (std::size_t r = 0; r < errors.size(); ++r) {
@@ -335,35 +451,53 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     return kExitConfig;
   }
 
-  const auto seeds = config::expand_seeds(config);
-  RankLoop loop(world, layout, config, collector.get());
+  RankLoop loop(world, layout, runs, tasks, collector.get());
+  for (std::size_t r = 0; r < runs.size(); ++r) loop.adopt_target(static_cast<int>(r), setup_targets[r]);
   if (collector) {
     v1::Header h;
-    *h.mutable_config() = config;
+    *h.mutable_config() = plan;
     h.set_program_version(std::string(kVersion));
     h.set_n_ranks(world.size());
     h.set_start_time_unix_ms(unix_ms());
-    const auto setup = config::make_sampler(config.sampler(), target);
-    h.set_dim(setup.space->dim());
-    h.set_original_dim(setup.space->original_dim());
-    h.set_target_name(config::target_kind_name(config.target()));
-    h.set_sampler_name(config::sampler_kind_name(config.sampler()));
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto setup = config::make_sampler(runs[r].sampler(), setup_targets[r]);
+      auto* info = h.add_runs();
+      info->set_name(runs[r].name());
+      info->set_dim(setup.space->dim());
+      info->set_original_dim(setup.space->original_dim());
+      info->set_target_name(config::target_kind_name(runs[r].target()));
+      info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
+    }
+    h.set_dim(h.runs(0).dim());
+    h.set_original_dim(h.runs(0).original_dim());
+    h.set_target_name(h.runs(0).target_name());
+    h.set_sampler_name(h.runs(0).sampler_name());
     h.set_config_path(o.config_path.string());
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
     h.set_hostname(host);
     h.set_n_chains(loop.n_chains());
+    h.set_task_begin(agreed.task_begin);
+    h.set_task_end(agreed.task_end);
+    h.set_n_tasks(static_cast<int>(all_tasks.size()));
     collector->write_header(h);
   }
-  if (rank == 0)
-    spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | {} chains of {} on {} "
-                 "(dim {}) | {} warmup + {} iterations",
-                 kVersion, world.size(), layout.collector, layout.workers.size(), loop.n_chains(),
-                 config::sampler_kind_name(config.sampler()),
-                 config::target_kind_name(config.target()), target->dim(), config.warmup(),
-                 config.iterations());
+  if (rank == 0) {
+    if (runs.size() == 1)
+      spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | {} chains of {} on {} "
+                   "(dim {}) | {} warmup + {} iterations",
+                   kVersion, world.size(), layout.collector, layout.workers.size(),
+                   loop.n_chains(), config::sampler_kind_name(plan.sampler()),
+                   config::target_kind_name(plan.target()), setup_targets[0]->dim(),
+                   plan.warmup(), plan.iterations());
+    else
+      spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | study of {} runs, "
+                   "tasks {}..{} of {}",
+                   kVersion, world.size(), layout.collector, layout.workers.size(), runs.size(),
+                   agreed.task_begin, agreed.task_end - 1, all_tasks.size());
+  }
 
-  if (layout.is_worker(rank)) loop.run_worker(target, seeds, group);
+  if (layout.is_worker(rank)) loop.run_worker(group);
   loop.serve_until_done();
 
   int exit_code = kExitOk;

@@ -16,6 +16,8 @@ struct RunOptions {
   bool overwrite = false;
   std::string log_level = "info";  // coordinator's level; other ranks log warnings and errors only
   bool log_all_ranks = false;      // give every rank the coordinator's level
+  std::string task_range;          // "A:B": run only tasks [A, B) of the study
+  int array_task_size = 0;         // > 0: run tasks [i*size, (i+1)*size), i = SLURM_ARRAY_TASK_ID
 };
 
 // Exit codes of pemc-dist.

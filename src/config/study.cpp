@@ -1,0 +1,99 @@
+#include "config/study.hpp"
+
+#include <charconv>
+#include <set>
+#include <string>
+
+#include "config/overrides.hpp"
+#include "core/error.hpp"
+
+namespace pemc::config {
+
+std::vector<v1::RunConfig> expand_runs(const v1::RunConfig& config) {
+  if (config.runs().empty()) return {config};
+  v1::RunConfig base = config;
+  base.clear_runs();
+  std::vector<v1::RunConfig> out;
+  std::set<std::string> names;
+  const auto* refl = v1::RunConfig::GetReflection();
+  for (int i = 0; i < config.runs_size(); ++i) {
+    const auto& entry = config.runs(i);
+    const std::string where = "runs[" + std::to_string(i) + "]";
+    if (entry.name().empty()) throw ConfigError(where + ".name: every study entry needs a name");
+    if (!names.insert(entry.name()).second)
+      throw ConfigError(where + ".name: duplicate run name '" + entry.name() + "'");
+    if (entry.has_output() || entry.has_logging())
+      throw ConfigError(where + ": output and logging belong to the study, not to one run");
+    if (!entry.runs().empty()) throw ConfigError(where + ".runs: studies do not nest");
+    // Replace, do not merge: a repeated field (e.g. seeds) or a message in an entry is the whole
+    // setting, not an addition to the study's.
+    v1::RunConfig merged = base;
+    std::vector<const google::protobuf::FieldDescriptor*> fields;
+    refl->ListFields(entry, &fields);
+    for (const auto* f : fields) refl->ClearField(&merged, f);
+    merged.MergeFrom(entry);
+    out.push_back(std::move(merged));
+  }
+  return out;
+}
+
+std::vector<Task> enumerate_tasks(const std::vector<v1::RunConfig>& runs) {
+  std::vector<Task> tasks;
+  for (int r = 0; r < static_cast<int>(runs.size()); ++r) {
+    const auto seeds = expand_seeds(runs[r]);
+    const int per_seed = std::max(1, runs[r].chains_per_seed());
+    for (auto seed : seeds)
+      for (int j = 0; j < per_seed; ++j)
+        tasks.push_back(Task{static_cast<int>(tasks.size()), r, seed, j});
+  }
+  return tasks;
+}
+
+namespace {
+
+std::optional<int> parse_int(std::string_view s) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+TaskRange parse_task_range(std::string_view text, int n_tasks) {
+  const auto bad = [&](const std::string& why) {
+    return ConfigError("--task-range '" + std::string(text) + "': " + why + " (the study has " +
+                       std::to_string(n_tasks) + " tasks, numbered 0.." +
+                       std::to_string(n_tasks - 1) + ")");
+  };
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) throw bad("expected A:B");
+  TaskRange r{0, n_tasks};
+  const auto a = text.substr(0, colon), b = text.substr(colon + 1);
+  if (!a.empty()) {
+    const auto v = parse_int(a);
+    if (!v) throw bad("'" + std::string(a) + "' is not a whole number");
+    r.begin = *v;
+  }
+  if (!b.empty()) {
+    const auto v = parse_int(b);
+    if (!v) throw bad("'" + std::string(b) + "' is not a whole number");
+    r.end = *v;
+  }
+  if (r.begin < 0 || r.end > n_tasks || r.begin >= r.end) throw bad("empty or out of range");
+  return r;
+}
+
+TaskRange array_task_range(int array_index, int tasks_per_array_task, int n_tasks) {
+  if (tasks_per_array_task < 1)
+    throw ConfigError("--array-task-size must be >= 1, got " + std::to_string(tasks_per_array_task));
+  const long begin = static_cast<long>(array_index) * tasks_per_array_task;
+  if (array_index < 0 || begin >= n_tasks)
+    throw ConfigError("SLURM_ARRAY_TASK_ID " + std::to_string(array_index) + " with " +
+                      std::to_string(tasks_per_array_task) + " tasks per array task is past the " +
+                      std::to_string(n_tasks) + " tasks of the study");
+  return TaskRange{static_cast<int>(begin),
+                   static_cast<int>(std::min<long>(n_tasks, begin + tasks_per_array_task))};
+}
+
+}  // namespace pemc::config

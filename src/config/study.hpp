@@ -1,0 +1,39 @@
+#pragma once
+// Studies: several named runs in one config, executed as one job. A plain config is a study of
+// one run. Tasks are the (run, seed, chain) triples, numbered run by run, seed by seed, chain by
+// chain; the number is the task's global chain id (its random streams' key) and its
+// --task-range index, so a slice of a study draws exactly what the whole study would.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "pemc/v1/config.pb.h"
+
+namespace pemc::config {
+
+// The concrete runs: `config` itself when it has no `runs`, else each entry merged over it (an
+// entry's set top-level fields replace the config's; output and logging stay the study's).
+// ConfigError for an entry without a name, duplicate names, or an entry setting output/logging.
+std::vector<pemc::v1::RunConfig> expand_runs(const pemc::v1::RunConfig& config);
+
+struct Task {
+  int id = 0;             // global chain id
+  int run_index = 0;      // into expand_runs()
+  std::uint64_t seed = 0;
+  int chain_in_seed = 0;
+};
+
+std::vector<Task> enumerate_tasks(const std::vector<pemc::v1::RunConfig>& runs);
+
+// "A:B" -> tasks [A, B) (either side may be empty: ":B", "A:"); ConfigError naming the text when
+// malformed, empty or outside [0, n_tasks].
+struct TaskRange {
+  int begin = 0;
+  int end = 0;
+};
+TaskRange parse_task_range(std::string_view text, int n_tasks);
+// The slice of a job array: tasks [i * size, (i + 1) * size) clipped to n_tasks.
+TaskRange array_task_range(int array_index, int tasks_per_array_task, int n_tasks);
+
+}  // namespace pemc::config
