@@ -1,11 +1,16 @@
 // pemc-report: read record files written by pemc-dist. Thin: each subcommand calls src/report/.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "records/record_reader.hpp"
+#include "report/compare.hpp"
+#include "report/diagnostics.hpp"
 #include "report/export.hpp"
+#include "report/plot.hpp"
 #include "report/summary.hpp"
 #include "report/truth.hpp"
 
@@ -49,6 +54,73 @@ int cmd_verify(const std::vector<std::string>& files) {
   return rc;
 }
 
+std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& files) {
+  return {files.begin(), files.end()};
+}
+
+int cmd_compare(const std::vector<std::string>& files, const std::string& format,
+                const pemc::report::CompareOptions& options) {
+  const auto comparison = pemc::report::compare_files(to_paths(files), options);
+  bool damaged = false;
+  for (const auto& n : comparison.notes) {
+    if (n.find("damaged at byte") != std::string::npos) damaged = true;
+    std::cerr << "pemc-report: note: " << n << "\n";
+  }
+  if (format == "json")
+    std::cout << pemc::report::comparison_to_json(comparison);
+  else if (format == "csv")
+    std::cout << pemc::report::comparison_to_csv(comparison, options);
+  else
+    std::cout << pemc::report::comparison_to_markdown(comparison, options);
+  return damaged ? 1 : 0;
+}
+
+int cmd_diagnose(const std::vector<std::string>& files, const std::string& format,
+                 const pemc::report::TraceOptions& options) {
+  const auto report = pemc::report::diagnose_files(to_paths(files), options);
+  bool damaged = false;
+  for (const auto& f : report.files)
+    if (f.problem) {
+      damaged = true;
+      std::cerr << "pemc-report: warning: " << f.path.string() << ": damaged at byte "
+                << f.problem->offset << " (record " << f.problem->record_index
+                << "): " << f.problem->message << "; diagnosed the " << f.n_records
+                << " records before it\n";
+    }
+  std::cout << (format == "json" ? pemc::report::diagnostics_to_json(report)
+                                 : pemc::report::diagnostics_to_table(report));
+  return damaged ? 1 : 0;
+}
+
+int cmd_plot(const std::vector<std::string>& files, const std::string& kind, const std::string& dims,
+             pemc::report::PlotOptions options) {
+  options.kind = pemc::report::parse_plot_kind(kind);
+  std::stringstream parts(dims);
+  std::string part;
+  while (std::getline(parts, part, ',')) {
+    if (part.empty()) continue;
+    try {
+      std::size_t used = 0;
+      const int d = std::stoi(part, &used);
+      if (used != part.size()) throw std::invalid_argument(part);
+      options.dims.push_back(d);
+    } catch (const std::exception&) {
+      throw pemc::ConfigError("plot --dims '" + dims + "': '" + part +
+                              "' is not a coordinate index (expected e.g. 0,1)");
+    }
+  }
+  const auto result = pemc::report::plot_files(to_paths(files), options);
+  bool damaged = false;
+  for (const auto& n : result.notes) {
+    if (n.find("damaged at byte") != std::string::npos) damaged = true;
+    std::cerr << "pemc-report: note: " << n << "\n";
+  }
+  std::cout << "wrote " << result.output.string() << "\n";
+  if (!result.work_dir.empty())
+    std::cout << "gnuplot script and data kept in " << result.work_dir.string() << "\n";
+  return damaged ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +155,82 @@ int main(int argc, char** argv) {
   truth->add_option("config", truth_config, "Run config")->required()->check(CLI::ExistingFile);
   truth->add_option("--format", format, "json")->check(CLI::IsMember({"json"}));
 
+  std::vector<std::string> compare_files;
+  std::string compare_format = "markdown";
+  pemc::report::CompareOptions compare_options;
+  bool compare_no_truth = false;
+  auto* compare = app.add_subcommand(
+      "compare", "Runs compared over seeds: mean ± sd, RMSE vs truth, cost (paper-style table)");
+  compare->add_option("files", compare_files, "Record files (chains are grouped across files)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compare->add_option("--format", compare_format, "markdown, csv or json")
+      ->check(CLI::IsMember({"markdown", "csv", "json"}));
+  compare->add_option("--by", compare_options.by, "Group chains by run_id, sampler, target or file")
+      ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
+  compare->add_option("--coords", compare_options.show_coordinates,
+                      "Coordinates shown individually in markdown/csv (RMSE 'all' covers every one)")
+      ->check(CLI::PositiveNumber);
+  std::string compare_estimates;
+  compare->add_option("--estimates", compare_estimates,
+                      "Sampler estimates shown as markdown columns, comma separated "
+                      "(default log_z,log_z_ratio; json and csv hold all)");
+  compare->add_flag("--include-incomplete", compare_options.include_incomplete,
+                    "Also use chains whose status is not ok (failed or unfinished)");
+  compare->add_flag("--no-truth", compare_no_truth, "Do not rebuild targets for their exact truth");
+
+  std::vector<std::string> diagnose_files;
+  std::string diagnose_format = "table";
+  pemc::report::TraceOptions trace_options;
+  bool no_potential = false;
+  auto* diagnose = app.add_subcommand(
+      "diagnose", "R-hat, bulk/tail ESS, Kish ESS, acceptance, divergences per run and chain");
+  diagnose->add_option("files", diagnose_files, "Record files (chains are grouped across files)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  diagnose->add_option("--format", diagnose_format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  diagnose->add_option("--coords", trace_options.max_coordinates,
+                       "Diagnose the first K coordinates (default 8)")
+      ->check(CLI::PositiveNumber);
+  diagnose->add_option("--max-draws", trace_options.max_draws_per_chain,
+                       "Keep at most this many draws per chain in memory (thinned; default 100000)")
+      ->check(CLI::Range(std::int64_t{8}, std::int64_t{1} << 40));
+  diagnose->add_option("--run", trace_options.run_filter, "Only this run");
+  diagnose->add_flag("--no-potential", no_potential, "Do not diagnose the potential");
+
+  std::vector<std::string> plot_files;
+  std::string plot_kind = "scatter", plot_dims;
+  pemc::report::PlotOptions plot_options;
+  bool no_contours = false;
+  std::string plot_output;
+  auto* plot = app.add_subcommand("plot", "PNG/SVG figures through gnuplot");
+  plot->add_option("files", plot_files, "Record files")->required()->check(CLI::ExistingFile);
+  plot->add_option("--kind", plot_kind, "scatter, trace, hist, rmse-vs-n or rmse-vs-time")
+      ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time"}));
+  plot->add_option("--output,-o", plot_output, "Image file (.png or .svg)")->required();
+  plot->add_option("--dims", plot_dims, "0-based coordinates, e.g. 0,1 (scatter: two)");
+  plot->add_option("--run", plot_options.run_filter, "Only this run");
+  plot->add_option("--max-points", plot_options.max_points,
+                   "scatter/hist: resampled points per run (default 5000 / 20000)")
+      ->check(CLI::PositiveNumber);
+  plot->add_option("--trace-points", plot_options.trace_points,
+                   "trace: draws per chain (thinned; default 4000)")
+      ->check(CLI::PositiveNumber);
+  plot->add_option("--width", plot_options.width, "Pixels (default from the panels)");
+  plot->add_option("--height", plot_options.height, "Pixels (default from the panels)");
+  plot->add_flag("--no-contours", no_contours, "scatter: no target density contours");
+  plot->add_option("--x-field", plot_options.x_field,
+                   "rmse-vs-n: config field for the x axis (dotted path, 'auto' or 'order')");
+  plot->add_option("--metric", plot_options.metric, "rmse plots: mean, second_moment, log_z or all")
+      ->check(CLI::IsMember({"mean", "second_moment", "log_z", "all"}));
+  plot->add_option("--by", plot_options.compare.by, "rmse plots: group chains by run_id, sampler, target or file")
+      ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
+  plot->add_option("--title", plot_options.title, "Figure title");
+  plot->add_option("--seed", plot_options.seed, "Seed of the weighted resampling (default 1)");
+  plot->add_option("--gnuplot", plot_options.gnuplot, "gnuplot program (default: gnuplot on PATH)");
+  plot->add_flag("--keep-temp", plot_options.keep_temp, "Keep the gnuplot script and data");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,6 +240,25 @@ int main(int argc, char** argv) {
   try {
     summarize_options.with_truth = !no_truth;
     if (*summarize) return cmd_summarize(files, format, summarize_options);
+    if (*compare) {
+      compare_options.with_truth = !compare_no_truth;
+      if (!compare_estimates.empty()) {
+        compare_options.show_estimates.clear();
+        std::stringstream names(compare_estimates);
+        for (std::string name; std::getline(names, name, ',');)
+          if (!name.empty()) compare_options.show_estimates.push_back(name);
+      }
+      return cmd_compare(compare_files, compare_format, compare_options);
+    }
+    if (*diagnose) {
+      trace_options.with_potential = !no_potential;
+      return cmd_diagnose(diagnose_files, diagnose_format, trace_options);
+    }
+    if (*plot) {
+      plot_options.contours = !no_contours;
+      plot_options.output = plot_output;
+      return cmd_plot(plot_files, plot_kind, plot_dims, plot_options);
+    }
     if (*verify) return cmd_verify(files);
     if (*truth) {
       std::cout << pemc::report::truth_of_config(truth_config);

@@ -22,15 +22,19 @@ struct ChainAccumulator {
   bool weighted = false;
 };
 
-// Adds one draw. Pseudo-samples (extra_states with one log weight each) are weighted samples,
-// with the weights normalised within the draw (pseudo-extended paper, Theorem 2.1); a single
-// log weight weights the state itself; otherwise every draw has weight 1.
-void add_draw(const v1::Draw& d, int dim, ChainAccumulator& acc, Vector& scratch) {
+// Adds one draw. Samples in extra_states with one log weight each are weighted samples. With
+// per_draw normalisation (pseudo-extended, Theorem 2.1) each draw's weights are normalised within
+// the draw; otherwise (continuous tempering, eq. 21: sum_t w1(x_t) f(x_t) / sum_t w1(x_t)) the
+// weights are global. A single log weight without extra_states weights the state itself;
+// otherwise every draw has weight 1.
+void add_draw(const v1::Draw& d, int dim, bool per_draw, ChainAccumulator& acc, Vector& scratch) {
   const int n_extra = dim > 0 ? d.extra_states_size() / dim : 0;
   if (n_extra > 0 && d.log_weights_size() == n_extra) {
     acc.weighted = true;
-    const double log_norm = log_sum_exp(std::span<const double>(d.log_weights().data(),
-                                                                static_cast<std::size_t>(n_extra)));
+    const double log_norm =
+        per_draw ? log_sum_exp(std::span<const double>(d.log_weights().data(),
+                                                       static_cast<std::size_t>(n_extra)))
+                 : 0.0;
     // All weights zero: the draw carries no weight (and -inf - -inf would be NaN). A NaN or +inf
     // weight makes log_norm non-finite too and is rejected by WeightedMoments::add.
     const bool weightless = log_norm == -kInf;
@@ -65,6 +69,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
   int dim = 0;
   // Studies: per run name, its original-space dimension and its resolved config.
   std::map<std::string, int> run_dims;
+  std::map<std::string, bool> run_per_draw;  // weights normalised within each draw?
   std::map<std::string, const v1::RunConfig*> run_configs;
   Vector scratch;
   while (reader.next(record)) {
@@ -72,8 +77,10 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
       case v1::Record::kHeader:
         header = record.header();
         dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
-        for (const auto& info : header.runs())
+        for (const auto& info : header.runs()) {
           run_dims[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
+          run_per_draw[info.name()] = info.sampler_name() != "continuous_tempering";
+        }
         for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
         break;
       case v1::Record::kDraw: {
@@ -85,7 +92,11 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         try {
           const auto rd = run_dims.find(d.run_id());
           const int draw_dim = rd != run_dims.end() ? rd->second : dim;
-          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(), acc, scratch);
+          const auto pd = run_per_draw.find(d.run_id());
+          const bool per_draw = pd != run_per_draw.end()
+                                    ? pd->second
+                                    : header.sampler_name() != "continuous_tempering";
+          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(), per_draw, acc, scratch);
         } catch (const Error& e) {
           // A well-framed record with unusable content (a state of the wrong dimension, a NaN
           // log weight): say which record it is.

@@ -133,6 +133,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         draw.set_iteration(i);
         draw.set_warmup(warmup);
         fill_draw(draw, state, stats);
+        fill_weighted_view(draw, space, state, view);
         if (cb.emit) cb.emit(record);
         if (!warmup) ++n_written;
       }

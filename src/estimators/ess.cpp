@@ -1,0 +1,190 @@
+#include "estimators/ess.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace pemc::estimators {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<std::span<const double>> spans_of(const Chains& chains) {
+  return {chains.begin(), chains.end()};
+}
+
+}  // namespace
+
+void fft(std::vector<std::complex<double>>& a, bool inverse) {
+  const std::size_t n = a.size();
+  if (n == 0 || (n & (n - 1)) != 0)
+    throw NumericalError("fft: size " + std::to_string(n) + " is not a power of two");
+  // Bit-reversal permutation, then iterative butterflies of doubling length.
+  for (std::size_t i = 1, j = 0; i < n; ++i) {
+    std::size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  // Twiddles w^k = exp(-+2 pi i k / n), k < n/2, computed directly (no accumulated rounding);
+  // products written out by hand because std::complex's operator* checks for NaN/inf (a slow
+  // library call per product without -ffast-math).
+  std::vector<double> wr(n / 2), wi(n / 2);
+  const double sign = inverse ? 2.0 : -2.0;
+  for (std::size_t k = 0; k < n / 2; ++k) {
+    const double angle = sign * M_PI * static_cast<double>(k) / static_cast<double>(n);
+    wr[k] = std::cos(angle);
+    wi[k] = std::sin(angle);
+  }
+  auto* data = reinterpret_cast<double*>(a.data());  // interleaved re, im (guaranteed layout)
+  for (std::size_t len = 2; len <= n; len <<= 1) {
+    const std::size_t half = len / 2, step = n / len;
+    for (std::size_t start = 0; start < n; start += len) {
+      for (std::size_t k = 0; k < half; ++k) {
+        double* u = data + 2 * (start + k);
+        double* v = data + 2 * (start + k + half);
+        const double c = wr[k * step], s = wi[k * step];
+        const double tr = v[0] * c - v[1] * s, ti = v[0] * s + v[1] * c;
+        v[0] = u[0] - tr;
+        v[1] = u[1] - ti;
+        u[0] += tr;
+        u[1] += ti;
+      }
+    }
+  }
+}
+
+std::vector<double> autocovariance(std::span<const double> x) {
+  const std::size_t n = x.size();
+  if (n == 0) return {};
+  double mean = 0.0;
+  for (double v : x) mean += v;
+  mean /= static_cast<double>(n);
+  // A constant series has autocovariance exactly 0 (its rounded mean may differ from the value).
+  if (std::all_of(x.begin(), x.end(), [&](double v) { return v == x[0]; }))
+    return std::vector<double>(n, 0.0);
+  // Zero padding to >= 2n makes the circular correlation of the FFT equal to the linear one.
+  std::size_t m = 1;
+  while (m < 2 * n) m <<= 1;
+  std::vector<std::complex<double>> a(m, 0.0);
+  for (std::size_t i = 0; i < n; ++i) a[i] = x[i] - mean;
+  fft(a, false);
+  for (auto& c : a) c = std::norm(c);
+  fft(a, true);
+  std::vector<double> acov(n);
+  // The inverse transform is unscaled (factor m); the biased estimator divides by n.
+  for (std::size_t t = 0; t < n; ++t)
+    acov[t] = a[t].real() / static_cast<double>(m) / static_cast<double>(n);
+  return acov;
+}
+
+EssResult effective_sample_size(const std::vector<std::span<const double>>& chains) {
+  EssResult r;
+  r.ess = r.tau = kNaN;
+  r.n_chains = static_cast<int>(chains.size());
+  if (chains.empty()) return r;
+  std::size_t n = chains.front().size();
+  for (const auto& c : chains) n = std::min(n, c.size());
+  r.n_draws = static_cast<int>(n);
+  if (n < 4) return r;
+  const std::size_t m = chains.size();
+  const double dn = static_cast<double>(n), dm = static_cast<double>(m);
+  std::vector<double> mean_acov(n, 0.0), means(m, 0.0);
+  double w = 0.0;
+  for (std::size_t j = 0; j < m; ++j) {
+    const auto c = chains[j].first(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(c[i]))
+        throw NumericalError("effective_sample_size: draw " + std::to_string(i) + " of chain " +
+                             std::to_string(j) + " is not finite");
+      means[j] += c[i];
+    }
+    means[j] /= dn;
+    const auto acov = autocovariance(c);
+    for (std::size_t t = 0; t < n; ++t) mean_acov[t] += acov[t] / dm;
+    w += acov[0] * dn / (dn - 1.0) / dm;
+  }
+  double b_over_n = 0.0;
+  if (m > 1) {
+    double grand = 0.0;
+    for (double mu : means) grand += mu / dm;
+    for (double mu : means) b_over_n += (mu - grand) * (mu - grand);
+    b_over_n /= dm - 1.0;
+  }
+  if (!(w > 0.0)) return r;  // every chain constant: no variance to measure
+  const double var_plus = (dn - 1.0) / dn * w + b_over_n;
+  auto rho = [&](std::size_t t) { return t == 0 ? 1.0 : 1.0 - (w - mean_acov[t]) / var_plus; };
+
+  double sum = 0.0;
+  double previous = std::numeric_limits<double>::infinity();
+  for (std::size_t t = 0; t + 1 < n; t += 2) {
+    double pair = rho(t) + rho(t + 1);
+    if (pair < 0.0) break;                // initial positive sequence ends
+    pair = std::min(pair, previous);      // initial monotone sequence
+    previous = pair;
+    sum += pair;
+    r.max_lag = static_cast<int>(t + 1);
+  }
+  const double total = dm * dn;
+  r.tau = std::max(-1.0 + 2.0 * sum, 1.0 / std::log10(total));
+  r.ess = total / r.tau;
+  return r;
+}
+
+EssResult effective_sample_size(const Chains& chains) {
+  return effective_sample_size(spans_of(chains));
+}
+
+EssResult bulk_ess(const std::vector<std::span<const double>>& chains) {
+  const Chains split = split_chains(chains);
+  EssResult r = effective_sample_size(rank_normalize(split));
+  return r;
+}
+
+namespace {
+
+EssResult tail_ess_of_split(const Chains& split) {
+  EssResult worst;
+  worst.ess = worst.tau = kNaN;
+  bool first = true;
+  for (double q : {0.05, 0.95}) {
+    const double cut = pooled_quantile(split, q);
+    Chains indicator = split;
+    for (auto& c : indicator)
+      for (double& x : c) x = x <= cut ? 1.0 : 0.0;
+    const EssResult r = effective_sample_size(indicator);
+    // An undefined side makes the tail ESS undefined (NaN), not the other side's value.
+    if (std::isnan(r.ess)) return r;
+    if (first || r.ess < worst.ess) worst = r;
+    first = false;
+  }
+  return worst;
+}
+
+}  // namespace
+
+EssResult tail_ess(const std::vector<std::span<const double>>& chains) {
+  return tail_ess_of_split(split_chains(chains));
+}
+
+RankDiagnostics rank_diagnostics(const std::vector<std::span<const double>>& chains) {
+  RankDiagnostics d;
+  d.rhat = {kNaN, kNaN, kNaN};
+  const Chains split = split_chains(chains);
+  const Chains z = rank_normalize(split);
+  d.bulk = effective_sample_size(z);
+  d.tail = tail_ess_of_split(split);
+  std::size_t n = chains.empty() ? 0 : chains.front().size();
+  for (const auto& c : chains) n = std::min(n, c.size());
+  if (n >= 4) {
+    d.rhat.rhat_bulk = potential_scale_reduction(z);
+    d.rhat.rhat_folded = potential_scale_reduction(rank_normalize(fold(split)));
+    d.rhat.rhat = std::fmax(d.rhat.rhat_bulk, d.rhat.rhat_folded);
+  }
+  return d;
+}
+
+}  // namespace pemc::estimators

@@ -1,0 +1,586 @@
+#include "report/compare.hpp"
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "core/error.hpp"
+#include "records/record_reader.hpp"
+#include "report/diagnostics_traces.hpp"
+
+namespace pemc::report {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using J = nlohmann::ordered_json;
+
+v1::Header read_header(const std::filesystem::path& path) {
+  records::RecordReader reader(path);
+  v1::Record record;
+  if (reader.next(record) && record.has_header()) return record.header();
+  return {};
+}
+
+std::string group_key(const ComparedChain& c, const std::string& by) {
+  if (by == "sampler") return c.summary.sampler;
+  if (by == "target") return c.summary.target;
+  if (by == "file") return c.file;
+  return c.summary.run_id;
+}
+
+bool same_truth(const targets::Truth& a, const targets::Truth& b) {
+  auto same_vec = [](const std::optional<Vector>& x, const std::optional<Vector>& y) {
+    if (x.has_value() != y.has_value()) return false;
+    return !x || (x->size() == y->size() && *x == *y);
+  };
+  return same_vec(a.mean, b.mean) && same_vec(a.second_moment, b.second_moment) &&
+         a.log_z == b.log_z;
+}
+
+// Truth of a sampler estimate by name: "log_z" is Truth::log_z, other names a scalar extra.
+std::optional<double> estimate_truth(const targets::Truth& t, const std::string& name) {
+  if (name == "log_z") return t.log_z;
+  if (auto it = t.extras.find(name); it != t.extras.end() && it->second.size() == 1)
+    return it->second[0];
+  return std::nullopt;
+}
+
+J number(double x) { return std::isfinite(x) ? J(x) : J(nullptr); }
+J numbers(const Vector& v) {
+  J a = J::array();
+  for (Eigen::Index i = 0; i < v.size(); ++i) a.push_back(number(v[i]));
+  return a;
+}
+
+std::string num(double x) {
+  if (std::isnan(x)) return "—";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format("{:.4g}", x);
+}
+std::string csv_num(double x) { return std::isfinite(x) ? fmt::format("{:.10g}", x) : ""; }
+std::string opt_num(const std::optional<double>& x) { return x ? num(*x) : "—"; }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// The markdown cell of a moment: "mean ± sd".
+std::string pm(double mean, double sd) {
+  return std::isfinite(sd) ? num(mean) + " ± " + num(sd) : num(mean);
+}
+
+// Set the statistics of one moment (E[x] or E[x^2]) from per-chain vectors.
+void moment_stats(const std::vector<const Vector*>& values, const Vector* truth, MomentStats& out,
+                  std::optional<double>& rmse_all) {
+  const Eigen::Index d = values.empty() ? 0 : values.front()->size();
+  const double n = static_cast<double>(values.size());
+  out.mean = Vector::Zero(d);
+  out.sd = Vector::Constant(d, kNaN);
+  for (const Vector* v : values) out.mean += *v / n;
+  if (values.size() > 1) {
+    out.sd = Vector::Zero(d);
+    for (const Vector* v : values) out.sd.array() += (*v - out.mean).array().square();
+    out.sd = (out.sd / (n - 1.0)).cwiseSqrt();
+  }
+  if (truth && truth->size() == d && !values.empty()) {
+    out.truth = *truth;
+    out.rmse = Vector::Zero(d);
+    for (const Vector* v : values) out.rmse.array() += (*v - *truth).array().square() / n;
+    rmse_all = d > 0 ? std::sqrt(out.rmse.sum() / static_cast<double>(d)) : kNaN;
+    out.rmse = out.rmse.cwiseSqrt();
+  }
+}
+
+J moment_json(const MomentStats& m) {
+  J o;
+  o["mean"] = numbers(m.mean);
+  o["sd"] = numbers(m.sd);
+  if (m.rmse.size() > 0) o["rmse"] = numbers(m.rmse);
+  if (m.truth.size() > 0) o["truth"] = numbers(m.truth);
+  return o;
+}
+
+}  // namespace
+
+std::optional<double> config_number(const v1::RunConfig& config, const std::string& path) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Message* message = &config;
+  std::stringstream parts(path);
+  std::string part;
+  std::vector<std::string> names;
+  while (std::getline(parts, part, '.')) names.push_back(part);
+  if (names.empty()) throw ConfigError("config field path is empty");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto* field = message->GetDescriptor()->FindFieldByName(names[i]);
+    if (!field)
+      throw ConfigError("config field '" + path + "': " + message->GetDescriptor()->full_name() +
+                        " has no field '" + names[i] + "'");
+    if (field->is_repeated())
+      throw ConfigError("config field '" + path + "': '" + names[i] + "' is a repeated field");
+    const auto* reflection = message->GetReflection();
+    const bool last = i + 1 == names.size();
+    if (!last) {
+      if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE)
+        throw ConfigError("config field '" + path + "': '" + names[i] + "' is not a message");
+      if (!reflection->HasField(*message, field)) return std::nullopt;
+      message = &reflection->GetMessage(*message, field);
+      continue;
+    }
+    if (field->has_presence() && !reflection->HasField(*message, field)) return std::nullopt;
+    switch (field->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32: return reflection->GetInt32(*message, field);
+      case FieldDescriptor::CPPTYPE_INT64:
+        return static_cast<double>(reflection->GetInt64(*message, field));
+      case FieldDescriptor::CPPTYPE_UINT32: return reflection->GetUInt32(*message, field);
+      case FieldDescriptor::CPPTYPE_UINT64:
+        return static_cast<double>(reflection->GetUInt64(*message, field));
+      case FieldDescriptor::CPPTYPE_DOUBLE: return reflection->GetDouble(*message, field);
+      case FieldDescriptor::CPPTYPE_FLOAT: return reflection->GetFloat(*message, field);
+      default:
+        throw ConfigError("config field '" + path + "' is not numeric");
+    }
+  }
+  return std::nullopt;
+}
+
+Comparison compare_chains(const std::vector<ComparedChain>& chains, const CompareOptions& options) {
+  if (options.by != "run_id" && options.by != "sampler" && options.by != "target" &&
+      options.by != "file")
+    throw ConfigError("compare --by '" + options.by + "': expected run_id, sampler, target or file");
+  Comparison out;
+  out.by = options.by;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ComparedChain*>> members;
+  std::map<std::string, std::vector<ExcludedChain>> excluded;
+  std::set<std::tuple<std::string, std::string, std::uint64_t, int>> seen;
+  for (const auto& c : chains) {
+    const std::string key = group_key(c, options.by);
+    if (!members.count(key) && !excluded.count(key)) order.push_back(key);
+    if (!seen.insert({key, c.summary.run_id, c.summary.seed, c.summary.chain_id}).second)
+      out.notes.push_back(fmt::format(
+          "group '{}': chain {} (seed {}) of run '{}' appears more than once (the same file given "
+          "twice, or overlapping task ranges): it is counted each time",
+          key, c.summary.chain_id, c.summary.seed, c.summary.run_id));
+    const auto& s = c.summary;
+    std::string reason;
+    if (!options.include_incomplete && s.status != "ok")
+      reason = "status: " + s.status;
+    else if (s.n_draws == 0 || !s.mean.allFinite() || !s.second_moment.allFinite())
+      reason = "no usable draws (no positive weight)";
+    else if (auto it = members.find(key);
+             it != members.end() && !it->second.empty() &&
+             it->second.front()->summary.mean.size() != s.mean.size())
+      reason = fmt::format("dimension {} differs from the group's {}", s.mean.size(),
+                           it->second.front()->summary.mean.size());
+    if (!reason.empty())
+      excluded[key].push_back({c.file, s.chain_id, reason});
+    else
+      members[key].push_back(&c);
+  }
+
+  for (const auto& key : order) {
+    CompareGroup g;
+    g.key = key;
+    g.excluded = excluded[key];
+    const auto& ms = members[key];
+    g.n_chains = static_cast<int>(ms.size());
+    std::set<std::string> samplers, targets, files;
+    for (const auto* c : ms) {
+      samplers.insert(c->summary.sampler);
+      targets.insert(c->summary.target);
+      files.insert(c->file);
+    }
+    auto join = [](const std::set<std::string>& s) {
+      std::string r;
+      for (const auto& x : s) r += (r.empty() ? "" : ", ") + x;
+      return r;
+    };
+    g.sampler = join(samplers);
+    g.target = join(targets);
+    g.files.assign(files.begin(), files.end());
+    if (ms.empty()) {
+      out.notes.push_back("group '" + key + "': every chain was excluded");
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    g.config = ms.front()->config;
+    g.dim = static_cast<int>(ms.front()->summary.mean.size());
+
+    // One truth for the group, if all its chains share it.
+    const targets::Truth* truth = nullptr;
+    bool truth_consistent = true;
+    for (const auto* c : ms) {
+      if (!c->truth) {
+        truth_consistent = false;
+        break;
+      }
+      if (!truth)
+        truth = &*c->truth;
+      else if (!same_truth(*truth, *c->truth))
+        truth_consistent = false;
+    }
+    if (!truth_consistent) {
+      if (truth) out.notes.push_back("group '" + key + "' mixes targets: no RMSE against truth");
+      truth = nullptr;
+    }
+
+    std::vector<const Vector*> means, seconds;
+    double n = static_cast<double>(ms.size());
+    for (const auto* c : ms) {
+      means.push_back(&c->summary.mean);
+      seconds.push_back(&c->summary.second_moment);
+      g.wall_seconds_mean += c->summary.wall_seconds / n;
+      g.n_gradient_evals_mean += static_cast<double>(c->summary.n_gradient_evals) / n;
+      g.n_draws_mean += static_cast<double>(c->summary.n_draws) / n;
+      g.kish_ess_mean += c->summary.kish_ess / n;
+    }
+    moment_stats(means, truth && truth->mean ? &*truth->mean : nullptr, g.mean, g.rmse_all_mean);
+    moment_stats(seconds, truth && truth->second_moment ? &*truth->second_moment : nullptr,
+                 g.second_moment, g.rmse_all_second_moment);
+    if (g.rmse_all_mean) {
+      g.mse_x_time_mean = *g.rmse_all_mean * *g.rmse_all_mean * g.wall_seconds_mean;
+      g.mse_x_grad_evals_mean = *g.rmse_all_mean * *g.rmse_all_mean * g.n_gradient_evals_mean;
+    }
+    if (g.rmse_all_second_moment) {
+      const double mse = *g.rmse_all_second_moment * *g.rmse_all_second_moment;
+      g.mse_x_time_second_moment = mse * g.wall_seconds_mean;
+      g.mse_x_grad_evals_second_moment = mse * g.n_gradient_evals_mean;
+    }
+    if (truth) g.truth_log_z = truth->log_z;
+
+    std::map<std::string, std::vector<double>> values;
+    for (const auto* c : ms)
+      for (const auto& [name, v] : c->summary.estimates) values[name].push_back(v);
+    for (const auto& [name, vs] : values) {
+      EstimateStats e;
+      std::vector<double> finite;
+      for (double v : vs) (std::isfinite(v) ? finite.push_back(v) : void(++e.n_nonfinite));
+      e.n = static_cast<int>(finite.size());
+      e.mean = e.sd = kNaN;
+      if (!finite.empty()) {
+        e.mean = 0;
+        for (double v : finite) e.mean += v / e.n;
+        if (finite.size() > 1) {
+          e.sd = 0;
+          for (double v : finite) e.sd += (v - e.mean) * (v - e.mean);
+          e.sd = std::sqrt(e.sd / (e.n - 1));
+        }
+      }
+      if (truth) e.truth = estimate_truth(*truth, name);
+      if (e.truth && !finite.empty()) {
+        double mse = 0;
+        for (double v : finite) mse += (v - *e.truth) * (v - *e.truth) / e.n;
+        e.rmse = std::sqrt(mse);
+      }
+      if (e.n_nonfinite > 0)
+        out.notes.push_back(fmt::format("group '{}': estimate {} is not finite in {} chain(s)",
+                                        key, name, e.n_nonfinite));
+      g.estimates[name] = e;
+    }
+    if (!g.excluded.empty())
+      out.notes.push_back(fmt::format("group '{}': {} chain(s) excluded (see \"excluded\")", key,
+                                      g.excluded.size()));
+    out.groups.push_back(std::move(g));
+  }
+  return out;
+}
+
+Comparison compare_files(const std::vector<std::filesystem::path>& paths,
+                         const CompareOptions& options) {
+  TruthCache cache;
+  std::vector<ComparedChain> chains;
+  std::vector<std::string> notes;
+  for (const auto& path : paths) {
+    SummarizeOptions so;
+    so.with_truth = false;  // errors are formed here, from one truth per distinct target
+    const FileSummary fs = summarize_file(path, so);
+    if (fs.problem)
+      notes.push_back(fmt::format("{}: damaged at byte {} ({}); used the {} records before it",
+                                  path.string(), fs.problem->offset, fs.problem->message,
+                                  fs.n_records));
+    else if (!fs.has_footer)
+      notes.push_back(path.string() + ": no footer (the run did not finish)");
+    const v1::Header header = read_header(path);
+    std::set<std::string> noted;
+    for (const auto& r : fs.runs) {
+      ComparedChain c;
+      c.summary = r;
+      c.file = path.string();
+      c.config = run_meta(header, r.run_id).config;
+      if (options.with_truth && c.config.has_target()) {
+        try {
+          c.truth = cache.truth_of(c.config.target());
+        } catch (const std::exception& e) {
+          if (noted.insert(r.run_id).second)
+            notes.push_back(path.string() + ": run '" + r.run_id +
+                            "': truth not available: " + e.what());
+        }
+      }
+      chains.push_back(std::move(c));
+    }
+  }
+  Comparison out = compare_chains(chains, options);
+  out.notes.insert(out.notes.begin(), notes.begin(), notes.end());
+  return out;
+}
+
+std::string comparison_to_json(const Comparison& c) {
+  J j;
+  j["by"] = c.by;
+  j["groups"] = J::array();
+  for (const auto& g : c.groups) {
+    J o;
+    o["key"] = g.key;
+    o["sampler"] = g.sampler;
+    o["target"] = g.target;
+    o["dim"] = g.dim;
+    o["n_chains"] = g.n_chains;
+    o["files"] = g.files;
+    o["excluded"] = J::array();
+    for (const auto& e : g.excluded)
+      o["excluded"].push_back({{"file", e.file}, {"chain_id", e.chain_id}, {"reason", e.reason}});
+    o["mean"] = moment_json(g.mean);
+    o["second_moment"] = moment_json(g.second_moment);
+    if (g.rmse_all_mean || g.rmse_all_second_moment) {
+      o["rmse_all"] = J::object();
+      if (g.rmse_all_mean) o["rmse_all"]["mean"] = number(*g.rmse_all_mean);
+      if (g.rmse_all_second_moment)
+        o["rmse_all"]["second_moment"] = number(*g.rmse_all_second_moment);
+    }
+    o["wall_seconds_mean"] = number(g.wall_seconds_mean);
+    o["n_gradient_evals_mean"] = number(g.n_gradient_evals_mean);
+    o["n_draws_mean"] = number(g.n_draws_mean);
+    o["kish_ess_mean"] = number(g.kish_ess_mean);
+    if (g.mse_x_time_mean || g.mse_x_time_second_moment) {
+      o["mse_x_time"] = J::object();
+      o["mse_x_grad_evals"] = J::object();
+      if (g.mse_x_time_mean) {
+        o["mse_x_time"]["mean"] = number(*g.mse_x_time_mean);
+        o["mse_x_grad_evals"]["mean"] = number(*g.mse_x_grad_evals_mean);
+      }
+      if (g.mse_x_time_second_moment) {
+        o["mse_x_time"]["second_moment"] = number(*g.mse_x_time_second_moment);
+        o["mse_x_grad_evals"]["second_moment"] = number(*g.mse_x_grad_evals_second_moment);
+      }
+    }
+    o["estimates"] = J::object();
+    for (const auto& [name, e] : g.estimates) {
+      J eo;
+      eo["n"] = e.n;
+      eo["mean"] = number(e.mean);
+      eo["sd"] = number(e.sd);
+      eo["n_nonfinite"] = e.n_nonfinite;
+      if (e.truth) eo["truth"] = number(*e.truth);
+      if (e.rmse) eo["rmse"] = number(*e.rmse);
+      o["estimates"][name] = std::move(eo);
+    }
+    if (g.truth_log_z) o["truth_log_z"] = number(*g.truth_log_z);
+    j["groups"].push_back(std::move(o));
+  }
+  j["notes"] = c.notes;
+  return j.dump(2) + "\n";
+}
+
+std::string comparison_to_markdown(const Comparison& c, const CompareOptions& options) {
+  int shown = 0, max_dim = 0;
+  bool any_truth = false, one_truth = true;
+  const CompareGroup* truth_group = nullptr;
+  for (const auto& g : c.groups) {
+    max_dim = std::max(max_dim, g.dim);
+    any_truth = any_truth || g.mean.truth.size() > 0;
+    if (g.mean.truth.size() == 0) continue;
+    if (!truth_group)
+      truth_group = &g;
+    else if (truth_group->mean.truth.size() != g.mean.truth.size() ||
+             truth_group->mean.truth != g.mean.truth ||
+             truth_group->second_moment.truth != g.second_moment.truth)
+      one_truth = false;
+  }
+  shown = std::min(options.show_coordinates, max_dim);
+  std::vector<std::string> est_names;
+  for (const auto& name : options.show_estimates)
+    for (const auto& g : c.groups)
+      if (g.estimates.count(name)) {
+        est_names.push_back(name);
+        break;
+      }
+  bool same_dim = true;
+  for (const auto& g : c.groups) same_dim = same_dim && (g.dim == max_dim || g.n_chains == 0);
+  const std::string more =
+      max_dim > shown ? (same_dim ? fmt::format(" (all {})", max_dim) : std::string(" (all)")) : "";
+
+  std::string out;
+  auto row = [&out](const std::vector<std::string>& cells) {
+    out += "|";
+    for (const auto& cell : cells) out += " " + cell + " |";
+    out += "\n";
+  };
+  // Table 1: estimates, mean ± sd over chains (the arXiv version's layout).
+  std::vector<std::string> head{c.by == "run_id" ? "run" : c.by, "sampler", "chains"};
+  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[x{}]", i + 1));
+  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[x{}²]", i + 1));
+  for (const auto& n : est_names) head.push_back(n);
+  head.insert(head.end(), {"wall s", "grad evals"});
+  row(head);
+  row(std::vector<std::string>(head.size(), "---"));
+  if (any_truth && one_truth) {
+    // The truth row, when every group with a truth shares it (one target, several samplers).
+    for (const auto& g : c.groups) {
+      if (&g != truth_group) continue;
+      std::vector<std::string> cells{"*truth*", "", ""};
+      for (int i = 0; i < shown; ++i) cells.push_back(i < g.dim ? num(g.mean.truth[i]) : "");
+      for (int i = 0; i < shown; ++i)
+        cells.push_back(i < g.second_moment.truth.size() ? num(g.second_moment.truth[i]) : "");
+      for (const auto& n : est_names) {
+        auto it = g.estimates.find(n);
+        cells.push_back(it != g.estimates.end() && it->second.truth ? num(*it->second.truth) : "");
+      }
+      cells.insert(cells.end(), {"", ""});
+      row(cells);
+      break;
+    }
+  }
+  for (const auto& g : c.groups) {
+    std::vector<std::string> cells{g.key, g.sampler, std::to_string(g.n_chains)};
+    for (int i = 0; i < shown; ++i)
+      cells.push_back(i < g.dim ? pm(g.mean.mean[i], g.mean.sd[i]) : "");
+    for (int i = 0; i < shown; ++i)
+      cells.push_back(i < g.dim ? pm(g.second_moment.mean[i], g.second_moment.sd[i]) : "");
+    for (const auto& n : est_names) {
+      auto it = g.estimates.find(n);
+      cells.push_back(it != g.estimates.end() ? pm(it->second.mean, it->second.sd) : "");
+    }
+    cells.push_back(num(g.wall_seconds_mean));
+    cells.push_back(num(g.n_gradient_evals_mean));
+    row(cells);
+  }
+
+  if (any_truth && !one_truth)
+    out += "\n(no truth row: the groups have different targets; the RMSE table below compares "
+           "each with its own)\n";
+  if (any_truth) {
+    // Table 2: RMSE against the truth over chains (the NeurIPS version's layout) and cost.
+    out += "\nRMSE against the exact truth over chains; MSE x cost uses the RMSE over all " +
+           std::string("coordinates") + ":\n\n";
+    std::vector<std::string> h{c.by == "run_id" ? "run" : c.by, "chains"};
+    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[x{}]", i + 1));
+    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[x{}²]", i + 1));
+    h.push_back("E[x]" + more);
+    h.push_back("E[x²]" + more);
+    for (const auto& n : est_names) h.push_back(n);
+    h.insert(h.end(), {"MSE×s E[x]", "MSE×s E[x²]", "MSE×grads E[x]"});
+    row(h);
+    row(std::vector<std::string>(h.size(), "---"));
+    for (const auto& g : c.groups) {
+      std::vector<std::string> cells{g.key, std::to_string(g.n_chains)};
+      for (int i = 0; i < shown; ++i)
+        cells.push_back(i < g.mean.rmse.size() ? num(g.mean.rmse[i]) : "—");
+      for (int i = 0; i < shown; ++i)
+        cells.push_back(i < g.second_moment.rmse.size() ? num(g.second_moment.rmse[i]) : "—");
+      cells.push_back(opt_num(g.rmse_all_mean));
+      cells.push_back(opt_num(g.rmse_all_second_moment));
+      for (const auto& n : est_names) {
+        auto it = g.estimates.find(n);
+        cells.push_back(it != g.estimates.end() ? opt_num(it->second.rmse) : "—");
+      }
+      cells.push_back(opt_num(g.mse_x_time_mean));
+      cells.push_back(opt_num(g.mse_x_time_second_moment));
+      cells.push_back(opt_num(g.mse_x_grad_evals_mean));
+      row(cells);
+    }
+  }
+  if (!c.notes.empty()) {
+    out += "\n";
+    for (const auto& n : c.notes) out += "- note: " + n + "\n";
+  }
+  return out;
+}
+
+std::string comparison_to_csv(const Comparison& c, const CompareOptions& options) {
+  int max_dim = 0;
+  std::set<std::string> est_names;
+  for (const auto& g : c.groups) {
+    max_dim = std::max(max_dim, g.dim);
+    for (const auto& [name, e] : g.estimates) est_names.insert(name);
+  }
+  const int shown = std::min(options.show_coordinates, max_dim);
+  std::vector<std::string> head{"key",
+                                "sampler",
+                                "target",
+                                "dim",
+                                "n_chains",
+                                "n_excluded",
+                                "wall_seconds_mean",
+                                "n_gradient_evals_mean",
+                                "n_draws_mean",
+                                "kish_ess_mean",
+                                "rmse_all_mean",
+                                "rmse_all_second_moment",
+                                "mse_x_time_mean",
+                                "mse_x_time_second_moment",
+                                "mse_x_grad_evals_mean",
+                                "mse_x_grad_evals_second_moment"};
+  for (int i = 0; i < shown; ++i)
+    for (const char* m : {"mean", "second_moment"})
+      for (const char* s : {"mean", "sd", "rmse", "truth"})
+        head.push_back(fmt::format("{}_{}_x{}", m, s, i));
+  for (const auto& name : est_names)
+    for (const char* s : {"mean", "sd", "n", "truth", "rmse"})
+      head.push_back(fmt::format("estimate_{}_{}", name, s));
+  std::string out;
+  for (std::size_t i = 0; i < head.size(); ++i) out += (i ? "," : "") + head[i];
+  out += "\n";
+  auto opt = [](const std::optional<double>& x) { return x ? csv_num(*x) : std::string(); };
+  auto at = [](const Vector& v, int i) { return i < v.size() ? csv_num(v[i]) : std::string(); };
+  for (const auto& g : c.groups) {
+    std::vector<std::string> cells{csv_field(g.key),
+                                   csv_field(g.sampler),
+                                   csv_field(g.target),
+                                   std::to_string(g.dim),
+                                   std::to_string(g.n_chains),
+                                   std::to_string(g.excluded.size()),
+                                   csv_num(g.wall_seconds_mean),
+                                   csv_num(g.n_gradient_evals_mean),
+                                   csv_num(g.n_draws_mean),
+                                   csv_num(g.kish_ess_mean),
+                                   opt(g.rmse_all_mean),
+                                   opt(g.rmse_all_second_moment),
+                                   opt(g.mse_x_time_mean),
+                                   opt(g.mse_x_time_second_moment),
+                                   opt(g.mse_x_grad_evals_mean),
+                                   opt(g.mse_x_grad_evals_second_moment)};
+    for (int i = 0; i < shown; ++i)
+      for (const MomentStats* m : {&g.mean, &g.second_moment}) {
+        cells.push_back(at(m->mean, i));
+        cells.push_back(at(m->sd, i));
+        cells.push_back(at(m->rmse, i));
+        cells.push_back(at(m->truth, i));
+      }
+    for (const auto& name : est_names) {
+      auto it = g.estimates.find(name);
+      if (it == g.estimates.end()) {
+        cells.insert(cells.end(), 5, "");
+        continue;
+      }
+      const auto& e = it->second;
+      cells.insert(cells.end(), {csv_num(e.mean), csv_num(e.sd), std::to_string(e.n), opt(e.truth),
+                                 opt(e.rmse)});
+    }
+    for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace pemc::report

@@ -1,0 +1,355 @@
+#include "report/diagnostics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <span>
+
+#include "core/error.hpp"
+#include "estimators/ess.hpp"
+#include "estimators/rhat.hpp"
+
+namespace pemc::report {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+using Spans = std::vector<std::span<const double>>;
+
+// The draws of parameter p (coordinate p, or the potential for p == K) of one chain, the first n.
+std::span<const double> series(const ChainTrace& c, std::size_t p, std::size_t n) {
+  const auto& v = p < c.coords.size() ? c.coords[p] : c.potential;
+  return std::span<const double>(v.data(), std::min(n, v.size()));
+}
+
+std::size_t kept(const ChainTrace& c) {
+  return c.coords.empty() ? c.potential.size() : c.coords.front().size();
+}
+
+// Mean, sd, R-hat and ESS of one parameter over the given chains. Non-finite draws make the
+// diagnostics undefined (NaN) with a note instead of an exception.
+ParameterDiagnostics diagnose_parameter(const std::string& name, const Spans& chains,
+                                        std::vector<std::string>* notes) {
+  ParameterDiagnostics p;
+  p.name = name;
+  double n = 0, sum = 0, sum2 = 0;
+  for (const auto& c : chains)
+    for (double x : c) {
+      n += 1;
+      sum += x;
+      sum2 += x * x;
+    }
+  p.mean = n > 0 ? sum / n : kNaN;
+  p.sd = n > 1 ? std::sqrt(std::max(0.0, (sum2 - sum * sum / n) / (n - 1))) : kNaN;
+  try {
+    const auto r = estimators::rank_diagnostics(chains);
+    p.rhat = r.rhat.rhat;
+    p.rhat_bulk = r.rhat.rhat_bulk;
+    p.rhat_folded = r.rhat.rhat_folded;
+    p.ess_bulk = r.bulk.ess;
+    p.ess_tail = r.tail.ess;
+  } catch (const NumericalError& e) {
+    p.rhat = p.rhat_bulk = p.rhat_folded = p.ess_bulk = p.ess_tail = kNaN;
+    if (notes) notes->push_back(name + ": diagnostics undefined (" + e.what() + ")");
+    return p;
+  }
+  if (notes && std::isnan(p.rhat)) {
+    bool constant = true, first = true;
+    double value = 0.0;
+    for (const auto& c : chains)
+      for (double x : c) {
+        if (first) value = x;
+        first = false;
+        constant = constant && x == value;
+      }
+    constant = constant && !first && n >= 4;
+    notes->push_back(name + ": R-hat undefined (" +
+                     (constant ? std::string("every draw has the same value")
+                               : std::string("fewer than 4 draws per chain")) + ")");
+  }
+  if (notes && std::isinf(p.rhat))
+    notes->push_back(name + ": R-hat infinite (chains constant at different values)");
+  return p;
+}
+
+// max ignoring NaN, but +inf wins; NaN when every value is NaN.
+double max_defined(const std::vector<double>& v) {
+  double m = kNaN;
+  for (double x : v) m = std::fmax(m, x);
+  return m;
+}
+double min_defined(const std::vector<double>& v) {
+  double m = kNaN;
+  for (double x : v) m = std::fmin(m, x);
+  return m;
+}
+
+nlohmann::ordered_json number(double x) {
+  return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+}
+
+std::string fmt_num(double x, const char* spec = "{:.4g}") {
+  if (std::isnan(x)) return "—";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format(fmt::runtime(spec), x);
+}
+
+}  // namespace
+
+std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files,
+                                            const TraceOptions& options) {
+  struct Member {
+    const FileTraces* file;
+    const ChainTrace* chain;
+  };
+  std::map<std::string, std::vector<Member>> by_run;
+  for (const auto& f : files)
+    for (const auto& c : f.chains) by_run[c.run_id].push_back({&f, &c});
+
+  std::vector<RunDiagnostics> out;
+  for (const auto& [run_id, members] : by_run) {
+    RunDiagnostics rd;
+    rd.run_id = run_id;
+    const RunMeta meta = run_meta(members.front().file->header, run_id);
+    rd.sampler = meta.sampler;
+    rd.target = meta.target;
+    rd.n_chains = static_cast<int>(members.size());
+
+    std::size_t k = std::numeric_limits<std::size_t>::max();
+    std::size_t n_used = std::numeric_limits<std::size_t>::max(), n_max = 0;
+    bool with_potential = options.with_potential, pseudo = false;
+    std::int64_t stride_min = std::numeric_limits<std::int64_t>::max();
+    std::set<std::pair<std::uint64_t, int>> identities;
+    for (const auto& m : members) {
+      k = std::min(k, m.chain->coords.size());
+      n_used = std::min(n_used, kept(*m.chain));
+      n_max = std::max(n_max, kept(*m.chain));
+      with_potential = with_potential && !m.chain->potential.empty();
+      pseudo = pseudo || m.chain->pseudo_samples;
+      stride_min = std::min(stride_min, m.chain->stride);
+      rd.thinned_by = std::max(rd.thinned_by, m.chain->stride);
+      rd.n_divergent += m.chain->n_divergent;
+      if (!identities.insert({m.chain->seed, m.chain->chain_id}).second)
+        rd.notes.push_back(fmt::format(
+            "chain {} (seed {}) appears in more than one file: identical chains make R-hat and "
+            "ESS look better than they are",
+            m.chain->chain_id, m.chain->seed));
+    }
+    rd.quantity = pseudo ? "pseudo_sample_weighted_mean" : "state";
+    rd.n_draws_used = static_cast<std::int64_t>(n_used);
+    if (rd.thinned_by > 1)
+      rd.notes.push_back(fmt::format(
+          "draws thinned by up to {} to keep at most {} per chain in memory: ESS is that of the "
+          "thinned draws (a lower bound for the full chain when it is positively correlated)",
+          rd.thinned_by, options.max_draws_per_chain));
+    if (stride_min != rd.thinned_by)
+      rd.notes.push_back("chains were thinned by different strides (different lengths); the "
+                         "run-level R-hat and ESS mix them");
+    if (n_max != n_used)
+      rd.notes.push_back(fmt::format("chains have different lengths: run-level diagnostics use the "
+                                     "first {} kept draws of each",
+                                     n_used));
+    if (rd.n_divergent > 0)
+      rd.notes.push_back(fmt::format("{} divergent transitions after warmup", rd.n_divergent));
+
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < k; ++i) names.push_back(fmt::format("x[{}]", i));
+    if (with_potential) names.push_back("potential");
+    for (std::size_t p = 0; p < names.size(); ++p) {
+      const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();
+      Spans spans;
+      for (const auto& m : members) spans.push_back(series(*m.chain, index, n_used));
+      rd.parameters.push_back(diagnose_parameter(names[p], spans, &rd.notes));
+    }
+    std::vector<double> rhats, bulk, tail;
+    for (const auto& p : rd.parameters) {
+      rhats.push_back(p.rhat);
+      bulk.push_back(p.ess_bulk);
+      tail.push_back(p.ess_tail);
+    }
+    rd.max_rhat = max_defined(rhats);
+    rd.min_ess_bulk = min_defined(bulk);
+    rd.min_ess_tail = min_defined(tail);
+
+    for (const auto& m : members) {
+      const ChainTrace& c = *m.chain;
+      ChainDiagnostics cd;
+      cd.file = c.file;
+      cd.chain_id = c.chain_id;
+      cd.seed = c.seed;
+      cd.n_draws = c.n_draws;
+      cd.n_draws_used = static_cast<std::int64_t>(kept(c));
+      cd.thinned_by = c.stride;
+      cd.status = c.status;
+      const double n = static_cast<double>(std::max<std::int64_t>(c.n_draws, 1));
+      cd.mean_accept_stat = c.sum_accept / n;
+      cd.n_divergent = c.n_divergent;
+      cd.mean_tree_depth = c.sum_tree_depth / n;
+      cd.max_tree_depth = c.max_tree_depth;
+      cd.mean_n_leapfrog = c.sum_leapfrog / n;
+      cd.step_size = c.last_step_size;
+      cd.weighted = c.weighted;
+      cd.kish_ess = c.moments.kish_ess();
+      cd.n_gradient_evals = c.n_gradient_evals;
+      cd.wall_seconds = c.wall_seconds;
+      cd.estimates = c.estimates;
+      for (std::size_t p = 0; p < names.size(); ++p) {
+        const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();
+        cd.parameters.push_back(
+            diagnose_parameter(names[p], Spans{series(c, index, kept(c))}, nullptr));
+      }
+      if (c.status != "ok")
+        rd.notes.push_back(fmt::format("chain {} ({}): status {}", c.chain_id, c.file, c.status));
+      if (c.weighted && cd.kish_ess < 0.01 * static_cast<double>(c.moments.count()))
+        rd.notes.push_back(fmt::format(
+            "chain {}: Kish ESS {:.4g} of {} weighted samples — the weighted estimates rest on "
+            "very few draws",
+            c.chain_id, cd.kish_ess, c.moments.count()));
+      rd.chains.push_back(std::move(cd));
+    }
+    std::sort(rd.chains.begin(), rd.chains.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
+    });
+    out.push_back(std::move(rd));
+  }
+  return out;
+}
+
+DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths,
+                                 const TraceOptions& options) {
+  std::vector<FileTraces> traces;
+  DiagnosticsReport report;
+  for (const auto& p : paths) {
+    traces.push_back(read_traces(p, options));
+    const auto& t = traces.back();
+    report.files.push_back({t.path, t.n_records, t.has_footer && !t.problem, t.problem});
+  }
+  report.runs = diagnose_traces(traces, options);
+  return report;
+}
+
+std::string diagnostics_to_json(const DiagnosticsReport& report) {
+  using J = nlohmann::ordered_json;
+  auto params = [](const std::vector<ParameterDiagnostics>& ps, bool full) {
+    J a = J::array();
+    for (const auto& p : ps) {
+      J o;
+      o["name"] = p.name;
+      if (full) {
+        o["mean"] = number(p.mean);
+        o["sd"] = number(p.sd);
+      }
+      o["rhat"] = number(p.rhat);
+      if (full) {
+        o["rhat_bulk"] = number(p.rhat_bulk);
+        o["rhat_folded"] = number(p.rhat_folded);
+      }
+      o["ess_bulk"] = number(p.ess_bulk);
+      o["ess_tail"] = number(p.ess_tail);
+      a.push_back(std::move(o));
+    }
+    return a;
+  };
+  J j;
+  j["runs"] = J::array();
+  for (const auto& r : report.runs) {
+    J o;
+    o["run_id"] = r.run_id;
+    o["sampler"] = r.sampler;
+    o["target"] = r.target;
+    o["quantity"] = r.quantity;
+    o["n_chains"] = r.n_chains;
+    o["n_draws_used"] = r.n_draws_used;
+    o["thinned_by"] = r.thinned_by;
+    o["max_rhat"] = number(r.max_rhat);
+    o["min_ess_bulk"] = number(r.min_ess_bulk);
+    o["min_ess_tail"] = number(r.min_ess_tail);
+    o["n_divergent"] = r.n_divergent;
+    o["parameters"] = params(r.parameters, true);
+    o["chains"] = J::array();
+    for (const auto& c : r.chains) {
+      J co;
+      co["file"] = c.file;
+      co["chain_id"] = c.chain_id;
+      co["seed"] = c.seed;
+      co["n_draws"] = c.n_draws;
+      co["n_draws_used"] = c.n_draws_used;
+      co["thinned_by"] = c.thinned_by;
+      co["status"] = c.status;
+      co["mean_accept_stat"] = number(c.mean_accept_stat);
+      co["n_divergent"] = c.n_divergent;
+      co["mean_tree_depth"] = number(c.mean_tree_depth);
+      co["max_tree_depth"] = c.max_tree_depth;
+      co["mean_n_leapfrog"] = number(c.mean_n_leapfrog);
+      co["step_size"] = number(c.step_size);
+      co["weighted"] = c.weighted;
+      co["kish_ess"] = number(c.kish_ess);
+      co["n_gradient_evals"] = c.n_gradient_evals;
+      co["wall_seconds"] = number(c.wall_seconds);
+      co["estimates"] = J::object();
+      for (const auto& [name, value] : c.estimates) co["estimates"][name] = number(value);
+      co["parameters"] = params(c.parameters, false);
+      o["chains"].push_back(std::move(co));
+    }
+    o["notes"] = r.notes;
+    j["runs"].push_back(std::move(o));
+  }
+  j["files"] = J::array();
+  for (const auto& f : report.files) {
+    J o;
+    o["path"] = f.path.string();
+    o["n_records"] = f.n_records;
+    o["complete"] = f.complete;
+    if (f.problem)
+      o["problem"] = {{"offset", f.problem->offset},
+                      {"record_index", f.problem->record_index},
+                      {"message", f.problem->message}};
+    j["files"].push_back(std::move(o));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string diagnostics_to_table(const DiagnosticsReport& report) {
+  std::string out;
+  for (const auto& r : report.runs) {
+    out += fmt::format("run {} ({} on {}): {} chains x {} draws{}; quantity: {}\n", r.run_id,
+                       r.sampler, r.target, r.n_chains, r.n_draws_used,
+                       r.thinned_by > 1 ? fmt::format(" (thinned by {})", r.thinned_by) : "",
+                       r.quantity);
+    out += fmt::format("  {:<12} {:>11} {:>11} {:>8} {:>9} {:>9}\n", "parameter", "mean", "sd",
+                       "R-hat", "bulk ESS", "tail ESS");
+    for (const auto& p : r.parameters)
+      out += fmt::format("  {:<12} {:>11} {:>11} {:>8} {:>9} {:>9}{}\n", p.name, fmt_num(p.mean),
+                         fmt_num(p.sd), fmt_num(p.rhat, "{:.3f}"), fmt_num(p.ess_bulk, "{:.0f}"),
+                         fmt_num(p.ess_tail, "{:.0f}"),
+                         std::isfinite(p.rhat) && p.rhat > 1.01 ? "  <- R-hat > 1.01" : "");
+    out += fmt::format("  {:>5} {:>10} {:>8} {:>7} {:>5} {:>9} {:>8} {:>9} {:>9} {:>12} {:>8}  {}\n",
+                       "chain", "seed", "draws", "accept", "div", "depth", "leapfrog", "step",
+                       "kish ESS", "grad evals", "wall s", "status / estimates");
+    for (const auto& c : r.chains) {
+      std::string est;
+      for (const auto& [name, value] : c.estimates)
+        est += fmt::format(" {}={}", name, fmt_num(value));
+      out += fmt::format(
+          "  {:>5} {:>10} {:>8} {:>7.3f} {:>5} {:>9} {:>8.1f} {:>9.3g} {:>9.4g} {:>12} {:>8.2f}  "
+          "{}{}\n",
+          c.chain_id, c.seed, c.n_draws, c.mean_accept_stat, c.n_divergent,
+          fmt::format("{:.1f}/{}", c.mean_tree_depth, c.max_tree_depth), c.mean_n_leapfrog,
+          c.step_size, c.kish_ess, c.n_gradient_evals, c.wall_seconds, c.status, est);
+    }
+    for (const auto& n : r.notes) out += "  note: " + n + "\n";
+    out += "\n";
+  }
+  for (const auto& f : report.files)
+    if (f.problem)
+      out += fmt::format("{}: DAMAGED at byte {}: {} (diagnosed the {} records before it)\n",
+                         f.path.string(), f.problem->offset, f.problem->message, f.n_records);
+  return out;
+}
+
+}  // namespace pemc::report

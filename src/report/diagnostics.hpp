@@ -1,0 +1,102 @@
+#pragma once
+// MCMC diagnostics of record files, per run (all its chains, across files) and per chain:
+// rank-normalised split R-hat and bulk/tail ESS (Vehtari et al. 2021; src/estimators/rhat.hpp,
+// ess.hpp) of the first K coordinates and of the potential, Kish ESS of weighted draws,
+// acceptance, divergences, tree depth, leapfrog steps, step size and the samplers' per-chain
+// estimates (log Z, PT swap rates and round trips, ... as each sampler writes them).
+//
+// Memory: per chain K + 1 sequences of at most max_draws_per_chain doubles (diagnostics_traces.hpp);
+// when a chain had to be thinned, the ESS is that of the thinned draws (a lower bound of the full
+// chain's for positively correlated chains) and a note says so.
+//
+// JSON (diagnostics_to_json), stable keys:
+// {"runs": [{"run_id", "sampler", "target", "quantity" ("state" | "pseudo_sample_weighted_mean"),
+//            "n_chains", "n_draws_used" (per chain, after thinning and truncation to the shortest),
+//            "thinned_by", "max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent",
+//            "parameters": [{"name" ("x[0]", ..., "potential"), "mean", "sd", "rhat", "rhat_bulk",
+//                            "rhat_folded", "ess_bulk", "ess_tail"}],
+//            "chains": [{"file", "chain_id", "seed", "n_draws", "n_draws_used", "thinned_by",
+//                        "status", "mean_accept_stat", "n_divergent", "mean_tree_depth",
+//                        "max_tree_depth", "mean_n_leapfrog", "step_size", "weighted", "kish_ess",
+//                        "n_gradient_evals", "wall_seconds", "estimates": {...},
+//                        "parameters": [{"name", "rhat", "ess_bulk", "ess_tail"}]}],
+//            "notes": [...]}],
+//  "files": [{"path", "n_records", "complete", "problem"?: {"offset", "record_index", "message"}}]}
+// Undefined values (an R-hat of constant draws, a chain too short) are null; "notes" says why.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "report/diagnostics_traces.hpp"
+
+namespace pemc::report {
+
+struct ParameterDiagnostics {
+  std::string name;
+  double mean = 0.0, sd = 0.0;  // of the draws used (unweighted)
+  double rhat = 0.0, rhat_bulk = 0.0, rhat_folded = 0.0;
+  double ess_bulk = 0.0, ess_tail = 0.0;
+};
+
+struct ChainDiagnostics {
+  std::string file;
+  int chain_id = 0;
+  std::uint64_t seed = 0;
+  std::int64_t n_draws = 0;
+  std::int64_t n_draws_used = 0;
+  std::int64_t thinned_by = 1;
+  std::string status;
+  double mean_accept_stat = 0.0;
+  std::int64_t n_divergent = 0;
+  double mean_tree_depth = 0.0;
+  int max_tree_depth = 0;
+  double mean_n_leapfrog = 0.0;
+  double step_size = 0.0;
+  bool weighted = false;
+  double kish_ess = 0.0;
+  std::int64_t n_gradient_evals = 0;
+  double wall_seconds = 0.0;
+  std::map<std::string, double> estimates;
+  std::vector<ParameterDiagnostics> parameters;  // single-chain split R-hat and ESS
+};
+
+struct RunDiagnostics {
+  std::string run_id;
+  std::string sampler;
+  std::string target;
+  std::string quantity;
+  int n_chains = 0;
+  std::int64_t n_draws_used = 0;
+  std::int64_t thinned_by = 1;
+  double max_rhat = 0.0, min_ess_bulk = 0.0, min_ess_tail = 0.0;
+  std::int64_t n_divergent = 0;
+  std::vector<ParameterDiagnostics> parameters;
+  std::vector<ChainDiagnostics> chains;
+  std::vector<std::string> notes;
+};
+
+struct DiagnosticsFileInfo {
+  std::filesystem::path path;
+  std::int64_t n_records = 0;
+  bool complete = false;
+  std::optional<records::ReadProblem> problem;
+};
+
+struct DiagnosticsReport {
+  std::vector<RunDiagnostics> runs;  // ordered by run_id
+  std::vector<DiagnosticsFileInfo> files;
+};
+
+// Diagnostics of already collected traces, grouped by run_id (chains of one run may come from
+// several files). Pure computation, for tests.
+std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files,
+                                            const TraceOptions& options);
+
+// Reads the files (streaming, bounded memory; see the file comment) and diagnoses them.
+DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths,
+                                 const TraceOptions& options);
+
+std::string diagnostics_to_json(const DiagnosticsReport& report);
+std::string diagnostics_to_table(const DiagnosticsReport& report);
+
+}  // namespace pemc::report

@@ -1,0 +1,215 @@
+#include "report/diagnostics_traces.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "config/factories.hpp"
+#include "core/error.hpp"
+#include "core/numerics.hpp"
+
+namespace pemc::report {
+namespace {
+
+// Keeps every other kept draw: the stride doubles and the kept draws stay evenly spaced.
+void halve(std::vector<double>& v) {
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < v.size(); i += 2) v[j++] = v[i];
+  v.resize(j);
+}
+
+// Number of pseudo-samples a draw holds (0: none).
+int n_pseudo_samples(const v1::Draw& d, int original_dim) {
+  if (original_dim <= 0 || d.extra_states_size() == 0) return 0;
+  if (d.extra_states_size() % original_dim != 0) return 0;
+  return d.extra_states_size() / original_dim;
+}
+
+}  // namespace
+
+RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
+  RunMeta m;
+  m.config = header.config();
+  m.dim = header.dim();
+  m.original_dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
+  for (const auto& run : header.config().runs())
+    if (run.name() == run_id) m.config = run;
+  for (const auto& info : header.runs())
+    if (info.name() == run_id) {
+      m.dim = info.dim();
+      m.original_dim = info.original_dim() > 0 ? info.original_dim() : info.dim();
+    }
+  m.sampler = config::sampler_kind_name(m.config.sampler());
+  m.target = config::target_kind_name(m.config.target());
+  return m;
+}
+
+const targets::Truth& TruthCache::truth_of(const v1::TargetConfig& config) {
+  const std::string key = config.SerializeAsString();
+  if (auto it = truths_.find(key); it != truths_.end()) return it->second;
+  if (auto it = errors_.find(key); it != errors_.end()) throw ConfigError(it->second);
+  try {
+    return truths_.emplace(key, config::make_target(config)->truth()).first->second;
+  } catch (const std::exception& e) {
+    errors_.emplace(key, e.what());
+    throw;
+  }
+}
+
+bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<double>& out) {
+  out.assign(static_cast<std::size_t>(k), 0.0);
+  const int n = n_pseudo_samples(d, original_dim);
+  if (n > 0) {
+    if (k > original_dim) return false;
+    const double* x = d.extra_states().data();
+    if (d.log_weights_size() == n) {
+      const double log_norm =
+          log_sum_exp(std::span<const double>(d.log_weights().data(), static_cast<std::size_t>(n)));
+      if (std::isfinite(log_norm)) {
+        for (int j = 0; j < n; ++j) {
+          const double w = std::exp(d.log_weights(j) - log_norm);
+          for (int i = 0; i < k; ++i) out[i] += w * x[j * original_dim + i];
+        }
+        return true;
+      }
+      // All weights zero (or a non-finite weight): fall through to the plain mean, which keeps
+      // the trace defined; the moments reject such weights with their own error.
+    }
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < k; ++i) out[i] += x[j * original_dim + i] / n;
+    return true;
+  }
+  if (d.state_size() < k) return false;
+  for (int i = 0; i < k; ++i) out[i] = d.state(i);
+  return true;
+}
+
+bool add_weighted_draw(const v1::Draw& d, int original_dim, const std::string& sampler,
+                       estimators::WeightedMoments& moments, Vector& scratch) {
+  const int n = n_pseudo_samples(d, original_dim);
+  if (n == 1 && d.log_weights_size() == 1 && sampler != "pseudo_extended") {
+    scratch = Eigen::Map<const Vector>(d.extra_states().data(), original_dim);
+    moments.add(scratch, d.log_weights(0));
+    return true;
+  }
+  if (n > 0 && d.log_weights_size() == n) {
+    const double log_norm =
+        log_sum_exp(std::span<const double>(d.log_weights().data(), static_cast<std::size_t>(n)));
+    const bool weightless = log_norm == -kInf;
+    for (int j = 0; j < n; ++j) {
+      scratch = Eigen::Map<const Vector>(d.extra_states().data() + j * original_dim, original_dim);
+      moments.add(scratch, weightless ? -kInf : d.log_weights(j) - log_norm);
+    }
+    return true;
+  }
+  scratch = Eigen::Map<const Vector>(d.state().data(), d.state_size());
+  if (d.log_weights_size() == 1) {
+    moments.add(scratch, d.log_weights(0));
+    return true;
+  }
+  moments.add(scratch);
+  return false;
+}
+
+FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& options) {
+  FileTraces out;
+  out.path = path;
+  records::RecordReader reader(path);
+  v1::Record record;
+  v1::Footer footer;
+  std::map<std::pair<std::string, int>, ChainTrace> chains;
+  std::map<std::pair<std::string, int>, std::int64_t> kept;
+  std::map<std::string, RunMeta> metas;
+  std::vector<double> values;
+  Vector scratch;
+  const std::int64_t cap = std::max<std::int64_t>(options.max_draws_per_chain, 8);
+  while (reader.next(record)) {
+    if (record.has_header()) {
+      out.header = record.header();
+      metas.clear();
+      continue;
+    }
+    if (record.has_footer()) {
+      footer = record.footer();
+      out.has_footer = true;
+      continue;
+    }
+    if (!record.has_draw()) continue;
+    const auto& d = record.draw();
+    if (d.warmup()) continue;
+    if (!options.run_filter.empty() && d.run_id() != options.run_filter) continue;
+    auto meta_it = metas.find(d.run_id());
+    if (meta_it == metas.end()) meta_it = metas.emplace(d.run_id(), run_meta(out.header, d.run_id())).first;
+    const RunMeta& meta = meta_it->second;
+    const auto key = std::make_pair(d.run_id(), d.chain_id());
+    auto [it, inserted] = chains.try_emplace(key);
+    ChainTrace& c = it->second;
+    const int original_dim = meta.original_dim > 0 ? meta.original_dim : d.state_size();
+    const int k = std::min(options.max_coordinates, original_dim);
+    if (inserted) {
+      c.file = path.string();
+      c.run_id = d.run_id();
+      c.chain_id = d.chain_id();
+      c.original_dim = original_dim;
+      c.coords.resize(static_cast<std::size_t>(std::max(k, 0)));
+      // Start from the stride the header's iteration count calls for, so the kept draws
+      // usually need no compaction at all.
+      const std::int64_t thin = std::max(1, out.header.config().output().thin());
+      const std::int64_t expected = meta.config.iterations() > 0
+                                        ? (meta.config.iterations() + thin - 1) / thin
+                                        : 0;
+      c.stride = std::max<std::int64_t>(1, (expected + cap - 1) / cap);
+      c.pseudo_samples = n_pseudo_samples(d, original_dim) > 1;
+    }
+    c.seed = d.seed();
+    const auto where = [&] {
+      return path.string() + ": record " + std::to_string(reader.records_read() - 1) + " (draw " +
+             std::to_string(d.iteration()) + " of chain " + std::to_string(d.chain_id()) + ")";
+    };
+    if (c.n_draws % c.stride == 0) {
+      if (!draw_coordinates(d, original_dim, static_cast<int>(c.coords.size()), values))
+        throw DataError(where() + ": the draw holds " + std::to_string(d.state_size()) +
+                        " coordinates, expected at least " + std::to_string(c.coords.size()));
+      for (std::size_t i = 0; i < c.coords.size(); ++i) c.coords[i].push_back(values[i]);
+      if (options.with_potential) c.potential.push_back(d.potential());
+      if (++kept[key] > cap) {
+        for (auto& v : c.coords) halve(v);
+        halve(c.potential);
+        kept[key] = (kept[key] + 1) / 2;
+        c.stride *= 2;
+      }
+    }
+    c.sum_accept += d.accept_stat();
+    c.n_divergent += d.divergent();
+    c.sum_tree_depth += d.tree_depth();
+    c.max_tree_depth = std::max(c.max_tree_depth, d.tree_depth());
+    c.sum_leapfrog += d.n_leapfrog();
+    c.last_step_size = d.step_size();
+    try {
+      if (add_weighted_draw(d, original_dim, meta.sampler, c.moments, scratch)) c.weighted = true;
+    } catch (const Error& e) {
+      throw DataError(where() + ": " + e.what());
+    }
+    ++c.n_draws;
+  }
+  out.n_records = reader.records_read();
+  out.problem = reader.problem();
+  for (const auto& s : footer.chains()) {
+    for (auto& [key, c] : chains) {
+      if (key.second != s.chain_id()) continue;
+      if (!s.run_id().empty() && s.run_id() != key.first) continue;
+      c.in_footer = true;
+      c.status = s.status();
+      c.n_gradient_evals = s.n_gradient_evals();
+      c.wall_seconds = s.wall_seconds();
+      for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
+    }
+  }
+  for (auto& [key, c] : chains) {
+    if (!c.in_footer) c.status = out.has_footer ? "missing from footer" : "incomplete: no footer";
+    out.chains.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace pemc::report

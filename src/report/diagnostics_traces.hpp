@@ -1,0 +1,117 @@
+#pragma once
+// Streaming collection of per-chain draw sequences (traces) for diagnostics and plots, with
+// bounded memory: only the first K coordinates (plus the potential) are kept, thinned so that at
+// most `max_draws_per_chain` draws per chain are held (the stride starts from the header's
+// iterations / thin and doubles whenever the buffer fills, so it is a power-of-two multiple of the
+// initial one and the kept draws stay evenly spaced). Everything else (acceptance, divergences,
+// tree depth, weighted moments for the Kish ESS) is accumulated over every draw, unthinned.
+//
+// The quantity followed per coordinate i of a draw (draw_coordinates):
+//   - draws with pseudo-samples (extra_states holding n >= 1 samples of the original space): the
+//     per-draw self-normalised weighted mean sum_j w_j x_ji / sum_j w_j (weights normalised within
+//     the draw as in summarize, pseudo-extended paper Theorem 2.1; equal weights when the draw has
+//     no per-sample weights). Its average over draws IS the reported estimate, so its ESS is the
+//     ESS of that estimate;
+//   - otherwise the state's coordinate i (also for samplers with one log weight per draw, e.g. CT
+//     or AIS: the trace then diagnoses the sampler's mixing; the weights' Kish ESS is separate).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+#include "estimators/weighted_moments.hpp"
+#include "pemc/v1/records.pb.h"
+#include "records/record_reader.hpp"
+#include "targets/target.hpp"
+
+namespace pemc::report {
+
+// What a header says about one run: plain files hold one run (the header's own config and
+// dimensions); study files list their runs (config.runs, header.runs) by name.
+struct RunMeta {
+  pemc::v1::RunConfig config;
+  int dim = 0;           // dimension of the sampled state
+  int original_dim = 0;  // dimension of the original target
+  std::string sampler;   // config kind names ("nuts", "pseudo_extended", ...)
+  std::string target;
+};
+RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);
+
+// Exact truths by target config (keyed by its serialised bytes): many files of one study rebuild
+// each target — possibly an expensive enumeration — once. Not thread-safe.
+class TruthCache {
+ public:
+  // Builds the target and returns its truth; rethrows the construction error (as ConfigError with
+  // the same message) on every later call for the same config.
+  const targets::Truth& truth_of(const pemc::v1::TargetConfig& config);
+
+ private:
+  std::map<std::string, targets::Truth> truths_;
+  std::map<std::string, std::string> errors_;
+};
+
+// The first `k` diagnosed coordinates of a draw (see the file comment) into out[0..k). Returns
+// false when the draw holds fewer than k coordinates.
+bool draw_coordinates(const pemc::v1::Draw& d, int original_dim, int k, std::vector<double>& out);
+
+// Adds a draw to weighted moments (for the Kish ESS): pseudo-samples with one log weight each,
+// normalised within the draw (Theorem 2.1) — when there are several, or the sampler is
+// pseudo_extended; a single weighted sample of any other sampler (continuous tempering's view:
+// x with log w1(x), eq. (21)) and one log weight per draw weight across draws; otherwise weight
+// 1. (summarize normalises a single weighted sample within its draw whatever the sampler, which
+// gives continuous tempering weight 1 everywhere.) Returns true when the draw carried weights.
+bool add_weighted_draw(const pemc::v1::Draw& d, int original_dim, const std::string& sampler,
+                       estimators::WeightedMoments& moments, Vector& scratch);
+
+struct TraceOptions {
+  int max_coordinates = 8;                   // K: coordinates 0..K-1 of the original space
+  std::int64_t max_draws_per_chain = 100000; // thinning bound per chain
+  bool with_potential = true;                // also keep the draws' potential
+  std::string run_filter;                    // only this run (empty = all)
+};
+
+struct ChainTrace {
+  std::string file;
+  std::string run_id;
+  int chain_id = 0;
+  std::uint64_t seed = 0;
+  std::int64_t n_draws = 0;   // post-warmup draws read (unthinned)
+  std::int64_t stride = 1;    // kept draws are draws 0, stride, 2 stride, ...
+  int original_dim = 0;
+  std::vector<std::vector<double>> coords;  // [coordinate][kept draw]
+  std::vector<double> potential;            // [kept draw] (when with_potential)
+  // Over every draw:
+  double sum_accept = 0.0;
+  std::int64_t n_divergent = 0;
+  double sum_tree_depth = 0.0;
+  int max_tree_depth = 0;
+  double sum_leapfrog = 0.0;
+  double last_step_size = 0.0;
+  estimators::WeightedMoments moments;
+  bool weighted = false;
+  bool pseudo_samples = false;  // the diagnosed quantity is the per-draw pseudo-sample mean
+  // From the footer:
+  bool in_footer = false;
+  std::string status;
+  std::int64_t n_gradient_evals = 0;
+  double wall_seconds = 0.0;
+  std::map<std::string, double> estimates;
+};
+
+struct FileTraces {
+  std::filesystem::path path;
+  std::int64_t n_records = 0;
+  bool has_footer = false;
+  std::optional<records::ReadProblem> problem;
+  pemc::v1::Header header;
+  std::vector<ChainTrace> chains;  // ordered by (run_id, chain_id)
+};
+
+// Reads one file in a single streaming pass. Throws IoError when it cannot be opened, DataError
+// naming the record for a well-framed draw with unusable content.
+FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& options);
+
+}  // namespace pemc::report

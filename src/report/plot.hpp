@@ -1,0 +1,75 @@
+#pragma once
+// Figures from record files through gnuplot (PNG via pngcairo, SVG): the data and a gnuplot script
+// are written to a temporary directory, `gnuplot` runs on it and its exit code is checked.
+//
+// Kinds:
+//   scatter      draws of two coordinates (--dims i,j; default 0,1), one panel per run, over the
+//                contours of the target density when the original target is 2-D (rebuilt from
+//                the header's config; contour levels at log density max - k^2/2, k = 1..6).
+//                Weighted draws are RESAMPLED, not drawn with sizes: a draw with pseudo-samples
+//                shows one of them, chosen with its within-draw normalised weight (Theorem 2.1 of
+//                the pseudo-extended paper makes that a draw from the target); draws with one log
+//                weight each (continuous tempering, AIS) enter a weighted reservoir sample
+//                without replacement (Efraimidis & Spirakis 2006, keys u^(1/w)); unweighted draws
+//                a uniform one. At most max_points per panel, seeded: the same files give the
+//                same figure. With very uneven weights (Kish ESS below max_points) each heavy draw
+//                appears once, so the cloud under-represents them.
+//   trace        the diagnosed quantity (diagnostics_traces.hpp) of each chain against its draw
+//                index, one panel per coordinate, thinned to at most trace_points per chain.
+//   hist         marginal histograms of the resampled draws (as for scatter), one panel per
+//                coordinate, one line per run; for 1-D targets the exact density is overlaid.
+//   rmse-vs-n    compare's aggregate RMSE (E[x], E[x^2], log Z) per group against a numeric
+//                config field (--x-field, a dotted path such as sampler.pseudo_extended.n_pseudo;
+//                "auto" = n_pseudo when some run has it, else iterations when they differ, else
+//                the groups' order). Groups without the field are drawn as dashed baselines.
+//   rmse-vs-time the same RMSEs against each group's mean wall time (log-log, labelled points).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "report/compare.hpp"
+#include "report/diagnostics_traces.hpp"
+
+namespace pemc::report {
+
+enum class PlotKind { kScatter, kTrace, kHist, kRmseVsN, kRmseVsTime };
+
+// "scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time"; ConfigError otherwise.
+PlotKind parse_plot_kind(const std::string& name);
+
+struct PlotOptions {
+  PlotKind kind = PlotKind::kScatter;
+  std::filesystem::path output;   // .png or .svg (ConfigError otherwise)
+  std::vector<int> dims;          // 0-based coordinates; empty = kind's default (0,1)
+  std::string run_filter;         // only this run (empty = all)
+  int max_points = 0;             // scatter/hist: resampled points per run (0: 5000 / 20000)
+  int trace_points = 4000;        // trace: kept draws per chain
+  int width = 0, height = 0;      // pixels; 0 = from the number of panels
+  bool contours = true;           // scatter: target density contours when possible
+  std::string x_field = "auto";   // rmse-vs-n
+  std::string metric = "all";     // rmse plots: mean | second_moment | log_z | all
+  std::string title;              // overall title (default: kind and files)
+  std::uint64_t seed = 1;         // of the resampling
+  std::string gnuplot = "gnuplot";
+  bool keep_temp = false;         // keep the script and data (path in PlotResult::work_dir)
+  CompareOptions compare;         // rmse plots: grouping
+};
+
+struct PlotResult {
+  std::filesystem::path output;
+  std::filesystem::path work_dir;  // the script and data; removed unless keep_temp
+  std::vector<std::string> notes;
+};
+
+// Throws ConfigError for bad options (unknown extension, a coordinate outside the target),
+// DataError when there is nothing to plot, IoError when gnuplot is missing or fails (with its
+// message; the work directory is then kept and named).
+PlotResult plot_files(const std::vector<std::filesystem::path>& files, const PlotOptions& options);
+
+// Runs `program script` with output to `log`; IoError when the program cannot be started (not
+// installed) or exits non-zero (the log's tail in the message).
+void run_gnuplot(const std::string& program, const std::filesystem::path& script,
+                 const std::filesystem::path& log);
+
+}  // namespace pemc::report

@@ -1,0 +1,371 @@
+// Tests of the streaming trace collection and the diagnostics report (src/report/diagnostics*.hpp):
+// exact thinning (which draws are kept), the per-draw quantity of pseudo-sample draws, per-chain
+// sampler statistics from draws and footer, R-hat/ESS of iid and stuck chains written to files,
+// the JSON keys and damaged files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "records/record_writer.hpp"
+#include "report/diagnostics.hpp"
+
+namespace pemc::report {
+namespace {
+
+namespace fs = std::filesystem;
+using pemc::v1::Record;
+
+class DiagnosticsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("pemc_diagnostics_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+Record header(int dim, std::int64_t iterations = 0, const std::string& name = "r") {
+  Record r;
+  auto* h = r.mutable_header();
+  h->set_dim(dim);
+  h->set_original_dim(dim);
+  auto* c = h->mutable_config();
+  c->set_name(name);
+  for (int i = 0; i < dim; ++i) c->mutable_target()->mutable_gaussian()->add_mean(0.0);
+  c->mutable_sampler()->mutable_nuts()->set_step_size(0.1);
+  if (iterations > 0) c->set_iterations(iterations);
+  return r;
+}
+
+Record draw(int chain, std::int64_t it, const std::vector<double>& x, const std::string& run = "r") {
+  Record r;
+  auto* d = r.mutable_draw();
+  d->set_run_id(run);
+  d->set_chain_id(chain);
+  d->set_seed(100 + static_cast<std::uint64_t>(chain));
+  d->set_iteration(it);
+  for (double v : x) d->add_state(v);
+  d->set_potential(0.5 * x[0] * x[0]);
+  return r;
+}
+
+Record footer(int n_chains) {
+  Record r;
+  auto* f = r.mutable_footer();
+  f->set_status("ok");
+  for (int c = 0; c < n_chains; ++c) {
+    auto* s = f->add_chains();
+    s->set_chain_id(c);
+    s->set_status("ok");
+    s->set_n_gradient_evals(1000 + c);
+    s->set_wall_seconds(0.5 * (c + 1));
+    (*s->mutable_estimates())["swap_accept_0"] = 0.25 * c;
+  }
+  return r;
+}
+
+void write(const fs::path& path, const std::vector<Record>& records) {
+  records::RecordWriter w(path, records::RecordWriter::Options{});
+  for (const auto& r : records) w.write(r);
+  w.close();
+}
+
+// m chains of n draws of a 2-D state, x0 ~ N(mu_c, 1) iid and x1 = draw index; interleaved.
+std::vector<Record> iid_file(int m, int n, std::uint64_t seed, std::vector<double> mu = {},
+                             std::int64_t iterations = 0) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<Record> v{header(2, iterations)};
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < m; ++c)
+      v.push_back(draw(c, i, {(mu.empty() ? 0.0 : mu[c]) + normal(gen), static_cast<double>(i)}));
+  v.push_back(footer(m));
+  return v;
+}
+
+TEST_F(DiagnosticsTest, ThinningKeepsEvenlySpacedDrawsWithinTheBound) {
+  // No iteration count in the header: the stride starts at 1 and doubles whenever 100 are held.
+  write(dir_ / "a.pemc", iid_file(1, 1000, 1));
+  TraceOptions o;
+  o.max_draws_per_chain = 100;
+  const FileTraces t = read_traces(dir_ / "a.pemc", o);
+  ASSERT_EQ(t.chains.size(), 1u);
+  const ChainTrace& c = t.chains[0];
+  EXPECT_EQ(c.n_draws, 1000);
+  EXPECT_EQ(c.stride, 16);  // 1000 draws need stride 16 to stay <= 100 (ceil(1000/16) = 63)
+  ASSERT_EQ(c.coords.size(), 2u);
+  ASSERT_EQ(c.coords[1].size(), 63u);
+  for (std::size_t j = 0; j < c.coords[1].size(); ++j) EXPECT_EQ(c.coords[1][j], 16.0 * j);
+  EXPECT_EQ(c.potential.size(), 63u);
+
+  // With the header's iteration count the stride is right from the start: exactly 100 kept.
+  write(dir_ / "b.pemc", iid_file(1, 1000, 1, {}, 1000));
+  const FileTraces u = read_traces(dir_ / "b.pemc", o);
+  EXPECT_EQ(u.chains[0].stride, 10);
+  ASSERT_EQ(u.chains[0].coords[1].size(), 100u);
+  EXPECT_EQ(u.chains[0].coords[1][99], 990.0);
+}
+
+TEST_F(DiagnosticsTest, OnlyTheFirstKCoordinatesAreKept) {
+  write(dir_ / "a.pemc", iid_file(2, 50, 2));
+  TraceOptions o;
+  o.max_coordinates = 1;
+  o.with_potential = false;
+  const FileTraces t = read_traces(dir_ / "a.pemc", o);
+  EXPECT_EQ(t.chains[0].coords.size(), 1u);
+  EXPECT_TRUE(t.chains[0].potential.empty());
+}
+
+TEST(DrawCoordinates, PseudoSamplesGiveTheWithinDrawWeightedMean) {
+  v1::Draw d;
+  // Two pseudo-samples of a 2-D target: (1, 2) and (3, 6) with weights 1 : 3.
+  for (double v : {1.0, 2.0, 3.0, 6.0}) d.add_extra_states(v);
+  d.add_log_weights(10.0);
+  d.add_log_weights(10.0 + std::log(3.0));
+  for (double v : {9.0, 9.0, 9.0, 9.0, 0.0, 0.0}) d.add_state(v);  // extended state, not used
+  std::vector<double> out;
+  ASSERT_TRUE(draw_coordinates(d, 2, 2, out));
+  EXPECT_NEAR(out[0], 0.25 * 1.0 + 0.75 * 3.0, 1e-14);
+  EXPECT_NEAR(out[1], 0.25 * 2.0 + 0.75 * 6.0, 1e-14);
+  // All weights zero: the plain mean keeps the trace defined.
+  d.set_log_weights(0, -INFINITY);
+  d.set_log_weights(1, -INFINITY);
+  ASSERT_TRUE(draw_coordinates(d, 2, 2, out));
+  EXPECT_EQ(out[0], 2.0);
+  // A plain draw: the state; too short a state is refused.
+  v1::Draw p;
+  p.add_state(4.0);
+  ASSERT_TRUE(draw_coordinates(p, 1, 1, out));
+  EXPECT_EQ(out[0], 4.0);
+  EXPECT_FALSE(draw_coordinates(p, 2, 2, out));
+}
+
+TEST_F(DiagnosticsTest, PerChainStatisticsComeFromDrawsAndFooter) {
+  std::vector<Record> v{header(1)};
+  for (int i = 0; i < 4; ++i) {
+    Record r = draw(0, i, {static_cast<double>(i)});
+    r.mutable_draw()->set_accept_stat(0.25 * i);         // mean 0.375
+    r.mutable_draw()->set_tree_depth(i + 1);             // mean 2.5, max 4
+    r.mutable_draw()->set_n_leapfrog(2 * i + 1);         // mean 4
+    r.mutable_draw()->set_divergent(i == 2);
+    r.mutable_draw()->set_step_size(0.1 * (i + 1));      // last: 0.4
+    v.push_back(r);
+  }
+  Record w = draw(0, 0, {100.0});
+  w.mutable_draw()->set_warmup(true);  // ignored
+  v.insert(v.begin() + 1, w);
+  v.push_back(footer(1));
+  write(dir_ / "a.pemc", v);
+  const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  ASSERT_EQ(rep.runs.size(), 1u);
+  const auto& c = rep.runs[0].chains.at(0);
+  EXPECT_EQ(c.n_draws, 4);
+  EXPECT_DOUBLE_EQ(c.mean_accept_stat, 0.375);
+  EXPECT_DOUBLE_EQ(c.mean_tree_depth, 2.5);
+  EXPECT_EQ(c.max_tree_depth, 4);
+  EXPECT_DOUBLE_EQ(c.mean_n_leapfrog, 4.0);
+  EXPECT_EQ(c.n_divergent, 1);
+  EXPECT_DOUBLE_EQ(c.step_size, 0.4);
+  EXPECT_EQ(c.n_gradient_evals, 1000);
+  EXPECT_DOUBLE_EQ(c.wall_seconds, 0.5);
+  EXPECT_EQ(c.status, "ok");
+  EXPECT_EQ(c.estimates.at("swap_accept_0"), 0.0);
+  EXPECT_FALSE(c.weighted);
+  EXPECT_DOUBLE_EQ(c.kish_ess, 4.0);
+  EXPECT_EQ(rep.runs[0].n_divergent, 1);
+  EXPECT_DOUBLE_EQ(rep.runs[0].parameters[0].mean, 1.5);
+}
+
+// 4 iid chains of 2000: R-hat < 1.01 (R-hat - 1 ≈ (F - 1) / (2n) with n = 1000 per split chain;
+// see tests/unit/estimators/rhat_test.cpp) and bulk ESS within 25% of N = 8000 (sd of tau-hat
+// ≈ 2 sqrt(L / N) <= 0.09 for a window L <= 15 lags: 25% is about 3 sd).
+TEST_F(DiagnosticsTest, IidChainsLookConverged) {
+  write(dir_ / "a.pemc", iid_file(4, 2000, 3));
+  const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  ASSERT_EQ(rep.runs.size(), 1u);
+  const RunDiagnostics& r = rep.runs[0];
+  EXPECT_EQ(r.n_chains, 4);
+  EXPECT_EQ(r.n_draws_used, 2000);
+  EXPECT_EQ(r.quantity, "state");
+  ASSERT_EQ(r.parameters.size(), 3u);  // x[0], x[1], potential
+  EXPECT_EQ(r.parameters[0].name, "x[0]");
+  EXPECT_EQ(r.parameters[2].name, "potential");
+  EXPECT_LT(r.parameters[0].rhat, 1.01);
+  EXPECT_NEAR(r.parameters[0].ess_bulk / 8000.0, 1.0, 0.25);
+  EXPECT_NEAR(r.parameters[0].ess_tail / 8000.0, 1.0, 0.25);
+  // x[1] is the draw index: a perfect trend, which split R-hat must flag.
+  EXPECT_GT(r.parameters[1].rhat, 1.5);
+  EXPECT_GT(r.max_rhat, 1.5);
+  // Per chain: 2000 iid draws each.
+  EXPECT_NEAR(r.chains[0].parameters[0].ess_bulk / 2000.0, 1.0, 0.4);
+}
+
+TEST_F(DiagnosticsTest, ChainsWithDifferentMeansOrAStuckChainGiveLargeRhat) {
+  write(dir_ / "a.pemc", iid_file(4, 1000, 4, {0.0, 1.0, 2.0, 3.0}));
+  const auto far = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  // Split means 0, 0, 1, 1, 2, 2, 3, 3 (variance 10/7) against W = 1: R-hat ≈ sqrt(1 + 10/7) =
+  // 1.56 on the raw scale, ≈ 1.5 after rank normalisation.
+  EXPECT_GT(far.runs[0].parameters[0].rhat, 1.3);
+
+  // One chain stuck at 3: its draws are all the largest (see rhat_test: expected R-hat ≈ 1.5).
+  std::vector<Record> v = iid_file(3, 1000, 5);
+  v.pop_back();
+  for (int i = 0; i < 1000; ++i) v.push_back(draw(3, i, {3.0, 0.0}));
+  v.push_back(footer(4));
+  write(dir_ / "b.pemc", v);
+  const auto stuck = diagnose_files({dir_ / "b.pemc"}, TraceOptions{});
+  EXPECT_GT(stuck.runs[0].parameters[0].rhat, 1.3);
+}
+
+TEST_F(DiagnosticsTest, ConstantDrawsGiveUndefinedRhatWithANote) {
+  std::vector<Record> v{header(1)};
+  for (int i = 0; i < 100; ++i) v.push_back(draw(0, i, {0.1}));
+  write(dir_ / "a.pemc", v);  // no footer either
+  TraceOptions o;
+  o.with_potential = false;
+  const auto rep = diagnose_files({dir_ / "a.pemc"}, o);
+  const auto& r = rep.runs[0];
+  EXPECT_TRUE(std::isnan(r.parameters[0].rhat));
+  EXPECT_TRUE(std::isnan(r.parameters[0].ess_bulk));
+  bool constant = false, status = false;
+  for (const auto& n : r.notes) {
+    constant = constant || n.find("same value") != std::string::npos;
+    status = status || n.find("incomplete: no footer") != std::string::npos;
+  }
+  EXPECT_TRUE(constant);
+  EXPECT_TRUE(status);
+  const auto j = nlohmann::json::parse(diagnostics_to_json(rep));
+  EXPECT_TRUE(j["runs"][0]["parameters"][0]["rhat"].is_null());
+  EXPECT_FALSE(j["files"][0]["complete"].get<bool>());
+}
+
+TEST_F(DiagnosticsTest, PseudoSampleDrawsAreWeightedAndDiagnosedThroughTheirMean) {
+  std::vector<Record> v{header(1)};
+  v[0].mutable_header()->set_dim(4);  // 2 pseudo-samples of a 1-D target + 2 temperatures
+  v[0].mutable_header()->mutable_config()->mutable_sampler()->mutable_pseudo_extended()->set_n_pseudo(2);
+  std::mt19937_64 gen(6);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int i = 0; i < 400; ++i) {
+    Record r = draw(0, i, {9.0, 9.0, 0.0, 0.0});
+    const double a = normal(gen), b = normal(gen);
+    r.mutable_draw()->add_extra_states(a);
+    r.mutable_draw()->add_extra_states(b);
+    r.mutable_draw()->add_log_weights(0.0);
+    r.mutable_draw()->add_log_weights(i % 2 ? 0.0 : -50.0);  // every other draw: b weighs nothing
+    v.push_back(r);
+  }
+  v.push_back(footer(1));
+  write(dir_ / "a.pemc", v);
+  const auto rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  const auto& r = rep.runs[0];
+  EXPECT_EQ(r.quantity, "pseudo_sample_weighted_mean");
+  EXPECT_EQ(r.sampler, "pseudo_extended");
+  const auto& c = r.chains[0];
+  EXPECT_TRUE(c.weighted);
+  // 800 samples with weights 1/2, 1/2 (200 draws) and 1, ~0 (200 draws): Kish ESS =
+  // (sum w)^2 / sum w^2 = 400^2 / (400 * 0.25 + 200) = 533.3.
+  EXPECT_NEAR(c.kish_ess, 160000.0 / 300.0, 1e-6);
+}
+
+TEST(AddWeightedDraw, OneWeightedSampleWeighsAcrossDrawsExceptForPseudoExtended) {
+  // Continuous tempering's view: x with log w1(x). Weights 1 and 3 over two draws: Kish ESS
+  // (1 + 3)^2 / (1 + 9) = 1.6, mean (1 * 0 + 3 * 4) / 4 = 3.
+  estimators::WeightedMoments ct, pe;
+  Vector scratch;
+  for (auto [x, w] : {std::pair{0.0, 1.0}, std::pair{4.0, 3.0}}) {
+    v1::Draw d;
+    d.add_state(x);
+    d.add_state(0.5);  // the temperature coordinate
+    d.add_extra_states(x);
+    d.add_log_weights(std::log(w));
+    EXPECT_TRUE(add_weighted_draw(d, 1, "continuous_tempering", ct, scratch));
+    EXPECT_TRUE(add_weighted_draw(d, 1, "pseudo_extended", pe, scratch));
+  }
+  EXPECT_NEAR(ct.kish_ess(), 1.6, 1e-12);
+  EXPECT_NEAR(ct.mean()[0], 3.0, 1e-12);
+  // Pseudo-extended with N = 1: the weight normalises to 1 within the draw.
+  EXPECT_NEAR(pe.kish_ess(), 2.0, 1e-12);
+  EXPECT_NEAR(pe.mean()[0], 2.0, 1e-12);
+}
+
+TEST_F(DiagnosticsTest, ChainsOfARunAreGroupedAcrossFilesAndThinningIsNoted) {
+  auto a = iid_file(2, 600, 7);
+  write(dir_ / "a.pemc", a);
+  // The same run's chains 2 and 3 in another file.
+  std::vector<Record> b{header(2)};
+  std::mt19937_64 gen(8);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int i = 0; i < 600; ++i)
+    for (int c = 2; c < 4; ++c) b.push_back(draw(c, i, {normal(gen), 0.0}));
+  write(dir_ / "b.pemc", b);
+  TraceOptions o;
+  o.max_draws_per_chain = 200;
+  const auto rep = diagnose_files({dir_ / "a.pemc", dir_ / "b.pemc"}, o);
+  ASSERT_EQ(rep.runs.size(), 1u);
+  EXPECT_EQ(rep.runs[0].n_chains, 4);
+  EXPECT_EQ(rep.runs[0].thinned_by, 4);  // 600 draws -> stride 4 -> 150 kept
+  EXPECT_EQ(rep.runs[0].n_draws_used, 150);
+  bool noted = false;
+  for (const auto& n : rep.runs[0].notes) noted = noted || n.find("thinned") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST_F(DiagnosticsTest, DamagedFileIsDiagnosedUpToTheDamage) {
+  write(dir_ / "a.pemc", iid_file(2, 200, 9));
+  const auto size = fs::file_size(dir_ / "a.pemc");
+  fs::resize_file(dir_ / "a.pemc", size - 30);
+  const auto rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  ASSERT_EQ(rep.files.size(), 1u);
+  EXPECT_TRUE(rep.files[0].problem.has_value());
+  EXPECT_EQ(rep.runs.size(), 1u);
+  const auto j = nlohmann::json::parse(diagnostics_to_json(rep));
+  EXPECT_TRUE(j["files"][0].contains("problem"));
+  EXPECT_NE(diagnostics_to_table(rep).find("DAMAGED"), std::string::npos);
+}
+
+TEST_F(DiagnosticsTest, JsonHasTheStableKeys) {
+  write(dir_ / "a.pemc", iid_file(2, 100, 10));
+  const auto j = nlohmann::json::parse(
+      diagnostics_to_json(diagnose_files({dir_ / "a.pemc"}, TraceOptions{})));
+  const auto& r = j["runs"][0];
+  for (const char* key : {"run_id", "sampler", "target", "quantity", "n_chains", "n_draws_used",
+                          "thinned_by", "max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent",
+                          "parameters", "chains", "notes"})
+    EXPECT_TRUE(r.contains(key)) << key;
+  for (const char* key : {"name", "mean", "sd", "rhat", "rhat_bulk", "rhat_folded", "ess_bulk",
+                          "ess_tail"})
+    EXPECT_TRUE(r["parameters"][0].contains(key)) << key;
+  for (const char* key : {"file", "chain_id", "seed", "n_draws", "n_draws_used", "thinned_by",
+                          "status", "mean_accept_stat", "n_divergent", "mean_tree_depth",
+                          "max_tree_depth", "mean_n_leapfrog", "step_size", "weighted", "kish_ess",
+                          "n_gradient_evals", "wall_seconds", "estimates", "parameters"})
+    EXPECT_TRUE(r["chains"][0].contains(key)) << key;
+  for (const char* key : {"path", "n_records", "complete"})
+    EXPECT_TRUE(j["files"][0].contains(key)) << key;
+}
+
+TEST_F(DiagnosticsTest, ADrawTooShortForItsHeaderIsADataErrorNamingTheRecord) {
+  std::vector<Record> v{header(2), draw(0, 0, {1.0, 2.0}), draw(0, 1, {1.0})};
+  write(dir_ / "a.pemc", v);
+  try {
+    read_traces(dir_ / "a.pemc", TraceOptions{});
+    FAIL() << "expected a DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("record 2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pemc::report
