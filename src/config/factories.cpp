@@ -1,6 +1,7 @@
 #include "config/factories.hpp"
 
 #include "core/error.hpp"
+#include "extended/continuous_tempering.hpp"
 #include "kernels/hmc.hpp"
 #include "kernels/mala.hpp"
 #include "kernels/nuts.hpp"
@@ -168,6 +169,18 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
       o.step_size = config.mala().step_size();
       o.adaptation = make_adaptation(config.mala().adaptation(), kernels::kMalaDefaultTargetAccept);
       return {target, std::make_unique<kernels::MalaKernel>(target, o)};
+    }
+    case v1::SamplerConfig::kContinuousTempering: {
+      // Continuous tempering (src/extended/continuous_tempering.hpp): the inner HMC/NUTS kernel
+      // runs on the (x, u) space (JOINT) or on x | beta (GIBBS, wrapped in the Gibbs kernel).
+      const auto& ct = config.continuous_tempering();
+      auto inner = [&ct](targets::TargetPtr space) {
+        return make_local_kernel(ct.has_hmc() ? &ct.hmc() : nullptr,
+                                 ct.has_nuts() ? &ct.nuts() : nullptr, std::move(space),
+                                 "sampler.continuous_tempering");
+      };
+      auto s = extended::make_continuous_tempering(ct, target, inner);
+      return {std::move(s.space), std::move(s.kernel)};
     }
     case v1::SamplerConfig::KIND_NOT_SET:
       throw ConfigError("sampler: no sampler kind is set");

@@ -1,0 +1,72 @@
+#pragma once
+// The normalised Gaussian base density exp(-psi(x)) of continuous tempering (Graham & Storkey
+// 2017, eq. (14) and Section 6), held by its lower Cholesky factor L (Sigma = L L'):
+//
+//   psi(x)      = 0.5 |r|^2 + sum_i log L_ii + (d/2) log 2pi,   r = L^{-1} (x - mu)
+//   grad psi(x) = L^{-T} r = Sigma^{-1} (x - mu)
+//
+// Each evaluation is two triangular solves, O(d^2); no inverse is ever formed. The solves are
+// written out over 4-column blocks of the column-major factor L (forward) and of a column-major copy
+// of L' (backward): a serial 4 x 4 triangular step, then one pass over the remaining rows with four
+// independent multiply-adds per row (contiguous, no reduction). At d ~ 30-100 this is 2-3x faster
+// than Eigen's general triangular solver, whose dispatch dominates at these sizes; the base's cost
+// is what separates the extended Hamiltonian from the bare target gradient. A diagonal factor takes
+// an O(d) path.
+#include <filesystem>
+#include <string>
+
+#include "core/types.hpp"
+#include "rng/stream.hpp"
+
+namespace pemc::extended {
+
+class GaussianBase {
+ public:
+  // Sigma must be symmetric positive definite (NumericalError otherwise: not square, wrong size,
+  // asymmetric beyond 1e-9 relative, not finite, or the Cholesky factorisation fails).
+  static GaussianBase from_covariance(Vector mean, const Matrix& covariance);
+  // L must be lower triangular (the strict upper part is ignored) with finite entries and L_ii > 0.
+  static GaussianBase from_cholesky(Vector mean, Matrix lower);
+
+  int dim() const { return static_cast<int>(mean_.size()); }
+  // -log N(x; mu, Sigma), every constant included (so exp(-psi) integrates to 1).
+  double potential(ConstVectorRef x) const;
+  // Same value; writes Sigma^{-1} (x - mu) into grad.
+  double potential_and_gradient(ConstVectorRef x, VectorRef grad) const;
+  // x = mu + L z, z ~ N(0, I).
+  void sample(rng::Stream& stream, VectorRef out) const;
+
+  const Vector& mean() const { return mean_; }
+  const Matrix& cholesky() const { return chol_; }
+  Matrix covariance() const { return chol_ * chol_.transpose(); }
+  // log of the Gaussian's normaliser: (d/2) log 2pi + sum_i log L_ii.
+  double log_normaliser() const { return log_norm_; }
+
+ private:
+  GaussianBase(Vector mean, Matrix lower);
+  // r <- L^{-1} r in place.
+  void forward_solve(Vector& r) const;
+  // r <- L^{-T} r in place.
+  void backward_solve(Vector& r) const;
+
+  Vector mean_;
+  Matrix chol_;          // lower triangular, column-major
+  Matrix chol_t_;        // L', column-major (column i = row i of L): contiguous backward updates
+  Vector inv_diag_;      // 1 / L_ii
+  bool diagonal_ = false;
+  double log_norm_ = 0.0;
+  mutable Vector r_;     // scratch
+};
+
+// A base density and the approximation log zeta to log Z that goes with it (eq. (14)).
+struct BaseDensity {
+  GaussianBase psi;
+  double log_zeta = 0.0;
+  std::string description;  // how it was obtained, for logs ("user", "laplace (3 modes)", ...)
+};
+
+// Reads whitespace-separated numbers (any line layout) from a file: exactly `count` of them.
+// IoError if unreadable; DataError naming the file (and line/column of a bad token) otherwise.
+Vector read_numbers(const std::filesystem::path& file, Eigen::Index count, const std::string& what);
+
+}  // namespace pemc::extended

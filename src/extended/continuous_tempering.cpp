@@ -1,0 +1,426 @@
+#include "extended/continuous_tempering.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/numerics.hpp"
+#include "extended/base_density_fit.hpp"
+#include "extended/continuous_tempering_math.hpp"
+#include "pemc/v1/tempering.pb.h"
+
+namespace pemc::extended {
+namespace {
+
+// -log p(x, beta) of eq. (16) up to the joint's constant: beta (phi + log zeta) + (1 - beta) psi.
+// One formula for the Gibbs space and the tempered target, so the Gibbs kernel can hand the
+// space's potential to the inner kernel unchanged.
+inline double tempered_potential(double beta, double phi, double psi, double log_zeta) {
+  return beta * (phi + log_zeta) + (1.0 - beta) * psi;
+}
+
+void fill_view(ConstVectorRef x, double phi, double psi, double beta, double log_zeta,
+               targets::WeightedView& out) {
+  const double delta = phi + log_zeta - psi;
+  const RbLogWeights w = rb_log_weights(delta);
+  out.samples = x;  // d x 1
+  out.log_weights.resize(1);
+  out.log_weights[0] = w.log_w1;
+  out.extra.assign(kExtraSize, 0.0);
+  out.extra[kExtraLogW0] = w.log_w0;
+  out.extra[kExtraLogW1] = w.log_w1;
+  out.extra[kExtraBeta] = beta;
+  out.extra[kExtraDelta] = delta;
+  out.extra[kExtraLogZeta] = log_zeta;
+}
+
+void check_parts(const TemperingParts& parts) {
+  if (!parts.target || !parts.base) throw ConfigError("continuous tempering: no target or base");
+  if (parts.base->dim() != parts.target->dim())
+    throw ConfigError("continuous tempering: the base density has dimension " +
+                      std::to_string(parts.base->dim()) + ", the target " +
+                      std::to_string(parts.target->dim()));
+  if (!std::isfinite(parts.log_zeta)) throw ConfigError("continuous tempering: log zeta is not finite");
+}
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+// ---- DeltaMemo -------------------------------------------------------------------------------
+
+void DeltaMemo::remember(int slot, ConstVectorRef x, double phi, double psi) const {
+  Entry& e = slots_[slot];
+  e.x = x;
+  e.phi = phi;
+  e.psi = psi;
+  e.valid = true;
+}
+
+const DeltaMemo::Entry* DeltaMemo::find(ConstVectorRef x) const {
+  for (const Entry& e : slots_)
+    if (e.valid && e.x.size() == x.size() && e.x == x) return &e;
+  return nullptr;
+}
+
+// ---- joint ------------------------------------------------------------------------------------
+
+JointTemperingTarget::JointTemperingTarget(TemperingParts parts, double control_scale,
+                                           double initial_beta)
+    : parts_(std::move(parts)), d_(0), scale_(control_scale) {
+  check_parts(parts_);
+  d_ = parts_.target->dim();
+  if (!(control_scale > 0.0) || !std::isfinite(control_scale))
+    throw ConfigError("continuous tempering: the control scale must be finite and > 0");
+  if (!(initial_beta > 0.0 && initial_beta < 1.0))
+    throw ConfigError("continuous tempering (joint): initial beta must be in (0, 1)");
+  initial_u_ = scale_ * std::log(initial_beta / (1.0 - initial_beta));
+  grad_phi_.resize(d_);
+  grad_psi_.resize(d_);
+}
+
+double JointTemperingTarget::beta_of(double u) const { return logistic(u / scale_); }
+
+double JointTemperingTarget::potential(ConstVectorRef z) const {
+  const auto x = z.head(d_);
+  const double phi = parts_.target->potential(x);
+  if (!(phi < kInfinity)) return kInfinity;
+  const double psi = parts_.base->potential(x);
+  memo_.remember(0, x, phi, psi);
+  const double t = z[d_] / scale_;
+  const double beta = logistic(t), one_minus_beta = logistic(-t);
+  // eq. (14) without the kinetic terms; -log beta'(u) = softplus(t) + softplus(-t) + log c.
+  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + log1pexp(t) + log1pexp(-t) +
+         std::log(scale_);
+}
+
+double JointTemperingTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
+  const auto x = z.head(d_);
+  const double phi = parts_.target->potential_and_gradient(x, grad_phi_);
+  if (!(phi < kInfinity)) {
+    grad.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return kInfinity;
+  }
+  const double psi = parts_.base->potential_and_gradient(x, grad_psi_);
+  memo_.remember(0, x, phi, psi);
+  const double t = z[d_] / scale_;
+  const double beta = logistic(t), one_minus_beta = logistic(-t);
+  const double delta = phi + parts_.log_zeta - psi;
+  grad.head(d_).noalias() = beta * grad_phi_ + one_minus_beta * grad_psi_;
+  // d/du [beta Delta + softplus(t) + softplus(-t)] = (beta (1 - beta) Delta + beta - (1 - beta)) / c
+  grad[d_] = (beta * one_minus_beta * delta + (beta - one_minus_beta)) / scale_;
+  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + log1pexp(t) + log1pexp(-t) +
+         std::log(scale_);
+}
+
+bool JointTemperingTarget::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {
+  const auto x = z.head(d_);
+  double phi, psi;
+  if (const auto* e = memo_.find(x)) {
+    phi = e->phi;
+    psi = e->psi;
+  } else {
+    phi = parts_.target->potential(x);
+    psi = parts_.base->potential(x);
+  }
+  memo_.remember(1, x, phi, psi);
+  fill_view(x, phi, psi, beta_of(z[d_]), parts_.log_zeta, out);
+  return true;
+}
+
+void JointTemperingTarget::initial_point(const std::function<void(VectorRef)>& draw_original,
+                                         VectorRef z) const {
+  auto x = z.head(d_);
+  draw_original(x);
+  z[d_] = initial_u_;
+}
+
+// ---- Gibbs space ------------------------------------------------------------------------------
+
+GibbsTemperingSpace::GibbsTemperingSpace(TemperingParts parts, double initial_beta)
+    : parts_(std::move(parts)), d_(0), initial_beta_(initial_beta) {
+  check_parts(parts_);
+  d_ = parts_.target->dim();
+  if (!(initial_beta >= 0.0 && initial_beta <= 1.0))
+    throw ConfigError("continuous tempering (Gibbs): initial beta must be in [0, 1]");
+  grad_phi_.resize(d_);
+  grad_psi_.resize(d_);
+}
+
+double GibbsTemperingSpace::potential(ConstVectorRef z) const {
+  const double beta = z[d_];
+  if (!(beta >= 0.0 && beta <= 1.0)) return kInfinity;
+  const auto x = z.head(d_);
+  const double phi = parts_.target->potential(x);
+  if (!(phi < kInfinity)) return kInfinity;
+  const double psi = parts_.base->potential(x);
+  memo_.remember(0, x, phi, psi);
+  return tempered_potential(beta, phi, psi, parts_.log_zeta);
+}
+
+double GibbsTemperingSpace::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
+  const double beta = z[d_];
+  const auto x = z.head(d_);
+  const double phi = (beta >= 0.0 && beta <= 1.0)
+                         ? parts_.target->potential_and_gradient(x, grad_phi_)
+                         : kInfinity;
+  if (!(phi < kInfinity)) {
+    grad.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return kInfinity;
+  }
+  const double psi = parts_.base->potential_and_gradient(x, grad_psi_);
+  memo_.remember(0, x, phi, psi);
+  grad.head(d_).noalias() = beta * grad_phi_ + (1.0 - beta) * grad_psi_;
+  grad[d_] = phi + parts_.log_zeta - psi;  // d/d beta of eq. (16)'s exponent: Delta(x)
+  return tempered_potential(beta, phi, psi, parts_.log_zeta);
+}
+
+bool GibbsTemperingSpace::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {
+  const auto x = z.head(d_);
+  double phi, psi;
+  if (const auto* e = memo_.find(x)) {
+    phi = e->phi;
+    psi = e->psi;
+  } else {
+    phi = parts_.target->potential(x);
+    psi = parts_.base->potential(x);
+  }
+  memo_.remember(1, x, phi, psi);
+  fill_view(x, phi, psi, z[d_], parts_.log_zeta, out);
+  return true;
+}
+
+void GibbsTemperingSpace::initial_point(const std::function<void(VectorRef)>& draw_original,
+                                        VectorRef z) const {
+  auto x = z.head(d_);
+  draw_original(x);
+  z[d_] = initial_beta_;
+}
+
+// ---- tempered x | beta target -----------------------------------------------------------------
+
+TemperedTarget::TemperedTarget(TemperingParts parts) : parts_(std::move(parts)), d_(0) {
+  check_parts(parts_);
+  d_ = parts_.target->dim();
+  scratch_.x.resize(d_);
+  scratch_.grad_phi.resize(d_);
+  scratch_.grad_psi.resize(d_);
+}
+
+double TemperedTarget::potential(ConstVectorRef x) const {
+  const double phi = parts_.target->potential(x);
+  if (!(phi < kInfinity)) return kInfinity;
+  return tempered_potential(beta_, phi, parts_.base->potential(x), parts_.log_zeta);
+}
+
+double TemperedTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
+  Evaluation* e = &scratch_;
+  if (n_recorded_ < kMaxRecordedEvaluations) {
+    if (static_cast<int>(record_.size()) <= n_recorded_) {
+      record_.emplace_back();
+      record_.back().x.resize(d_);
+      record_.back().grad_phi.resize(d_);
+      record_.back().grad_psi.resize(d_);
+    }
+    e = &record_[n_recorded_];
+  } else {
+    overflowed_ = true;
+  }
+  e->phi = parts_.target->potential_and_gradient(x, e->grad_phi);
+  if (!(e->phi < kInfinity)) {
+    grad.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return kInfinity;  // not recorded: never the state a kernel ends on
+  }
+  e->psi = parts_.base->potential_and_gradient(x, e->grad_psi);
+  e->x = x;
+  if (e != &scratch_) ++n_recorded_;
+  grad.noalias() = beta_ * e->grad_phi + (1.0 - beta_) * e->grad_psi;
+  return tempered_potential(beta_, e->phi, e->psi, parts_.log_zeta);
+}
+
+const TemperedTarget::Evaluation* TemperedTarget::find(ConstVectorRef x) const {
+  for (int i = n_recorded_ - 1; i >= 0; --i)
+    if (record_[i].x == x) return &record_[i];
+  return nullptr;
+}
+
+// ---- RB tracking and the joint kernel ---------------------------------------------------------
+
+void RbTracker::observe(const targets::Target& space, const kernels::ChainState& state) {
+  if (in_warmup_) return;
+  space.weighted_view(state.x, view_);
+  acc_.add(view_.samples.col(0), view_.extra[kExtraLogW0], view_.extra[kExtraLogW1]);
+  sum_beta_ += view_.extra[kExtraBeta];
+  log_zeta_ = view_.extra[kExtraLogZeta];
+}
+
+void RbTracker::report(std::map<std::string, double>& estimates) const {
+  if (acc_.count() == 0) return;
+  estimates["log_z"] = acc_.log_z(log_zeta_);
+  estimates["log_zeta"] = log_zeta_;
+  estimates["log_sum_w0"] = acc_.log_sum_w0();
+  estimates["log_sum_w1"] = acc_.log_sum_w1();
+  estimates["ess_w0"] = acc_.ess_w0();
+  estimates["ess_w1"] = acc_.ess_w1();
+  estimates["mean_beta"] = sum_beta_ / static_cast<double>(acc_.count());
+  estimates["rb_draws"] = static_cast<double>(acc_.count());
+}
+
+JointTemperingKernel::JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space,
+                                           kernels::KernelPtr inner)
+    : space_(std::move(space)), inner_(std::move(inner)) {
+  if (!space_ || !inner_) throw ConfigError("joint continuous tempering: missing part");
+}
+
+kernels::TransitionStats JointTemperingKernel::transition(kernels::ChainState& state,
+                                                          rng::Stream& stream) {
+  const auto stats = inner_->transition(state, stream);
+  tracker_.observe(*space_, state);
+  return stats;
+}
+
+void JointTemperingKernel::begin_warmup(std::int64_t n_warmup) {
+  inner_->begin_warmup(n_warmup);
+  tracker_.begin_warmup();
+}
+
+void JointTemperingKernel::end_warmup() {
+  inner_->end_warmup();
+  tracker_.end_warmup();
+}
+
+// ---- Gibbs kernel -----------------------------------------------------------------------------
+
+GibbsTemperingKernel::GibbsTemperingKernel(std::shared_ptr<const GibbsTemperingSpace> space,
+                                           std::shared_ptr<TemperedTarget> tempered,
+                                           kernels::KernelPtr inner)
+    : space_(std::move(space)), tempered_(std::move(tempered)), inner_(std::move(inner)) {
+  if (!space_ || !tempered_ || !inner_) throw ConfigError("Gibbs continuous tempering: missing part");
+  const int d = space_->original_dim();
+  inner_state_.x.resize(d);
+  inner_state_.grad.resize(d);
+  cur_x_.resize(0);
+  grad_phi_.resize(d);
+  grad_psi_.resize(d);
+}
+
+kernels::TransitionStats GibbsTemperingKernel::transition(kernels::ChainState& state,
+                                                          rng::Stream& stream) {
+  const auto& parts = space_->parts();
+  const int d = space_->original_dim();
+  const double beta = state.x[d];
+  std::int64_t extra_evals = 0;
+
+  // phi, psi and their gradients at the current x: kept from the previous transition.
+  if (!(cur_x_.size() == d && cur_x_ == state.x.head(d))) {
+    cur_x_ = state.x.head(d);
+    cur_phi_ = parts.target->potential_and_gradient(cur_x_, grad_phi_);
+    cur_psi_ = parts.base->potential_and_gradient(cur_x_, grad_psi_);
+    ++extra_evals;
+  }
+
+  // x | beta: the space's potential at (x, beta) is the tempered potential at x (same formula).
+  tempered_->set_beta(beta);
+  inner_state_.x = cur_x_;
+  inner_state_.potential = state.potential;
+  inner_state_.grad = state.grad.head(d);
+  tempered_->start_recording();
+  kernels::TransitionStats stats = inner_->transition(inner_state_, stream);
+
+  if (!(inner_state_.x == cur_x_)) {
+    cur_x_ = inner_state_.x;
+    if (const auto* e = tempered_->find(cur_x_)) {
+      cur_phi_ = e->phi;
+      cur_psi_ = e->psi;
+      grad_phi_ = e->grad_phi;
+      grad_psi_ = e->grad_psi;
+    } else {  // only when the record overflowed
+      cur_phi_ = parts.target->potential_and_gradient(cur_x_, grad_phi_);
+      cur_psi_ = parts.base->potential_and_gradient(cur_x_, grad_psi_);
+      ++extra_evals;
+    }
+  }
+
+  // beta | x: exact draw from the truncated exponential (eq. (17)).
+  const double delta = cur_phi_ + parts.log_zeta - cur_psi_;
+  const double new_beta = truncated_exponential_inverse_cdf(delta, stream.uniform());
+  if (std::isnan(new_beta))
+    throw NumericalError("Gibbs continuous tempering: Delta(x) is NaN at the current state");
+
+  state.x.head(d) = cur_x_;
+  state.x[d] = new_beta;
+  state.potential = tempered_potential(new_beta, cur_phi_, cur_psi_, parts.log_zeta);
+  state.grad.resize(d + 1);
+  state.grad.head(d).noalias() = new_beta * grad_phi_ + (1.0 - new_beta) * grad_psi_;
+  state.grad[d] = delta;
+  space_->remember(cur_x_, cur_phi_, cur_psi_);
+
+  stats.n_gradient_evals += extra_evals;
+  tracker_.observe(*space_, state);
+  return stats;
+}
+
+void GibbsTemperingKernel::begin_warmup(std::int64_t n_warmup) {
+  inner_->begin_warmup(n_warmup);
+  tracker_.begin_warmup();
+}
+
+void GibbsTemperingKernel::end_warmup() {
+  inner_->end_warmup();
+  tracker_.end_warmup();
+}
+
+void GibbsTemperingKernel::adapt(std::int64_t warmup_iteration, const kernels::ChainState& state,
+                                 const kernels::TransitionStats& stats) {
+  // The inner kernel adapts to its own moves: x after the move, its acceptance statistic.
+  inner_->adapt(warmup_iteration, inner_state_, stats);
+}
+
+// ---- factories --------------------------------------------------------------------------------
+
+ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity base,
+                                          const ContinuousTemperingOptions& options,
+                                          const InnerKernelFactory& inner) {
+  TemperingParts parts{std::move(target), std::make_shared<const GaussianBase>(std::move(base.psi)),
+                       base.log_zeta};
+  if (options.variant == TemperingVariant::kJoint) {
+    auto space = std::make_shared<const JointTemperingTarget>(parts, options.control_scale,
+                                                              options.initial_beta);
+    auto kernel = std::make_unique<JointTemperingKernel>(space, inner(space));
+    return {std::move(space), std::move(kernel)};
+  }
+  auto space = std::make_shared<const GibbsTemperingSpace>(parts, options.initial_beta);
+  auto tempered = std::make_shared<TemperedTarget>(parts);
+  tempered->set_beta(options.initial_beta);
+  auto inner_kernel = inner(tempered);
+  auto kernel = std::make_unique<GibbsTemperingKernel>(space, tempered, std::move(inner_kernel));
+  return {std::move(space), std::move(kernel)};
+}
+
+ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& config,
+                                          targets::TargetPtr target,
+                                          const InnerKernelFactory& inner) {
+  const std::string field = "sampler.continuous_tempering";
+  if (config.kernel_case() == v1::ContinuousTemperingConfig::KERNEL_NOT_SET)
+    throw ConfigError(field + ": no kernel is set (give hmc or nuts)");
+  if (!config.has_base()) throw ConfigError(field + ".base: required");
+  ContinuousTemperingOptions o;
+  o.variant = config.variant() == v1::ContinuousTemperingConfig::GIBBS ? TemperingVariant::kGibbs
+                                                                        : TemperingVariant::kJoint;
+  const double sigmoid_scale = config.has_sigmoid_scale() ? config.sigmoid_scale() : 1.0;
+  const double mass = config.has_control_mass() ? config.control_mass() : 1.0;
+  if (!(sigmoid_scale > 0.0) || !std::isfinite(sigmoid_scale))
+    throw ConfigError(field + ".sigmoid_scale: must be finite and > 0");
+  if (!(mass > 0.0) || !std::isfinite(mass))
+    throw ConfigError(field + ".control_mass: must be finite and > 0");
+  o.control_scale = sigmoid_scale * std::sqrt(mass);
+  o.initial_beta = config.has_initial_beta() ? config.initial_beta() : 0.5;
+  if (o.variant == TemperingVariant::kJoint && !(o.initial_beta > 0.0 && o.initial_beta < 1.0))
+    throw ConfigError(field + ".initial_beta: must be in (0, 1) for the JOINT variant");
+  if (o.variant == TemperingVariant::kGibbs && !(o.initial_beta >= 0.0 && o.initial_beta <= 1.0))
+    throw ConfigError(field + ".initial_beta: must be in [0, 1]");
+  BaseDensity base = make_base_density(config.base(), *target, field + ".base");
+  return make_continuous_tempering(std::move(target), std::move(base), o, inner);
+}
+
+}  // namespace pemc::extended

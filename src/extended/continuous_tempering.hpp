@@ -1,0 +1,280 @@
+#pragma once
+// Continuous tempering (Graham & Storkey 2017, "Continuously tempered Hamiltonian Monte Carlo").
+//
+// The joint density on (x, beta), beta in [0, 1] (eq. (16), (26)):
+//     p(x, beta) ∝ exp(-beta [phi(x) + log zeta] - (1 - beta) psi(x)),
+// with phi the target's potential, psi the negative log of a normalised Gaussian base density and
+// log zeta an approximation to log Z = log ∫ exp(-phi). Two samplers leave it invariant:
+//
+// JOINT (JointTemperingTarget): HMC/NUTS on (x, u) with beta = beta(u) = sigmoid(u / c) and the
+//   extended potential of eq. (14)/(15)
+//     U(x, u) = beta(u) [phi(x) + log zeta] + (1 - beta(u)) psi(x) - log |d beta / d u|,
+//   -log beta'(u) = softplus(u/c) + softplus(-u/c) + log c. The paper's mass m for u (v^2 / 2m in
+//   eq. (14)) with its beta(u) = sigmoid(u) is the same dynamics as unit mass on u' = sqrt(m) u,
+//   so the state stores u' and c = sigmoid_scale * sqrt(control_mass); the inner kernel's metric
+//   (unit, or adapted diagonal/dense) then acts on (x, u') like any other coordinates.
+//   State: [x (d), u'] (dim d + 1).
+//
+// GIBBS (GibbsTemperingKernel on a GibbsTemperingSpace): alternate an HMC/NUTS move of x | beta on
+//   the tempered potential beta [phi + log zeta] + (1 - beta) psi (TemperedTarget, whose beta the
+//   kernel sets before each move) with an exact draw beta | x from eq. (17).
+//   State: [x (d), beta] (dim d + 1); the space's potential is -log p(x, beta) of eq. (16) and +inf
+//   for beta outside [0, 1].
+//
+// Every draw, whatever its beta, contributes to the Rao-Blackwellised estimators through
+// Delta(x) = phi(x) + log zeta - psi(x) and the weights w0, w1 (continuous_tempering_math.hpp):
+//   log Z  = log zeta + log sum w1 - log sum w0        (eq. (20))
+//   E[f]   = sum w1 f / sum w1  (target),  sum w0 f / sum w0  (base; eqs. (21), (22)).
+// Both spaces' weighted_view(state) gives samples = x (d x 1), log_weights = {log w1(x)} (so a
+// report's self-normalised weighted mean over draws is eq. (21)) and
+//   extra = { log w0(x), log w1(x), beta, Delta(x), log zeta }   (indices kExtra* below),
+// so per chain  log Z = extra[4] + LSE_draws(extra[1]) - LSE_draws(extra[0])  (eq. (20)).
+//
+// Gradient evaluations: each evaluation of the extended (or tempered) potential's gradient costs one
+// target gradient plus one base gradient (O(d^2)); kernels count it as one. The Gibbs kernel needs
+// phi, psi and both gradients separately at the point its inner move ends on; it takes them from a
+// per-transition record of the evaluations (no extra target evaluation), and counts one more
+// gradient evaluation only when that record overflowed (more than kMaxRecordedEvaluations
+// evaluations in one transition).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "estimators/rb_tempering.hpp"
+#include "extended/base_density.hpp"
+#include "extended/extended_sampler.hpp"
+#include "kernels/kernel.hpp"
+#include "targets/target.hpp"
+
+namespace pemc::v1 {
+class ContinuousTemperingConfig;
+}
+
+namespace pemc::extended {
+
+// Layout of WeightedView::extra (and so of Draw.extra in the records).
+inline constexpr int kExtraLogW0 = 0;
+inline constexpr int kExtraLogW1 = 1;
+inline constexpr int kExtraBeta = 2;
+inline constexpr int kExtraDelta = 3;
+inline constexpr int kExtraLogZeta = 4;
+inline constexpr int kExtraSize = 5;
+
+// What both variants share: the target phi, the base psi and log zeta.
+struct TemperingParts {
+  targets::TargetPtr target;
+  std::shared_ptr<const GaussianBase> base;
+  double log_zeta = 0.0;
+};
+
+// phi(x) and psi(x) at one x, remembered so that weighted_view does not re-evaluate the target.
+class DeltaMemo {
+ public:
+  struct Entry {
+    Vector x;
+    double phi = 0.0, psi = 0.0;
+    bool valid = false;
+  };
+  // Slot 0: the latest potential evaluation; slot 1: the latest weighted_view (a rejected
+  // transition leaves the state where the previous view was).
+  void remember(int slot, ConstVectorRef x, double phi, double psi) const;
+  const Entry* find(ConstVectorRef x) const;
+
+ private:
+  mutable Entry slots_[2];
+};
+
+class JointTemperingTarget final : public targets::Target {
+ public:
+  // control_scale c > 0: beta(u') = sigmoid(u' / c). initial_beta in (0, 1).
+  JointTemperingTarget(TemperingParts parts, double control_scale, double initial_beta);
+
+  int dim() const override { return d_ + 1; }
+  std::string name() const override { return "ct_joint(" + parts_.target->name() + ")"; }
+  double potential(ConstVectorRef z) const override;
+  double potential_and_gradient(ConstVectorRef z, VectorRef grad) const override;
+  int original_dim() const override { return d_; }
+  bool weighted_view(ConstVectorRef z, targets::WeightedView& out) const override;
+  // x from the config's init, u' = c logit(initial_beta).
+  void initial_point(const std::function<void(VectorRef)>& draw_original,
+                     VectorRef z) const override;
+
+  double beta_of(double u) const;
+  double control_scale() const { return scale_; }
+  const TemperingParts& parts() const { return parts_; }
+
+ private:
+  TemperingParts parts_;
+  int d_;
+  double scale_;
+  double initial_u_;
+  mutable Vector grad_phi_, grad_psi_;
+  DeltaMemo memo_;
+};
+
+class GibbsTemperingSpace final : public targets::Target {
+ public:
+  GibbsTemperingSpace(TemperingParts parts, double initial_beta);
+
+  int dim() const override { return d_ + 1; }
+  std::string name() const override { return "ct_gibbs(" + parts_.target->name() + ")"; }
+  // -log p(x, beta) = beta (phi + log zeta) + (1 - beta) psi; +inf for beta outside [0, 1] or a
+  // non-finite phi. Gradient: (beta grad phi + (1 - beta) grad psi, Delta).
+  double potential(ConstVectorRef z) const override;
+  double potential_and_gradient(ConstVectorRef z, VectorRef grad) const override;
+  int original_dim() const override { return d_; }
+  bool weighted_view(ConstVectorRef z, targets::WeightedView& out) const override;
+  void initial_point(const std::function<void(VectorRef)>& draw_original,
+                     VectorRef z) const override;
+
+  const TemperingParts& parts() const { return parts_; }
+  // The Gibbs kernel tells the space phi and psi at the state it leaves (saves weighted_view an
+  // evaluation).
+  void remember(ConstVectorRef x, double phi, double psi) const { memo_.remember(0, x, phi, psi); }
+
+ private:
+  TemperingParts parts_;
+  int d_;
+  double initial_beta_;
+  mutable Vector grad_phi_, grad_psi_;
+  DeltaMemo memo_;
+};
+
+// x -> beta [phi(x) + log zeta] + (1 - beta) psi(x) at a beta set from outside (the x | beta
+// conditional of the Gibbs variant). Records each evaluation while recording is on.
+class TemperedTarget final : public targets::Target {
+ public:
+  static constexpr int kMaxRecordedEvaluations = 1 << 14;
+
+  explicit TemperedTarget(TemperingParts parts);
+
+  int dim() const override { return d_; }
+  std::string name() const override { return "ct_tempered(" + parts_.target->name() + ")"; }
+  double potential(ConstVectorRef x) const override;
+  double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
+
+  void set_beta(double beta) { beta_ = beta; }
+  double beta() const { return beta_; }
+
+  // Recording of (x, phi, psi, grad phi, grad psi) for every potential_and_gradient call.
+  struct Evaluation {
+    double phi = 0.0, psi = 0.0;
+    Vector x, grad_phi, grad_psi;
+  };
+  void start_recording() const { n_recorded_ = 0; overflowed_ = false; }
+  // The most recent recorded evaluation at exactly x, or null (not recorded / overflowed).
+  const Evaluation* find(ConstVectorRef x) const;
+
+ private:
+  TemperingParts parts_;
+  int d_;
+  double beta_ = 1.0;
+  mutable std::vector<Evaluation> record_;
+  mutable int n_recorded_ = 0;
+  mutable bool overflowed_ = false;
+  mutable Evaluation scratch_;
+};
+
+// Accumulates the Rao-Blackwellised estimators (eqs. (20)-(22)) over every post-warmup
+// transition of a chain (all of them, not only the thinned draws written to the records), from the
+// space's weighted view. Estimates reported under these keys (ChainSummary.estimates):
+//   "log_z"       log zeta + log sum w1 - log sum w0                       (eq. (20))
+//   "log_zeta"    the base's log zeta
+//   "log_sum_w0", "log_sum_w1", "ess_w0", "ess_w1" (Kish), "mean_beta", "rb_draws"
+class RbTracker {
+ public:
+  void begin_warmup() { in_warmup_ = true; }
+  void end_warmup() { in_warmup_ = false; }
+  // Adds the state's x with its weights unless in warmup.
+  void observe(const targets::Target& space, const kernels::ChainState& state);
+  void report(std::map<std::string, double>& estimates) const;
+  const estimators::TemperingRbAccumulator& accumulator() const { return acc_; }
+
+ private:
+  bool in_warmup_ = false;
+  targets::WeightedView view_;
+  estimators::TemperingRbAccumulator acc_;
+  double sum_beta_ = 0.0;
+  double log_zeta_ = 0.0;
+};
+
+// The joint variant's kernel: the inner HMC/NUTS kernel on the (x, u) space, plus RB tracking.
+class JointTemperingKernel final : public kernels::Kernel {
+ public:
+  JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space, kernels::KernelPtr inner);
+
+  std::string name() const override { return "ct_joint/" + inner_->name(); }
+  kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
+  void begin_warmup(std::int64_t n_warmup) override;
+  void adapt(std::int64_t warmup_iteration, const kernels::ChainState& state,
+             const kernels::TransitionStats& stats) override {
+    inner_->adapt(warmup_iteration, state, stats);
+  }
+  void end_warmup() override;
+  double step_size() const override { return inner_->step_size(); }
+  void report_estimates(std::map<std::string, double>& estimates) const override {
+    tracker_.report(estimates);
+  }
+  const estimators::TemperingRbAccumulator& rb_accumulator() const { return tracker_.accumulator(); }
+
+ private:
+  std::shared_ptr<const JointTemperingTarget> space_;
+  kernels::KernelPtr inner_;
+  RbTracker tracker_;
+};
+
+class GibbsTemperingKernel final : public kernels::Kernel {
+ public:
+  // `inner` is built on `tempered` (the caller's factory).
+  GibbsTemperingKernel(std::shared_ptr<const GibbsTemperingSpace> space,
+                       std::shared_ptr<TemperedTarget> tempered, kernels::KernelPtr inner);
+
+  std::string name() const override { return "ct_gibbs/" + inner_->name(); }
+  // One sweep: x | beta by the inner kernel at the state's beta, then beta | x exactly (eq. (17))
+  // from one uniform of `stream` drawn after the inner move.
+  kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
+
+  void begin_warmup(std::int64_t n_warmup) override;
+  void adapt(std::int64_t warmup_iteration, const kernels::ChainState& state,
+             const kernels::TransitionStats& stats) override;
+  void end_warmup() override;
+  double step_size() const override { return inner_->step_size(); }
+  void report_estimates(std::map<std::string, double>& estimates) const override {
+    tracker_.report(estimates);
+  }
+  const estimators::TemperingRbAccumulator& rb_accumulator() const { return tracker_.accumulator(); }
+
+ private:
+  std::shared_ptr<const GibbsTemperingSpace> space_;
+  std::shared_ptr<TemperedTarget> tempered_;
+  kernels::KernelPtr inner_;
+  kernels::ChainState inner_state_;
+  // phi, psi and their gradients at cur_x_ (the x part of the state last returned).
+  Vector cur_x_;
+  double cur_phi_ = 0.0, cur_psi_ = 0.0;
+  Vector grad_phi_, grad_psi_;
+  RbTracker tracker_;
+};
+
+enum class TemperingVariant { kJoint, kGibbs };
+
+struct ContinuousTemperingOptions {
+  TemperingVariant variant = TemperingVariant::kJoint;
+  double control_scale = 1.0;  // JOINT: c = sigmoid_scale * sqrt(control_mass)
+  double initial_beta = 0.5;
+};
+
+// The extended space and its kernel; the inner kernel is built by `inner` on the joint space
+// (JOINT) or on the tempered x | beta target (GIBBS).
+ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity base,
+                                          const ContinuousTemperingOptions& options,
+                                          const InnerKernelFactory& inner);
+
+// From the config: the base (base_density_fit.hpp) is built here, once per call. Throws
+// ConfigError naming sampler.continuous_tempering.<field>.
+ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& config,
+                                          targets::TargetPtr target,
+                                          const InnerKernelFactory& inner);
+
+}  // namespace pemc::extended

@@ -1,0 +1,382 @@
+// Continuous tempering study (Graham & Storkey 2017): runs the paper configs in-process, chain by
+// chain exactly as pemc-dist's chain driver does (same streams, so the same draws), and checks the
+// issue's result criteria from the Rao-Blackwellised estimators (eqs. (20)-(22)):
+//
+//   1-D bimodal (configs/paper/bimodal1d_ct_{joint,gibbs}.pbtxt, log Z = 0, masses 1/2 each):
+//     the pooled estimate over the seeds (merged accumulators, eq. (20)) has |log Z| < 0.02 and
+//     both mode masses within 0.02 of 1/2; per-seed errors are printed (RMSE, max).
+//   Boltzmann pe28 (configs/paper/boltzmann28_ct_{joint,gibbs}.pbtxt, shipped base):
+//     over the seeds, RMSE of log Z < 0.1, and RMSE of E[x] and of Cov[x] at most 1/5 of the
+//     base's own RMSE (base mean and covariance against truth.json).
+//
+//   ct_study [--config FILE ...] [--set FIELD=VALUE ...] [--iterations N] [--warmup N]
+//            [--seeds K] [--threads T] [--no-check] [--bootstrap N1]
+//
+// --bootstrap N1 (Section 6's bootstrap, one round): every chain first runs N1 draws with the
+// configured base; the accumulators are merged in chain order and refitted (refit_base: mean and
+// covariance by eq. (21), log zeta by eq. (20)); then every chain runs iterations - N1 draws (same
+// warmup, fresh streams: chain ids offset by the number of chains) with the refitted Gaussian base,
+// and only that second round is scored.
+//
+// Without --config: the four configs above. Runs from PEMC_SOURCE_DIR (the configs' data paths are
+// relative to the repository root). Exit status 0 iff every check passes (--no-check: always 0,
+// for tuning runs with --set).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/defaults.hpp"
+#include "config/factories.hpp"
+#include "config/load.hpp"
+#include "config/overrides.hpp"
+#include "config/validate.hpp"
+#include "core/error.hpp"
+#include "core/numerics.hpp"
+#include "estimators/rb_tempering.hpp"
+#include "extended/base_density.hpp"
+#include "extended/base_density_fit.hpp"
+#include "extended/continuous_tempering.hpp"
+#include "rng/stream.hpp"
+
+namespace {
+
+using pemc::Matrix;
+using pemc::Vector;
+using Clock = std::chrono::steady_clock;
+
+// Exact log ∫ exp(-phi) for the target built from boltzmann-pe28/Q.txt as shipped (enumeration;
+// see src/targets/boltzmann.hpp). truth.json's log_Z_x is 5.9e-5 below it.
+constexpr double kBoltzmannPe28LogZ = 160.889297;
+
+struct ChainResult {
+  std::uint64_t seed = 0;
+  pemc::estimators::TemperingRbAccumulator acc;
+  double log_zeta = 0.0;
+  double log_sum_w1_right = -pemc::kInf;  // 1-D: w1 mass of x > 0
+  double mean_beta = 0.0;
+  double accept = 0.0;
+  std::int64_t grad_evals = 0;
+  double seconds = 0.0;
+  std::string status = "ok";
+  double log_z() const { return acc.log_z(log_zeta); }
+};
+
+void draw_initial_point(const pemc::v1::InitConfig& init, pemc::rng::Stream& stream,
+                        pemc::VectorRef x) {
+  switch (init.kind_case()) {
+    case pemc::v1::InitConfig::kPoint:
+      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
+      break;
+    case pemc::v1::InitConfig::kUniformBox: {
+      const double lo = init.uniform_box().lower(), hi = init.uniform_box().upper();
+      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = lo + (hi - lo) * stream.uniform();
+      break;
+    }
+    default: {
+      const double r =
+          init.kind_case() == pemc::v1::InitConfig::kUniformRadius ? init.uniform_radius() : 2.0;
+      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
+    }
+  }
+}
+
+// One chain, as src/runner/chain_driver.cpp runs it; the RB sums over every post-warmup state.
+ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int chain_id) {
+  // chain_id keys the streams; the configured chain is chain_id modulo the chain count.
+  ChainResult r;
+  r.seed = seed;
+  const auto t0 = Clock::now();
+  try {
+    auto target = pemc::config::make_target(config.target());
+    auto setup = pemc::config::make_sampler(config.sampler(), target);
+    const auto& space = *setup.space;
+    pemc::kernels::ChainState state;
+    state.x.resize(space.dim());
+    bool found = false;
+    for (int attempt = 0; attempt < 100 && !found; ++attempt) {
+      pemc::rng::Stream stream(seed, pemc::rng::Domain::kInitialPoint, chain_id, attempt);
+      space.initial_point([&](pemc::VectorRef b) { draw_initial_point(config.init(), stream, b); },
+                          state.x);
+      pemc::kernels::refresh(space, state);
+      ++r.grad_evals;
+      found = std::isfinite(state.potential);
+    }
+    if (!found) throw pemc::NumericalError("no finite initial point");
+    const std::int64_t n_warmup = config.warmup(), n_iter = config.iterations();
+    pemc::targets::WeightedView view;
+    if (n_warmup > 0) setup.kernel->begin_warmup(n_warmup);
+    for (std::int64_t t = 0; t < n_warmup + n_iter; ++t) {
+      if (t == n_warmup && n_warmup > 0) setup.kernel->end_warmup();
+      pemc::rng::Stream stream(seed, pemc::rng::Domain::kTransition, chain_id, t);
+      const auto stats = setup.kernel->transition(state, stream);
+      r.grad_evals += stats.n_gradient_evals;
+      if (t < n_warmup) {
+        setup.kernel->adapt(t, state, stats);
+        continue;
+      }
+      r.accept += stats.accept_stat / static_cast<double>(n_iter);
+      space.weighted_view(state.x, view);
+      const double lw0 = view.extra[pemc::extended::kExtraLogW0];
+      const double lw1 = view.extra[pemc::extended::kExtraLogW1];
+      r.acc.add(view.samples.col(0), lw0, lw1);
+      r.log_zeta = view.extra[pemc::extended::kExtraLogZeta];
+      r.mean_beta += view.extra[pemc::extended::kExtraBeta] / static_cast<double>(n_iter);
+      if (view.samples.rows() == 1 && view.samples(0, 0) > 0.0)
+        r.log_sum_w1_right = pemc::log_add_exp(r.log_sum_w1_right, lw1);
+    }
+  } catch (const std::exception& e) {
+    r.status = std::string("failed: ") + e.what();
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+std::vector<ChainResult> run_all(const pemc::v1::RunConfig& config, int threads, int id_offset = 0) {
+  const auto seeds = pemc::config::expand_seeds(config);
+  const int per_seed = std::max(1, config.chains_per_seed());
+  const int n = static_cast<int>(seeds.size()) * per_seed;
+  std::vector<ChainResult> out(n);
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    for (int i; (i = next++) < n;) out[i] = run_chain(config, seeds[i / per_seed], i + id_offset);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, threads); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+double rms(const std::vector<double>& v) {
+  double s = 0.0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s / static_cast<double>(v.size()));
+}
+
+struct Truth {
+  double log_z = 0.0;
+  Vector mean;
+  Matrix cov;
+  bool bimodal = false;
+  Vector base_mean;  // for the base-RMSE comparison (Boltzmann)
+  Matrix base_cov;
+  double base_log_zeta = 0.0;
+};
+
+std::vector<double> json_vector(const nlohmann::json& j) {
+  std::vector<double> v;
+  for (const auto& x : j) {
+    if (x.is_array()) {
+      for (const auto& y : x) v.push_back(y.get<double>());
+    } else {
+      v.push_back(x.get<double>());
+    }
+  }
+  return v;
+}
+
+// Truth for the configs this study knows: the normalised bimodal mixture (its own truth()) and the
+// pe28 Boltzmann relaxation (truth.json and the exact log Z above).
+Truth truth_for(const pemc::v1::RunConfig& config) {
+  Truth t;
+  if (config.target().has_boltzmann()) {
+    const std::filesystem::path dir =
+        std::filesystem::path(config.target().boltzmann().q_file()).parent_path();
+    std::ifstream in(dir / "truth.json");
+    if (!in) throw pemc::IoError("cannot read " + (dir / "truth.json").string());
+    const auto j = nlohmann::json::parse(in);
+    const auto e = json_vector(j["E_x"]);
+    const auto c = json_vector(j["Cov_x"]);
+    const auto d = static_cast<Eigen::Index>(e.size());
+    t.mean = Eigen::Map<const Vector>(e.data(), d);
+    t.cov = Eigen::Map<const Matrix>(c.data(), d, d).transpose();
+    t.log_z = kBoltzmannPe28LogZ;
+    // The base exactly as the sampler builds it (shipped files, or a fit).
+    const auto target = pemc::config::make_target(config.target());
+    const auto base = pemc::extended::make_base_density(config.sampler().continuous_tempering().base(),
+                                                        *target, "base");
+    t.base_mean = base.psi.mean();
+    t.base_cov = base.psi.covariance();
+    t.base_log_zeta = base.log_zeta;
+    return t;
+  }
+  const auto target = pemc::config::make_target(config.target());
+  const auto truth = target->truth();
+  if (!truth.log_z || !truth.mean || !truth.cross_moment)
+    throw pemc::ConfigError("ct_study: no exact truth known for target " + target->name());
+  t.log_z = *truth.log_z;
+  t.mean = *truth.mean;
+  t.cov = *truth.cross_moment - t.mean * t.mean.transpose();
+  t.bimodal = target->dim() == 1;
+  return t;
+}
+
+bool study(const std::filesystem::path& path, const pemc::config::CommandLineOverrides& overrides,
+           int threads, bool check, std::int64_t bootstrap) {
+  auto loaded = pemc::config::load_config(path);
+  pemc::config::apply_overrides(loaded, overrides);
+  pemc::config::apply_defaults(loaded);
+  pemc::config::validate(loaded);
+  auto config = loaded.config;
+  Truth truth = truth_for(config);
+  std::printf("\n== %s (%s, %lld warmup + %lld draws per chain)\n", config.name().c_str(),
+              path.string().c_str(), static_cast<long long>(config.warmup()),
+              static_cast<long long>(config.iterations()));
+  const auto t0 = Clock::now();
+  std::vector<ChainResult> chains;
+  if (bootstrap > 0 && bootstrap < config.iterations()) {
+    const std::int64_t total = config.iterations();
+    config.set_iterations(bootstrap);
+    const auto first = run_all(config, threads);
+    pemc::estimators::TemperingRbAccumulator merged;
+    for (const auto& c : first) merged.merge(c.acc);
+    const auto base = pemc::extended::refit_base(merged, first.front().log_zeta);
+    std::printf("  bootstrap: round 1 (%lld draws per chain) log Z %.4f (err %+.4f); refitted base "
+                "RMSE E[x] %.5f\n",
+                static_cast<long long>(bootstrap), base.log_zeta, base.log_zeta - truth.log_z,
+                std::sqrt((base.psi.mean() - truth.mean).squaredNorm() / truth.mean.size()));
+    auto* g = config.mutable_sampler()->mutable_continuous_tempering()->mutable_base()->mutable_gaussian();
+    g->Clear();
+    const auto d = base.psi.dim();
+    const Matrix cov = base.psi.covariance();
+    for (Eigen::Index i = 0; i < d; ++i) g->add_mean(base.psi.mean()[i]);
+    for (Eigen::Index i = 0; i < d; ++i)
+      for (Eigen::Index j = 0; j < d; ++j) g->add_covariance(cov(i, j));
+    g->set_log_zeta(base.log_zeta);
+    config.set_iterations(total - bootstrap);
+    chains = run_all(config, threads, static_cast<int>(first.size()));
+    // Scored against the original base (the criterion compares with the configured base).
+  } else {
+    chains = run_all(config, threads);
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  std::vector<double> err_log_z, err_mean, err_cov, mass_err;
+  pemc::estimators::TemperingRbAccumulator pooled;
+  double pooled_right = -pemc::kInf;
+  double chain_seconds = 0.0;
+  std::int64_t evals = 0;
+  bool ok = true;
+  std::printf("  seed  log Z err   RMSE E[x]  RMSE Cov   mean beta  accept  ESS(w1)  seconds\n");
+  for (const auto& c : chains) {
+    if (c.status != "ok") {
+      std::printf("  %4llu  %s\n", static_cast<unsigned long long>(c.seed), c.status.c_str());
+      ok = false;
+      continue;
+    }
+    const double ez = c.log_z() - truth.log_z;
+    const double em = std::sqrt((c.acc.mean() - truth.mean).squaredNorm() / truth.mean.size());
+    const double ec = std::sqrt((c.acc.covariance() - truth.cov).squaredNorm() / truth.cov.size());
+    err_log_z.push_back(ez);
+    err_mean.push_back(em);
+    err_cov.push_back(ec);
+    pooled.merge(c.acc);
+    chain_seconds += c.seconds;
+    evals += c.grad_evals;
+    if (truth.bimodal) {
+      pooled_right = pemc::log_add_exp(pooled_right, c.log_sum_w1_right);
+      mass_err.push_back(std::exp(c.log_sum_w1_right - c.acc.log_sum_w1()) - 0.5);
+    }
+    std::printf("  %4llu  %+9.4f   %9.5f  %9.5f  %9.3f  %6.3f  %7.0f  %7.2f\n",
+                static_cast<unsigned long long>(c.seed), ez, em, ec, c.mean_beta, c.accept,
+                c.acc.ess_w1(), c.seconds);
+  }
+  if (err_log_z.empty()) return false;
+  const double rmse_z = rms(err_log_z), rmse_m = rms(err_mean), rmse_c = rms(err_cov);
+  std::printf("  RMSE over %zu chains: log Z %.4f, E[x] %.5f, Cov[x] %.5f; max |log Z err| %.4f\n",
+              err_log_z.size(), rmse_z, rmse_m, rmse_c,
+              std::fabs(*std::max_element(err_log_z.begin(), err_log_z.end(),
+                                          [](double a, double b) { return std::fabs(a) < std::fabs(b); })));
+  std::printf("  wall %.2f s for %zu chains on %d threads (sum of chain times %.2f s), %lld gradient "
+              "evaluations\n",
+              wall, chains.size(), threads, chain_seconds, static_cast<long long>(evals));
+  const double log_zeta = chains.front().log_zeta;
+  if (truth.bimodal) {
+    const double pooled_z = pooled.log_z(log_zeta) - truth.log_z;
+    const double pooled_mass = std::exp(pooled_right - pooled.log_sum_w1());
+    std::printf("  pooled (eq. (20) over all chains): log Z err %+.4f, mass(x > 0) %.4f, mass(x < 0) "
+                "%.4f; per-chain mass RMSE %.4f\n",
+                pooled_z, pooled_mass, 1.0 - pooled_mass, rms(mass_err));
+    if (check) {
+      const bool pass = std::fabs(pooled_z) < 0.02 && std::fabs(pooled_mass - 0.5) < 0.02;
+      std::printf("  CHECK |pooled log Z err| < 0.02 and |mass - 0.5| < 0.02: %s\n", pass ? "pass" : "FAIL");
+      ok &= pass;
+    }
+  } else if (truth.base_mean.size() > 0) {
+    std::printf("  pooled (eq. (20)-(21) over all chains): log Z err %+.4f, RMSE E[x] %.5f, RMSE Cov %.5f\n",
+                pooled.log_z(log_zeta) - truth.log_z,
+                std::sqrt((pooled.mean() - truth.mean).squaredNorm() / truth.mean.size()),
+                std::sqrt((pooled.covariance() - truth.cov).squaredNorm() / truth.cov.size()));
+    if (std::getenv("CT_STUDY_VERBOSE")) {
+      const Matrix pc = pooled.covariance();
+      const Vector pm = pooled.mean();
+      for (Eigen::Index i = 0; i < truth.mean.size(); ++i)
+        std::printf("    x[%2ld]: mean %8.4f (truth %8.4f, base %8.4f)  var %8.4f (truth %8.4f, base %8.4f)\n",
+                    static_cast<long>(i), pm[i], truth.mean[i], truth.base_mean[i], pc(i, i),
+                    truth.cov(i, i), truth.base_cov(i, i));
+    }
+    const double base_z = truth.base_log_zeta - truth.log_z;
+    const double base_m = std::sqrt((truth.base_mean - truth.mean).squaredNorm() / truth.mean.size());
+    const double base_c = std::sqrt((truth.base_cov - truth.cov).squaredNorm() / truth.cov.size());
+    std::printf("  base: log zeta err %+.4f, RMSE E[x] %.5f, RMSE Cov %.5f -> ratios: log Z %.4f, "
+                "E[x] %.4f, Cov %.4f\n",
+                base_z, base_m, base_c, rmse_z / std::fabs(base_z), rmse_m / base_m, rmse_c / base_c);
+    if (check) {
+      const bool pass = rmse_z < 0.1 && rmse_m <= base_m / 5.0 && rmse_c <= base_c / 5.0;
+      std::printf("  CHECK RMSE log Z < 0.1, E[x] and Cov[x] <= base / 5: %s\n", pass ? "pass" : "FAIL");
+      ok &= pass;
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::filesystem::path> configs;
+  pemc::config::CommandLineOverrides overrides;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool check = true;
+  std::int64_t bootstrap = 0;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw pemc::ConfigError(a + ": needs a value");
+        return argv[++i];
+      };
+      if (a == "--config") configs.emplace_back(std::filesystem::absolute(value()));
+      else if (a == "--set") overrides.sets.push_back(value());
+      else if (a == "--iterations") overrides.iterations = std::stoll(value());
+      else if (a == "--warmup") overrides.warmup = std::stoll(value());
+      else if (a == "--seeds") overrides.seeds = std::stoi(value());
+      else if (a == "--threads") threads = std::stoi(value());
+      else if (a == "--no-check") check = false;
+      else if (a == "--bootstrap") bootstrap = std::stoll(value());
+      else throw pemc::ConfigError("unknown argument " + a);
+    }
+    const std::filesystem::path root = PEMC_SOURCE_DIR;
+    if (configs.empty())
+      for (const char* c : {"bimodal1d_ct_joint", "bimodal1d_ct_gibbs", "boltzmann28_ct_joint",
+                            "boltzmann28_ct_gibbs"})
+        configs.push_back(root / "configs" / "paper" / (std::string(c) + ".pbtxt"));
+    std::filesystem::current_path(root);
+    bool ok = true;
+    for (const auto& c : configs) ok &= study(c, overrides, threads, check, bootstrap);
+    std::printf("\n%s\n", ok ? "ALL CHECKS PASSED" : "SOME CHECKS FAILED");
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ct_study: %s\n", e.what());
+    return 2;
+  }
+}
