@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "extended/continuous_tempering.hpp"
+#include "extended/pseudo_extended.hpp"
 #include "kernels/hmc.hpp"
 #include "kernels/mala.hpp"
 #include "kernels/nuts.hpp"
@@ -169,6 +170,18 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
       o.step_size = config.mala().step_size();
       o.adaptation = make_adaptation(config.mala().adaptation(), kernels::kMalaDefaultTargetAccept);
       return {target, std::make_unique<kernels::MalaKernel>(target, o)};
+    }
+    case v1::SamplerConfig::kPseudoExtended: {
+      // Pseudo-extended (src/extended/pseudo_extended.hpp): the chain's pseudo-samples are
+      // evaluated in blocks over `group`; the inner HMC/NUTS kernel runs on the extended space.
+      const auto& pe = config.pseudo_extended();
+      auto inner = [&pe](targets::TargetPtr space) {
+        return make_local_kernel(pe.has_hmc() ? &pe.hmc() : nullptr,
+                                 pe.has_nuts() ? &pe.nuts() : nullptr, std::move(space),
+                                 "sampler.pseudo_extended");
+      };
+      auto s = extended::make_pseudo_extended(pe, target, inner, group);
+      return {std::move(s.space), std::move(s.kernel)};
     }
     case v1::SamplerConfig::kContinuousTempering: {
       // Continuous tempering (src/extended/continuous_tempering.hpp): the inner HMC/NUTS kernel

@@ -1,0 +1,161 @@
+#include "extended/pseudo_extended.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "core/error.hpp"
+
+namespace pemc::extended {
+namespace {
+
+std::string num(double v) { return fmt::format("{}", v); }
+
+void check_shape(const v1::BetaDensity& s, const std::string& path,
+                 std::vector<PseudoExtendedIssue>& out) {
+  if (s.has_a() && !(std::isfinite(s.a()) && s.a() > 0.0))
+    out.push_back({path + ".a", "must be finite and > 0", num(s.a())});
+  if (s.has_b() && !(std::isfinite(s.b()) && s.b() > 0.0))
+    out.push_back({path + ".b", "must be finite and > 0", num(s.b())});
+}
+
+BetaShape shape_of(const v1::BetaDensity& s) {
+  return {s.has_a() ? s.a() : 1.0, s.has_b() ? s.b() : 1.0};
+}
+
+bool bounded_box(const v1::TargetConfig& t) {
+  return t.has_box_lower() && t.has_box_upper() && std::isfinite(t.box_lower()) &&
+         std::isfinite(t.box_upper());
+}
+
+}  // namespace
+
+std::vector<PseudoExtendedIssue> config_problems(const v1::PseudoExtendedConfig& c,
+                                                 const std::string& prefix) {
+  std::vector<PseudoExtendedIssue> out;
+  const std::string p = prefix + ".";
+  if (c.n_pseudo() < 1 || c.n_pseudo() > kMaxPseudoSamples)
+    out.push_back({p + "n_pseudo",
+                   "required: the number of pseudo-samples N, in [1, " +
+                       std::to_string(kMaxPseudoSamples) + "]",
+                   std::to_string(c.n_pseudo())});
+  if (c.kernel_case() == v1::PseudoExtendedConfig::KERNEL_NOT_SET)
+    out.push_back({p + "kernel", "required: set hmc or nuts (the kernel run on the extended space)",
+                   std::nullopt});
+  if (c.ranks_per_chain() < 0)
+    out.push_back(
+        {p + "ranks_per_chain", "must be >= 1 (0 means 1)", std::to_string(c.ranks_per_chain())});
+  if (c.has_fixed_beta()) {
+    if (!(c.fixed_beta() >= 0.0 && c.fixed_beta() <= 1.0))
+      out.push_back({p + "fixed_beta", "must be in [0, 1]", num(c.fixed_beta())});
+    // Sampled-beta settings would be silently ignored: refuse them.
+    const char* excl = "has no effect with fixed_beta (beta is not sampled): remove one of them";
+    if (c.has_beta_lower()) out.push_back({p + "beta_lower", excl, num(c.beta_lower())});
+    if (c.has_beta_upper()) out.push_back({p + "beta_upper", excl, num(c.beta_upper())});
+    if (c.has_beta_init()) out.push_back({p + "beta_init", excl, num(c.beta_init())});
+    if (c.has_beta_target()) out.push_back({p + "beta_target", excl, std::nullopt});
+    if (c.has_beta_instrumental()) out.push_back({p + "beta_instrumental", excl, std::nullopt});
+    return out;
+  }
+  const double lo = c.has_beta_lower() ? c.beta_lower() : kDefaultBetaLower;
+  const double hi = c.has_beta_upper() ? c.beta_upper() : kDefaultBetaUpper;
+  if (!(lo >= 0.0 && lo < 1.0))
+    out.push_back({p + "beta_lower", "must be in [0, 1)", num(lo)});
+  else if (!(hi > 0.0 && hi <= 1.0))
+    out.push_back({p + "beta_upper", "must be in (0, 1]", num(hi)});
+  else if (!(lo < hi))
+    out.push_back({p + (c.has_beta_upper() ? "beta_upper" : "beta_lower"),
+                   "need beta_lower < beta_upper (got " + num(lo) + " and " + num(hi) + ")",
+                   std::nullopt});
+  else if (c.has_beta_init() && !(c.beta_init() > lo && c.beta_init() < hi))
+    out.push_back(
+        {p + "beta_init",
+         "must lie strictly inside (beta_lower, beta_upper) = (" + num(lo) + ", " + num(hi) + ")",
+         num(c.beta_init())});
+  check_shape(c.beta_target(), p + "beta_target", out);
+  check_shape(c.beta_instrumental(), p + "beta_instrumental", out);
+  return out;
+}
+
+std::vector<PseudoExtendedIssue> propriety_warnings(const v1::PseudoExtendedConfig& c,
+                                                    const v1::TargetConfig& target,
+                                                    std::optional<std::int64_t> original_dim,
+                                                    const std::string& prefix) {
+  std::vector<PseudoExtendedIssue> out;
+  if (bounded_box(target)) return out;  // gamma^beta on a bounded box: q is proper
+  const std::string p = prefix + ".";
+  if (c.has_fixed_beta()) {
+    if (c.fixed_beta() == 0.0)
+      out.push_back({p + "fixed_beta",
+                     "q(x) ∝ gamma(x)^0 is flat on an unbounded space, so the pseudo-extended "
+                     "target (eq. 2) is improper: set fixed_beta > 0 or bound the target with "
+                     "target.box_lower and target.box_upper",
+                     num(0.0)});
+    return out;
+  }
+  const double lo = c.has_beta_lower() ? c.beta_lower() : kDefaultBetaLower;
+  if (lo != 0.0) return out;
+  // Z(beta) = integral of gamma(x)^beta dx grows like beta^(-d/2) as beta -> 0 for Gaussian tails
+  // (faster for heavier tails), so the integral of Z(beta) g(beta) over (0, hi) diverges unless
+  // g(beta) ~ beta^(a-1) with a > d/2.
+  const std::int64_t d = original_dim.value_or(2);
+  const double a = c.beta_instrumental().has_a() ? c.beta_instrumental().a() : 1.0;
+  if (a > 0.5 * static_cast<double>(d)) return out;
+  out.push_back(
+      {p + "beta_lower",
+       fmt::format("beta can reach 0 on an unbounded target, so the instrumental q(x, beta) ∝ "
+                   "gamma(x)^beta g(beta) (eq. 7) is improper: Z(beta) = ∫ gamma(x)^beta dx "
+                   "grows like beta^(-d/2) (d = {}{}) or faster as beta -> 0 and g's shape "
+                   "a = {} <= d/2, so ∫ Z(beta) g(beta) dbeta diverges; the chain then drifts "
+                   "to huge |x| and step sizes collapse. Set beta_lower > 0 (default {}), bound "
+                   "the target (target.box_lower and target.box_upper), or use "
+                   "beta_instrumental.a > d/2",
+                   d, original_dim ? "" : ", assumed", a, kDefaultBetaLower),
+       num(lo)});
+  return out;
+}
+
+std::int64_t extended_dim(const v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
+  const std::int64_t n = c.n_pseudo();
+  return n * original_dim + (c.has_fixed_beta() ? 0 : n);
+}
+
+PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,
+                                          const std::string& prefix) {
+  const auto problems = config_problems(c, prefix);
+  if (!problems.empty()) {
+    std::string msg;
+    for (const auto& pr : problems)
+      msg += (msg.empty() ? "" : "\n") + pr.field_path + ": " + pr.reason +
+             (pr.value ? " (got " + *pr.value + ")" : "");
+    throw ConfigError(msg);
+  }
+  PseudoExtendedOptions o;
+  o.n_pseudo = c.n_pseudo();
+  if (c.has_fixed_beta()) {
+    o.fixed_beta = c.fixed_beta();
+    return o;
+  }
+  o.beta_lower = c.has_beta_lower() ? c.beta_lower() : kDefaultBetaLower;
+  o.beta_upper = c.has_beta_upper() ? c.beta_upper() : kDefaultBetaUpper;
+  if (c.has_beta_init()) o.beta_init = c.beta_init();
+  o.beta_target = shape_of(c.beta_target());
+  o.beta_instrumental = shape_of(c.beta_instrumental());
+  return o;
+}
+
+ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
+                                     targets::TargetPtr target, const InnerKernelFactory& inner,
+                                     parallel::GroupCommPtr group) {
+  if (!target) throw ConfigError("sampler.pseudo_extended: no target");
+  auto space = std::make_shared<const PseudoExtendedTarget>(
+      std::move(target), options_from_config(config), std::move(group));
+  ExtendedSampler s;
+  s.space = space;
+  s.kernel = inner(space);
+  if (!s.kernel) throw ConfigError("sampler.pseudo_extended: no kernel is set (give hmc or nuts)");
+  return s;
+}
+
+}  // namespace pemc::extended
