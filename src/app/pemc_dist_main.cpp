@@ -3,6 +3,7 @@
 #include <boost/mpi/environment.hpp>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 
 #include "core/version.hpp"
@@ -43,6 +44,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   o.config_path = config_path;
+  // Past a file-size limit (ulimit -f, RLIMIT_FSIZE) the kernel would kill the collector with
+  // SIGXFSZ; ignored, the write fails with EFBIG and the run stops with an error naming the file.
+  std::signal(SIGXFSZ, SIG_IGN);
   boost::mpi::environment env(argc, argv);
   return pemc::runner::run(o);
 }

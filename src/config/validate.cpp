@@ -203,8 +203,10 @@ std::string working_directory() {
   return ec ? std::string("?") : cwd.string();
 }
 
-// A file the run will read: must exist, be a regular file (or a device/pipe) and be readable.
-void readable_file(Problems& p, const std::string& path, const std::string& file) {
+// A file the run will read: must exist, be a regular file (or a device/pipe) and be readable, and
+// (max_bytes > 0) be at most max_bytes long - refused here, before a loader reads it into memory.
+void readable_file(Problems& p, const std::string& path, const std::string& file,
+                   std::uintmax_t max_bytes = 0) {
   if (file.empty()) {
     p.add(path, "required: a file path");
     return;
@@ -222,6 +224,13 @@ void readable_file(Problems& p, const std::string& path, const std::string& file
     p.add(path, "is a directory, not a file", quoted(file));
   } else if (::access(file.c_str(), R_OK) != 0) {
     p.add(path, std::string("file is not readable: ") + std::strerror(errno), quoted(file));
+  } else if (max_bytes > 0 && std::filesystem::is_regular_file(st)) {
+    const auto size = std::filesystem::file_size(fp, ec);
+    if (!ec && size > max_bytes) {
+      p.add(path, "file is " + std::to_string(size) + " bytes, more than the limit of " +
+                      std::to_string(max_bytes) + " bytes for this file",
+            quoted(file));
+    }
   }
 }
 
@@ -340,10 +349,10 @@ void check_boltzmann(const v1::BoltzmannTarget& b, Problems& p) {
     if (b.bias_file().empty()) {
       p.add(pre + ".bias_file", std::string("required with ") + (w ? "weights_file" : "q_file"));
     } else {
-      readable_file(p, pre + ".bias_file", b.bias_file());
+      readable_file(p, pre + ".bias_file", b.bias_file(), kMaxBoltzmannFileBytes);
     }
-    if (w) readable_file(p, pre + ".weights_file", b.weights_file());
-    if (q) readable_file(p, pre + ".q_file", b.q_file());
+    if (w) readable_file(p, pre + ".weights_file", b.weights_file(), kMaxBoltzmannFileBytes);
+    if (q) readable_file(p, pre + ".q_file", b.q_file(), kMaxBoltzmannFileBytes);
   } else {
     if (!b.bias_file().empty()) {
       p.add(pre + ".bias_file", "not used with generated (the biases are generated too); remove it",
@@ -638,6 +647,13 @@ void check_run(const v1::RunConfig& cfg, Problems& p) {
     p.add("iterations", "must be >= 1", num(cfg.iterations()));
   }
   if (cfg.has_warmup() && cfg.warmup() < 0) p.add("warmup", "must be >= 0", num(cfg.warmup()));
+  // Beyond this the per-chain count warmup + iterations (and the run's total) could overflow.
+  if (cfg.iterations() > kMaxIterations) {
+    p.add("iterations", "more than the limit " + num(kMaxIterations), num(cfg.iterations()));
+  } else if (cfg.iterations() >= 0 && cfg.warmup() > kMaxIterations - cfg.iterations()) {
+    p.add("warmup", "warmup + iterations is more than the limit " + num(kMaxIterations),
+          num(cfg.warmup()));
+  }
   check_seeds(cfg, p);
 }
 
@@ -689,6 +705,12 @@ std::vector<Problem> find_problems(const LoadedConfig& c) {
           "seeds x chains_per_seed = " + num(n_seeds * std::int64_t{cfg.chains_per_seed()}) +
               " chains, more than the limit " + num(kMaxTotalChains),
           num(std::int64_t{cfg.chains_per_seed()}));
+  } else if (n_seeds > 0 && cfg.chains_per_seed() > 0 && cfg.iterations() > 0 && cfg.warmup() >= 0 &&
+             static_cast<double>(n_seeds) * cfg.chains_per_seed() *
+                     (static_cast<double>(cfg.warmup()) + static_cast<double>(cfg.iterations())) >
+                 4e18) {
+    p.add("iterations", "chains x (warmup + iterations) is more than 4e18 iterations in total",
+          num(cfg.iterations()));
   }
   return p.take();
 }

@@ -30,6 +30,12 @@ inline constexpr int kMaxLeapfrogSteps = 100'000;
 inline constexpr int kMaxTreeDepthLimit = 30;
 inline constexpr int kMaxBoltzmannUnits = 64;
 inline constexpr int kMaxEnumerationUnitsLimit = 40;  // 2^40 states: beyond any run's budget
+// warmup + iterations per chain: 10^12 is weeks at the fastest rates. The run's total (chains x
+// (warmup + iterations), counted in int64 for progress) is checked separately.
+inline constexpr std::int64_t kMaxIterations = 1'000'000'000'000;
+// A Boltzmann machine has at most kMaxBoltzmannUnits units, so its W, b and Q files hold at most a
+// few thousand numbers; a larger file is the wrong file (and would be read into memory line by line).
+inline constexpr std::uintmax_t kMaxBoltzmannFileBytes = std::uintmax_t{64} << 20;
 
 struct Problem {
   std::string field_path;

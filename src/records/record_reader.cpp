@@ -1,8 +1,10 @@
 #include "records/record_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -62,9 +64,21 @@ bool RecordReader::ensure(std::size_t n) {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (buffer_.size() < n) buffer_.resize(n);
+  if (buffer_.size() < n) {
+    // Grow only as far as the file can fill: a damaged length field in a large file must not cost a
+    // buffer of kMaxFrameBytes (found by tests/fuzz/fuzz_records). The +1 leaves room to see EOF.
+    std::size_t grow_to = n;
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      const std::uint64_t in_file = size > offset_ ? size - offset_ : 0;
+      if (in_file < n) grow_to = std::max<std::size_t>(buffer_.size(), in_file + 1);
+    }
+    buffer_.resize(grow_to);
+  }
   while (end_ < n && !eof_) {
     const std::size_t want = buffer_.size() - end_;
+    if (want == 0) break;  // the file grew after fstat: report what was there, as for a torn tail
     const std::size_t got = detail::read_some(fd_, buffer_.data() + end_, want, path_);
     end_ += got;
     if (got < want) eof_ = true;  // read_some only returns short at end of file
@@ -92,6 +106,12 @@ bool RecordReader::next(pemc::v1::Record& record) {
   if (h.payload_bytes > kMaxFrameBytes) {
     return stop("frame length " + std::to_string(h.payload_bytes) + " exceeds the limit of " +
                 std::to_string(kMaxFrameBytes) + " bytes (damaged length field)");
+  }
+  if (h.payload_bytes == 0) {
+    // No record serializes to zero bytes (the kind oneof always takes some); eight zero bytes are
+    // the start of a zero-filled region, as a crash can leave at the end of a file. Reading them as
+    // empty records would hide the damage (and a large zero region would read as millions of them).
+    return stop("zero-length frame: the file holds zeros from here (a zero-filled tail after a crash?)");
   }
   const std::size_t frame_bytes = kFrameHeaderBytes + h.payload_bytes;
   if (!ensure(frame_bytes)) {

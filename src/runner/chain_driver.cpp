@@ -5,6 +5,7 @@
 #include <map>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "config/factories.hpp"
 #include "core/error.hpp"
@@ -64,6 +65,22 @@ void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::Transit
   d.set_tree_depth(t.tree_depth);
   d.set_divergent(t.divergent);
   d.set_energy(t.energy);
+}
+
+// Carries an exception out of a runner callback (emit/tick) past the chain's own handlers: a
+// failure there (e.g. the collector's disk is full, on the rank that collects) is the run's, not
+// this chain's, and must not be reported as a failed chain while the run carries on.
+struct CallbackFailure {
+  std::exception_ptr error;
+};
+
+template <class F, class... Args>
+void call_runner(const F& f, Args&&... args) {
+  try {
+    f(std::forward<Args>(args)...);
+  } catch (...) {
+    throw CallbackFailure{std::current_exception()};
+  }
 }
 
 }  // namespace
@@ -134,10 +151,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         draw.set_warmup(warmup);
         fill_draw(draw, state, stats);
         fill_weighted_view(draw, space, state, view);
-        if (cb.emit) cb.emit(record);
+        if (cb.emit) call_runner(cb.emit, record);
         if (!warmup) ++n_written;
       }
-      if (cb.tick) cb.tick();
+      if (cb.tick) call_runner(cb.tick);
     }
     if (n_warmup > 0 && n_iter == 0) {
       kernel->end_warmup();
@@ -152,6 +169,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     kernel->report_estimates(estimates);
     for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
     summary.set_n_gradient_evals_warmup(warmup_evals);
+  } catch (const CallbackFailure& f) {
+    std::rethrow_exception(f.error);
   } catch (const Error& e) {
     summary.set_status(std::string("failed: ") + e.what());
   } catch (const std::exception& e) {

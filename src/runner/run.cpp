@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <new>
 
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
@@ -85,9 +86,22 @@ Agreed load_on_rank0(const RunOptions& o) {
     }
     // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
     for (const auto& run : runs) {
+      std::int64_t dim = -1;
       try {
         auto target = config::make_target(run.target());
+        dim = target->dim();
         (void)config::make_sampler(run.sampler(), target);
+      } catch (const std::bad_alloc&) {
+        // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense
+        // metric or N pseudo-samples) are known only here: too large is a config error, not a crash.
+        const std::string what =
+            dim < 0 ? "building the " + config::target_kind_name(run.target()) + " target"
+                    : "building the " + config::sampler_kind_name(run.sampler()) +
+                          " sampler for the " + config::target_kind_name(run.target()) +
+                          " target of dimension " + std::to_string(dim);
+        throw ConfigError((study ? "run '" + run.name() + "': " : std::string()) + what +
+                          " needs more memory than can be allocated (std::bad_alloc); reduce the "
+                          "dimension, the number of pseudo-samples or use a diagonal metric");
       } catch (const Error& e) {
         if (!study) throw;
         throw ConfigError("run '" + run.name() + "': " + e.what());
