@@ -1,0 +1,165 @@
+#include "tempering/annealed_importance.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/numerics.hpp"
+#include "tempering/schedule.hpp"
+
+namespace pemc::tempering {
+
+double AnnealedImportanceSpace::potential(ConstVectorRef xw) const {
+  return target_->potential(xw.head(target_->dim()));
+}
+
+double AnnealedImportanceSpace::potential_and_gradient(ConstVectorRef xw, VectorRef grad) const {
+  const int d = target_->dim();
+  const double u = target_->potential_and_gradient(xw.head(d), grad.head(d));
+  grad[d] = 0.0;
+  return u;
+}
+
+bool AnnealedImportanceSpace::weighted_view(ConstVectorRef xw, targets::WeightedView& out) const {
+  const int d = target_->dim();
+  out.samples = xw.head(d);
+  out.log_weights.resize(1);
+  out.log_weights[0] = xw[d];
+  out.extra.clear();
+  return true;
+}
+
+void AnnealedImportanceSpace::initial_point(const std::function<void(VectorRef)>& draw_original,
+                                            VectorRef xw) const {
+  const int d = target_->dim();
+  auto head = xw.head(d);
+  draw_original(head);
+  xw[d] = 0.0;
+}
+
+AnnealedImportanceKernel::AnnealedImportanceKernel(targets::TargetPtr target,
+                                                   ReferencePtr reference,
+                                                   const LocalKernelFactory& factory,
+                                                   AnnealedImportanceOptions options)
+    : target_(std::move(target)),
+      reference_(std::move(reference)),
+      options_(std::move(options)),
+      levels_(target_, reference_, factory, static_cast<int>(options_.betas.size()),
+              options_.n_kernel_bins),
+      lse_w_(-kInf),
+      lse_w2_(-kInf),
+      max_w_(-kInf) {
+  if (!reference_)
+    throw ConfigError("annealed_importance: a reference is required (AIS starts from its draws)");
+  if (reference_->dim() != target_->dim())
+    throw ConfigError("annealed_importance.reference: dimension " +
+                      std::to_string(reference_->dim()) + " differs from the target's " +
+                      std::to_string(target_->dim()));
+  try {
+    check_ladder(options_.betas, "annealed_importance ladder");
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(e.what());
+  }
+  if (options_.betas.front() != 0.0)
+    throw ConfigError("annealed_importance ladder: the first inverse temperature must be 0");
+  if (options_.n_local_steps < 1)
+    throw ConfigError("annealed_importance.n_local_steps must be >= 1");
+}
+
+void AnnealedImportanceKernel::begin_warmup(std::int64_t n_warmup) {
+  warmup_ = n_warmup > 0;
+  if (!warmup_) return;
+  // Levels 1..M (the final beta = 1 moves included) in bins: at most ceil(M / bins) + 1 levels
+  // per bin, n_local_steps transitions each, per run.
+  const std::int64_t per_bin =
+      (static_cast<std::int64_t>(n_levels()) / levels_.n_bins() + 1) * options_.n_local_steps;
+  levels_.begin_warmup(n_warmup * per_bin);
+}
+
+void AnnealedImportanceKernel::end_warmup() {
+  if (!warmup_) return;
+  levels_.end_warmup();
+  warmup_ = false;
+}
+
+kernels::TransitionStats AnnealedImportanceKernel::transition(kernels::ChainState& state,
+                                                              rng::Stream& stream) {
+  const int d = target_->dim();
+  const auto& b = options_.betas;
+  const int m = n_levels() - 1;
+  kernels::TransitionStats stats;
+  // x^(0) from the reference; rejected (redrawn) in the rare case phi is not finite there, which
+  // restricts the reference to the target's support, as every tempered density is.
+  Vector x0(d);
+  for (int attempt = 0;; ++attempt) {
+    reference_->sample(stream, x0);
+    evaluate_path_point(*target_, reference_.get(), x0, point_);
+    ++stats.n_gradient_evals;
+    if (std::isfinite(point_.phi)) break;
+    if (attempt == 1000)
+      throw NumericalError("annealed_importance: 1000 reference draws without a finite potential");
+  }
+  double log_w = -(b[1] - b[0]) * point_.v();
+  double sum_accept = 0.0;
+  int n_moves = 0;
+  for (int n = 1; n <= m; ++n) {
+    const auto run = levels_.run(n, b[n], point_, options_.n_local_steps, stream);
+    sum_accept += run.sum_accept;
+    n_moves += options_.n_local_steps;
+    stats.n_leapfrog += run.n_leapfrog;
+    stats.divergent |= run.divergent;
+    stats.nonfinite |= run.nonfinite;
+    stats.n_gradient_evals += run.n_gradient_evals;
+    if (n < m) log_w -= (b[n + 1] - b[n]) * point_.v();
+  }
+  if (std::isnan(log_w)) log_w = -kInf;
+  stats.accept_stat = n_moves > 0 ? sum_accept / n_moves : 0.0;
+  stats.accepted = true;
+  stats.step_size = levels_.step_size(m);
+
+  if (!warmup_) {
+    ++n_runs_;
+    lse_w_ = log_add_exp(lse_w_, log_w);
+    lse_w2_ = log_add_exp(lse_w2_, 2.0 * log_w);
+    if (log_w > max_w_) max_w_ = log_w;
+  }
+  state.x.resize(d + 1);
+  state.x.head(d) = point_.x;
+  state.x[d] = log_w;
+  state.potential = point_.phi;
+  state.grad.resize(d + 1);
+  state.grad.head(d) = point_.grad_phi;
+  state.grad[d] = 0.0;
+  return stats;
+}
+
+double AnnealedImportanceKernel::log_z() const {
+  if (n_runs_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  return lse_w_ - std::log(static_cast<double>(n_runs_));
+}
+
+double AnnealedImportanceKernel::ess() const {
+  if (n_runs_ == 0 || lse_w_ == -kInf) return 0.0;
+  return std::exp(2.0 * lse_w_ - lse_w2_);
+}
+
+double AnnealedImportanceKernel::log_z_se() const {
+  // Var(r) / mean(r)^2 = (n / ess - 1) n / (n - 1) for the sample variance; divide by n.
+  if (n_runs_ < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double n = static_cast<double>(n_runs_);
+  const double rel_var = std::max(0.0, n / ess() - 1.0) / (n - 1.0);
+  return std::sqrt(rel_var);
+}
+
+void AnnealedImportanceKernel::report_estimates(std::map<std::string, double>& e) const {
+  e["log_z"] = log_z();
+  e["log_z_se"] = log_z_se();
+  e["ess"] = ess();
+  e["ess_fraction"] = n_runs_ > 0 ? ess() / static_cast<double>(n_runs_) : 0.0;
+  e["n_runs"] = static_cast<double>(n_runs_);
+  e["n_levels"] = n_levels();
+  e["log_weight_max"] = max_w_;
+}
+
+}  // namespace pemc::tempering

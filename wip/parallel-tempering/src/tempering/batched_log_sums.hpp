@@ -1,0 +1,46 @@
+#pragma once
+// Streaming log-sum-exp sums over several channels, kept both in total and in contiguous batches
+// for batch-means standard errors of estimators that are smooth functions of the sums
+// (stepping-stone log Z, ST's Rao-Blackwellised log Z).
+//
+// The number of observations is not known in advance, so batches double in size: at most
+// 2 * n_batches batches are kept; when that many are full, neighbours merge pairwise. The batch
+// layout therefore depends only on the number of observations (never on timing or ranks).
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace pemc::tempering {
+
+class BatchedLogSums {
+ public:
+  BatchedLogSums(int n_channels, int n_batches);
+
+  // One observation: a log value per channel (n_channels entries; -inf allowed).
+  void add(const double* log_values);
+
+  int n_channels() const { return n_channels_; }
+  std::int64_t count() const { return count_; }
+  // log sum over every observation, per channel.
+  const std::vector<double>& total() const { return total_; }
+
+  // Batch-means standard error of estimate(log sums, n): estimate is applied to every *full*
+  // batch; SE = sd(batch estimates) / sqrt(n full batches). NaN with fewer than 2 full batches.
+  using Estimator = std::function<double(const std::vector<double>& log_sums, std::int64_t n)>;
+  double batch_se(const Estimator& estimate) const;
+  int n_full_batches() const;
+
+ private:
+  struct Batch {
+    std::vector<double> log_sums;
+    std::int64_t n = 0;
+  };
+  int n_channels_;
+  int n_batches_;
+  std::int64_t batch_size_ = 1;
+  std::int64_t count_ = 0;
+  std::vector<double> total_;
+  std::vector<Batch> batches_;
+};
+
+}  // namespace pemc::tempering

@@ -1,0 +1,224 @@
+#include "tempering/from_config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "tempering/annealed_importance.hpp"
+#include "tempering/schedule.hpp"
+#include "tempering/simulated_tempering.hpp"
+
+namespace pemc::tempering {
+namespace {
+
+using Ladder = v1::TemperingLadderConfig;
+
+Vector to_vector(const google::protobuf::RepeatedField<double>& r) {
+  Vector v(r.size());
+  for (int i = 0; i < r.size(); ++i) v[i] = r[i];
+  return v;
+}
+
+// n numbers, or 1 broadcast to n.
+Vector broadcast(const Vector& v, int n, const std::string& field) {
+  if (v.size() == n) return v;
+  if (v.size() == 1) return Vector::Constant(n, v[0]);
+  throw ConfigError(field + ": expected " + std::to_string(n) + " numbers (the target's dimension) or 1, got " +
+                    std::to_string(v.size()));
+}
+
+}  // namespace
+
+std::vector<double> read_numbers(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot open " + path);
+  std::vector<double> out;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream ls(line);
+    std::string token;
+    int col = 0;
+    while (ls >> token) {
+      ++col;
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(token, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != token.size() || !std::isfinite(v))
+        throw DataError(path + ":" + std::to_string(line_no) + ": token " + std::to_string(col) +
+                        " '" + token + "' is not a finite number");
+      out.push_back(v);
+    }
+  }
+  if (in.bad()) throw IoError("error reading " + path);
+  return out;
+}
+
+ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,
+                            const std::string& field) {
+  if (c.mean_size() > 0 && !c.mean_file().empty())
+    throw ConfigError(field + ": give at most one of mean and mean_file");
+  const int n_cov = (c.variance_size() > 0) + (c.covariance_size() > 0) + !c.cov_chol_file().empty();
+  if (n_cov > 1)
+    throw ConfigError(field + ": give at most one of variance, covariance and cov_chol_file");
+  Vector mean = Vector::Zero(dim);
+  if (c.mean_size() > 0) mean = broadcast(to_vector(c.mean()), dim, field + ".mean");
+  if (!c.mean_file().empty()) {
+    const auto m = read_numbers(c.mean_file());
+    if (static_cast<int>(m.size()) != dim)
+      throw DataError(c.mean_file() + ": expected " + std::to_string(dim) + " numbers (" + field +
+                      ".mean_file), got " + std::to_string(m.size()));
+    mean = Eigen::Map<const Vector>(m.data(), dim);
+  }
+  try {
+    if (c.covariance_size() > 0) {
+      if (c.covariance_size() != dim * dim)
+        throw ConfigError(field + ".covariance: expected " + std::to_string(dim * dim) +
+                          " numbers (dim x dim), got " + std::to_string(c.covariance_size()));
+      const Matrix cov = Eigen::Map<const Matrix>(c.covariance().data(), dim, dim).transpose();
+      if (!cov.isApprox(cov.transpose(), 1e-12))
+        throw ConfigError(field + ".covariance: not symmetric");
+      Eigen::LLT<Matrix> llt(cov);
+      if (llt.info() != Eigen::Success)
+        throw ConfigError(field + ".covariance: not positive definite");
+      return std::make_shared<GaussianReference>(GaussianReference::cholesky(mean, llt.matrixL()));
+    }
+    if (!c.cov_chol_file().empty()) {
+      const auto l = read_numbers(c.cov_chol_file());
+      if (static_cast<int>(l.size()) != dim * dim)
+        throw DataError(c.cov_chol_file() + ": expected " + std::to_string(dim * dim) +
+                        " numbers (dim x dim, " + field + ".cov_chol_file), got " +
+                        std::to_string(l.size()));
+      const Matrix lower = Eigen::Map<const Matrix>(l.data(), dim, dim).transpose();
+      return std::make_shared<GaussianReference>(GaussianReference::cholesky(mean, lower));
+    }
+    Vector var = Vector::Ones(dim);
+    if (c.variance_size() > 0) var = broadcast(to_vector(c.variance()), dim, field + ".variance");
+    return std::make_shared<GaussianReference>(GaussianReference::diagonal(mean, var));
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    if (what.rfind(field, 0) == 0) throw;
+    throw ConfigError(field + ": " + what);
+  }
+}
+
+std::vector<double> make_ladder(const Ladder& c, bool has_reference, Ladder::Kind default_kind,
+                                const std::string& field) {
+  Ladder::Kind kind = c.kind() == Ladder::KIND_UNSPECIFIED ? default_kind : c.kind();
+  try {
+    if (kind == Ladder::EXPLICIT) {
+      if (c.betas_size() == 0) throw ConfigError(field + ".betas: EXPLICIT needs the betas");
+      std::vector<double> b(c.betas().begin(), c.betas().end());
+      check_ladder(b, (field + ".betas").c_str());
+      return b;
+    }
+    if (c.betas_size() > 0)
+      throw ConfigError(field + ".betas: given, but the ladder kind is not EXPLICIT");
+    const int k = c.n_levels();
+    if (k < 2) throw ConfigError(field + ".n_levels: must be >= 2, got " + std::to_string(k));
+    const bool geometric = kind == Ladder::GEOMETRIC;
+    const double beta_min =
+        c.has_beta_min() ? c.beta_min() : ((has_reference && !geometric) ? 0.0 : 1e-3);
+    if (!(beta_min >= 0.0 && beta_min < 1.0))
+      throw ConfigError(field + ".beta_min: must be in [0, 1), got " + std::to_string(beta_min));
+    if ((geometric || !has_reference) && !(beta_min > 0.0))
+      throw ConfigError(field + ".beta_min: must be > 0 " +
+                        (geometric ? std::string("for a GEOMETRIC ladder")
+                                   : std::string("without a reference (power path)")));
+    switch (kind) {
+      case Ladder::GEOMETRIC: {
+        if (!has_reference) return geometric_ladder(k, beta_min);
+        if (k < 3)
+          throw ConfigError(field + ".n_levels: a GEOMETRIC ladder with a reference needs >= 3");
+        auto g = geometric_ladder(k - 1, beta_min);
+        g.insert(g.begin(), 0.0);
+        return g;
+      }
+      case Ladder::SIGMOIDAL: {
+        const double s = c.has_sigmoid_scale() ? c.sigmoid_scale() : 4.0;
+        if (!(s > 0.0)) throw ConfigError(field + ".sigmoid_scale: must be > 0");
+        return sigmoidal_ladder(k, beta_min, s);
+      }
+      default:
+        return linear_ladder(k, beta_min);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(field + ": " + e.what());
+  }
+}
+
+TemperingSampler make_parallel_tempering(const v1::ParallelTemperingConfig& c,
+                                         targets::TargetPtr target,
+                                         const LocalKernelFactory& factory,
+                                         parallel::GroupCommPtr group) {
+  const std::string field = "sampler.parallel_tempering";
+  ReferencePtr reference;
+  if (c.has_reference())
+    reference = make_reference(c.reference(), target->dim(), field + ".reference");
+  ParallelTemperingOptions o;
+  o.betas = make_ladder(c.ladder(), reference != nullptr,
+                        reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
+  o.scheme = c.swap_scheme() == v1::ParallelTemperingConfig::STOCHASTIC_EVEN_ODD
+                 ? SwapScheme::kStochasticEvenOdd
+                 : SwapScheme::kDeterministicEvenOdd;
+  if (c.has_n_local_steps()) o.n_local_steps = c.n_local_steps();
+  o.adapt_schedule = c.adapt_schedule();
+  o.choose_replicas = c.choose_replicas();
+  if (o.choose_replicas && !o.adapt_schedule)
+    throw ConfigError(field + ".choose_replicas: needs adapt_schedule");
+  if (c.has_replicas_per_barrier()) o.replicas_per_barrier = c.replicas_per_barrier();
+  if (c.has_min_replicas()) o.min_replicas = c.min_replicas();
+  if (c.has_max_replicas()) o.max_replicas = c.max_replicas();
+  if (c.has_n_batches()) o.n_batches = c.n_batches();
+  auto kernel = std::make_unique<ParallelTemperingKernel>(target, reference, factory, o,
+                                                          std::move(group));
+  return {target, std::move(kernel)};
+}
+
+TemperingSampler make_simulated_tempering(const v1::SimulatedTemperingConfig& c,
+                                          targets::TargetPtr target,
+                                          const LocalKernelFactory& factory) {
+  const std::string field = "sampler.simulated_tempering";
+  ReferencePtr reference;
+  if (c.has_reference())
+    reference = make_reference(c.reference(), target->dim(), field + ".reference");
+  auto betas = make_ladder(c.ladder(), reference != nullptr,
+                           reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
+  std::vector<double> w(c.log_weights().begin(), c.log_weights().end());
+  auto space = std::make_shared<SimulatedTemperingSpace>(target, reference, std::move(betas),
+                                                         std::move(w));
+  SimulatedTemperingOptions o;
+  if (c.has_n_local_steps()) o.n_local_steps = c.n_local_steps();
+  o.adapt_weights = c.adapt_weights();
+  if (c.has_first_pilot_length()) o.first_pilot_length = c.first_pilot_length();
+  if (c.has_n_kernel_bins()) o.n_kernel_bins = c.n_kernel_bins();
+  if (c.has_n_batches()) o.n_batches = c.n_batches();
+  if (o.n_kernel_bins < 1) throw ConfigError(field + ".n_kernel_bins: must be >= 1");
+  auto kernel = std::make_unique<SimulatedTemperingKernel>(space, factory, o);
+  return {space, std::move(kernel)};
+}
+
+TemperingSampler make_annealed_importance(const v1::AnnealedImportanceConfig& c,
+                                          targets::TargetPtr target,
+                                          const LocalKernelFactory& factory) {
+  const std::string field = "sampler.annealed_importance";
+  if (!c.has_reference()) throw ConfigError(field + ".reference: required for AIS");
+  auto reference = make_reference(c.reference(), target->dim(), field + ".reference");
+  AnnealedImportanceOptions o;
+  o.betas = make_ladder(c.ladder(), true, Ladder::SIGMOIDAL, field + ".ladder");
+  if (c.has_n_local_steps()) o.n_local_steps = c.n_local_steps();
+  if (c.has_n_kernel_bins()) o.n_kernel_bins = c.n_kernel_bins();
+  if (o.n_kernel_bins < 1) throw ConfigError(field + ".n_kernel_bins: must be >= 1");
+  auto kernel = std::make_unique<AnnealedImportanceKernel>(target, reference, factory, o);
+  auto space = std::make_shared<AnnealedImportanceSpace>(target);
+  return {space, std::move(kernel)};
+}
+
+}  // namespace pemc::tempering

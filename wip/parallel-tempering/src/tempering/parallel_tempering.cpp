@@ -1,0 +1,421 @@
+#include "tempering/parallel_tempering.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/numerics.hpp"
+#include "tempering/schedule.hpp"
+
+namespace pemc::tempering {
+namespace {
+
+constexpr std::int64_t kMinTuneRoundsForResize = 16;
+constexpr std::int64_t kMinRoundsForFinalRetune = 16;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool same_bits(const Vector& a, const Vector& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+ParallelTemperingKernel::ParallelTemperingKernel(targets::TargetPtr target, ReferencePtr reference,
+                                                 LocalKernelFactory factory,
+                                                 ParallelTemperingOptions options,
+                                                 parallel::GroupCommPtr group)
+    : target_(std::move(target)),
+      reference_(std::move(reference)),
+      factory_(std::move(factory)),
+      options_(std::move(options)),
+      group_(group ? std::move(group) : std::make_shared<parallel::SerialGroup>()),
+      dim_(target_->dim()) {
+  try {
+    check_ladder(options_.betas, "parallel_tempering ladder");
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(e.what());
+  }
+  if (!reference_ && !(options_.betas.front() > 0.0))
+    throw ConfigError("parallel_tempering: without a reference the lowest beta must be > 0");
+  if (reference_ && reference_->dim() != dim_)
+    throw ConfigError("parallel_tempering.reference: dimension " +
+                      std::to_string(reference_->dim()) + " differs from the target's " +
+                      std::to_string(dim_));
+  if (options_.n_local_steps < 1) throw ConfigError("parallel_tempering.n_local_steps must be >= 1");
+  if (options_.choose_replicas) {
+    if (!(options_.replicas_per_barrier > 0.0))
+      throw ConfigError("parallel_tempering.replicas_per_barrier must be > 0");
+    if (options_.min_replicas < 2 || options_.max_replicas < options_.min_replicas)
+      throw ConfigError("parallel_tempering: need 2 <= min_replicas <= max_replicas");
+  }
+  if (options_.n_batches < 2) throw ConfigError("parallel_tempering.n_batches must be >= 2");
+  if (!factory_) throw ConfigError("parallel_tempering: no local kernel factory");
+  betas_ = options_.betas;
+  build_levels();
+  reset_sampling_stats();
+}
+
+void ParallelTemperingKernel::build_levels() {
+  const int k = n_replicas();
+  targets_.clear();
+  kernels_.clear();
+  for (int l = 0; l < k; ++l) {
+    targets_.push_back(std::make_shared<TemperedTarget>(target_, reference_, betas_[l]));
+    kernels_.push_back(factory_(targets_.back()));
+    if (!kernels_.back()) throw ConfigError("parallel_tempering: the local kernel factory failed");
+  }
+  level_of_.resize(k);
+  replica_at_.resize(k);
+  for (int r = 0; r < k; ++r) level_of_[r] = replica_at_[r] = r;
+  owner_.assign(k, 0);
+  for (int m = 0; m < group_->size(); ++m) {
+    const auto b = group_->block_of(m, k);
+    for (int r = b.begin; r < b.end; ++r) owner_[r] = m;
+  }
+  replicas_.resize(k);
+  tune_reject_.assign(k - 1, 0.0);
+  tune_rounds_ = 0;
+}
+
+void ParallelTemperingKernel::reset_sampling_stats() {
+  const int k = n_replicas();
+  sampling_rounds_ = 0;
+  accept_sum_.assign(k - 1, 0.0);
+  round_trips_.reset(k);
+  stepping_stone_.emplace(2 * (k - 1), options_.n_batches);
+}
+
+int ParallelTemperingKernel::values_per_replica() const {
+  return kFixed + (warmup_ ? options_.n_local_steps + dim_ : 0);
+}
+
+void ParallelTemperingKernel::begin_warmup(std::int64_t n_warmup) {
+  warmup_ = n_warmup > 0;
+  n_warmup_ = n_warmup;
+  warmup_round_ = 0;
+  kernel_warmup_offset_ = 0;
+  tune_length_ = 1;
+  next_tune_ = 1;
+  tune_rounds_ = 0;
+  std::fill(tune_reject_.begin(), tune_reject_.end(), 0.0);
+  if (!warmup_) return;
+  for (auto& k : kernels_) k->begin_warmup(n_warmup * options_.n_local_steps);
+}
+
+void ParallelTemperingKernel::end_warmup() {
+  if (!warmup_) return;
+  if (options_.adapt_schedule && tune_rounds_ >= kMinRoundsForFinalRetune) retune(false);
+  for (auto& k : kernels_) k->end_warmup();
+  warmup_ = false;
+  reset_sampling_stats();
+}
+
+void ParallelTemperingKernel::retune(bool allow_resize) {
+  const int k = n_replicas();
+  std::vector<double> rejection(k - 1);
+  for (int i = 0; i + 1 < k; ++i)
+    rejection[i] = tune_rounds_ > 0 ? tune_reject_[i] / static_cast<double>(tune_rounds_) : 0.0;
+  const auto barrier = communication_barrier(rejection);
+  barrier_warmup_ = barrier.total;
+  int n_new = k;
+  if (allow_resize && options_.choose_replicas)
+    n_new = replicas_for_barrier(barrier.total, options_.replicas_per_barrier,
+                                 options_.min_replicas, options_.max_replicas);
+  const auto new_betas = equalise_barrier(betas_, rejection, n_new);
+  if (n_new != k) {
+    resize(n_new, new_betas);
+  } else {
+    betas_ = new_betas;
+    for (int l = 0; l < k; ++l) targets_[l]->set_beta(betas_[l]);
+    // Cached potentials of this member's replicas stay valid: PathPoint is beta-free.
+  }
+  std::fill(tune_reject_.begin(), tune_reject_.end(), 0.0);
+  tune_rounds_ = 0;
+}
+
+void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_betas) {
+  // recv_ holds every replica's x from this round's warmup allgather (x does not change in swaps).
+  const int k_old = n_replicas();
+  const int per = values_per_replica();
+  const std::vector<double> old_betas = betas_;
+  const std::vector<int> old_replica_at = replica_at_;
+  std::vector<Vector> seed_x(n_new);
+  for (int j = 0; j < n_new; ++j) {
+    int best = 0;
+    for (int l = 1; l < k_old; ++l)
+      if (std::fabs(old_betas[l] - new_betas[j]) < std::fabs(old_betas[best] - new_betas[j]))
+        best = l;
+    const int r = old_replica_at[best];
+    seed_x[j] = Eigen::Map<const Vector>(recv_.data() + static_cast<std::size_t>(r) * per +
+                                             kFixed + options_.n_local_steps,
+                                         dim_);
+  }
+  betas_ = new_betas;
+  build_levels();
+  // Called after warmup round warmup_round_ - 1 completed: rounds warmup_round_ .. n_warmup_ - 1
+  // remain for the new kernels' adaptation.
+  const std::int64_t remaining = std::max<std::int64_t>(1, n_warmup_ - warmup_round_);
+  kernel_warmup_offset_ = warmup_round_;
+  for (auto& kern : kernels_) kern->begin_warmup(remaining * options_.n_local_steps);
+  const auto block = group_->my_block(n_new);
+  for (int r = block.begin; r < block.end; ++r)
+    evaluate_path_point(*target_, reference_.get(), seed_x[r], replicas_[r]);
+  round_trips_.reset(n_new);
+}
+
+kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState& state,
+                                                             rng::Stream& stream) {
+  const std::uint64_t sub_seed = stream.bits();
+  std::int64_t extra_evals = 0;  // group-wide evaluations outside the per-replica counts
+  if (!initialised_) {
+    // Every replica starts at the driver's initial point, whose phi and gradient it already has.
+    const auto block = group_->my_block(n_replicas());
+    for (int r = block.begin; r < block.end; ++r) {
+      PathPoint& p = replicas_[r];
+      p.x = state.x;
+      p.phi = state.potential;
+      p.grad_phi = state.grad;
+      p.grad_psi.resize(dim_);
+      if (reference_) {
+        p.psi = reference_->psi_and_gradient(p.x, p.grad_psi);
+      } else {
+        p.psi = 0.0;
+        p.grad_psi.setZero();
+      }
+    }
+    initialised_ = true;
+  }
+  const Vector previous_x = state.x;
+  const int k = n_replicas();
+  const int n_local = options_.n_local_steps;
+  const bool warm = warmup_;
+  const int per = values_per_replica();
+  const auto block = group_->my_block(k);
+
+  // 1. Local exploration of this member's replicas.
+  const auto t_local = std::chrono::steady_clock::now();
+  send_.assign(static_cast<std::size_t>(block.end - block.begin) * per, 0.0);
+  for (int r = block.begin; r < block.end; ++r) {
+    const int l = level_of_[r];
+    PathPoint& p = replicas_[r];
+    double* row = send_.data() + static_cast<std::size_t>(r - block.begin) * per;
+    double evals = 0, sum_accept = 0, leapfrogs = 0, divergent = 0, nonfinite = 0;
+    if (exact_level(l)) {
+      rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r), 0);
+      work_.x.resize(dim_);
+      reference_->sample(rs, work_.x);
+      evaluate_path_point(*target_, reference_.get(), work_.x, p);
+      row[0] = p.v();
+      row[1] = 1;
+      row[2] = n_local;  // an exact draw is always "accepted"
+      if (warm) {
+        std::fill(row + kFixed, row + kFixed + n_local, 1.0);
+        std::copy(p.x.data(), p.x.data() + dim_, row + kFixed + n_local);
+      }
+      continue;
+    }
+    p.to_chain_state(betas_[l], work_);
+    for (int s = 0; s < n_local; ++s) {
+      rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r),
+                     static_cast<std::uint64_t>(s));
+      const auto st = kernels_[l]->transition(work_, rs);
+      evals += static_cast<double>(st.n_gradient_evals);
+      sum_accept += st.accept_stat;
+      leapfrogs += st.n_leapfrog;
+      divergent += st.divergent;
+      nonfinite += st.nonfinite;
+      if (warm) row[kFixed + s] = st.accept_stat;
+    }
+    if (!same_bits(work_.x, p.x)) evals += targets_[l]->path_point(work_.x, p);
+    row[0] = p.v();
+    row[1] = evals;
+    row[2] = sum_accept;
+    row[3] = leapfrogs;
+    row[4] = divergent;
+    row[5] = nonfinite;
+    if (warm) std::copy(p.x.data(), p.x.data() + dim_, row + kFixed + n_local);
+  }
+  local_seconds_ += seconds_since(t_local);
+
+  // 2. One allgather: every member now has every replica's numbers, in replica order.
+  const auto t_comm = std::chrono::steady_clock::now();
+  recv_.resize(static_cast<std::size_t>(k) * per);
+  group_->allgather_blocks(send_, k, per, recv_);
+  comm_seconds_ += seconds_since(t_comm);
+
+  v_.resize(k);
+  double total_evals = 0;
+  for (int r = 0; r < k; ++r) {
+    v_[r] = recv_[static_cast<std::size_t>(r) * per];
+    total_evals += recv_[static_cast<std::size_t>(r) * per + 1];
+  }
+  const int top_replica = replica_at_[k - 1];  // the replica that explored at beta = 1
+  const double* top_row = recv_.data() + static_cast<std::size_t>(top_replica) * per;
+
+  // 3. Warmup: identical adaptation of every level's kernel on every member.
+  if (warm) {
+    kernels::ChainState adapt_state;
+    kernels::TransitionStats adapt_stats;
+    for (int l = 0; l < k; ++l) {
+      if (exact_level(l)) continue;  // its kernel is never used
+      const double* row = recv_.data() + static_cast<std::size_t>(replica_at_[l]) * per;
+      adapt_state.x = Eigen::Map<const Vector>(row + kFixed + n_local, dim_);
+      for (int s = 0; s < n_local; ++s) {
+        adapt_stats.accept_stat = row[kFixed + s];
+        kernels_[l]->adapt((warmup_round_ - kernel_warmup_offset_) * n_local + s, adapt_state,
+                           adapt_stats);
+      }
+    }
+  } else {
+    // Stepping stone terms from the states explored at each level this round (before swaps).
+    ss_terms_.resize(2 * static_cast<std::size_t>(k - 1));
+    for (int i = 0; i + 1 < k; ++i) {
+      const double db = betas_[i + 1] - betas_[i];
+      ss_terms_[i] = -db * v_[replica_at_[i]];
+      ss_terms_[k - 1 + i] = db * v_[replica_at_[i + 1]];
+    }
+    stepping_stone_->add(ss_terms_.data());
+  }
+
+  // 4. Swaps: the same decisions on every member.
+  rng::Stream swap_stream(sub_seed, rng::Domain::kSwap, 0, 0);
+  last_swaps_ = swap_round(betas_, v_, replica_at_, level_of_, options_.scheme, round_, swap_stream);
+  round_trips_.observe(level_of_, k);
+  if (warm) {
+    for (int i = 0; i + 1 < k; ++i) tune_reject_[i] += 1.0 - last_swaps_.accept_prob[i];
+    ++tune_rounds_;
+  } else {
+    for (int i = 0; i + 1 < k; ++i) accept_sum_[i] += last_swaps_.accept_prob[i];
+    ++sampling_rounds_;
+  }
+
+  kernels::TransitionStats stats;
+  stats.accept_stat = top_row[2] / n_local;
+  stats.n_leapfrog = static_cast<int>(top_row[3]);
+  stats.divergent = top_row[4] > 0;
+  stats.nonfinite = top_row[5] > 0;
+  stats.step_size = kernels_[k - 1]->step_size();
+
+  // 5. Schedule adaptation between tuning rounds of doubling length.
+  if (warm) {
+    ++warmup_round_;
+    if (options_.adapt_schedule && warmup_round_ == next_tune_) {
+      const bool allow_resize = tune_rounds_ >= kMinTuneRoundsForResize &&
+                                2 * warmup_round_ <= n_warmup_ && warmup_round_ < n_warmup_;
+      const int k_before = n_replicas();
+      retune(allow_resize);
+      if (n_replicas() != k_before) extra_evals += n_replicas();
+      tune_length_ *= 2;
+      next_tune_ += tune_length_;
+    }
+  }
+  ++round_;
+
+  // 6. The beta = 1 replica's state, from its owner.
+  const int k_now = n_replicas();
+  const int cold = replica_at_[k_now - 1];
+  if (group_->size() == 1) {
+    const PathPoint& p = replicas_[cold];
+    state.x = p.x;
+    state.potential = p.phi;
+    state.grad = p.grad_phi;
+  } else {
+    const auto t_b = std::chrono::steady_clock::now();
+    cold_.assign(2 * static_cast<std::size_t>(dim_) + 1, 0.0);
+    if (owner_of(cold) == group_->rank()) {
+      const PathPoint& p = replicas_[cold];
+      std::copy(p.x.data(), p.x.data() + dim_, cold_.begin());
+      cold_[dim_] = p.phi;
+      std::copy(p.grad_phi.data(), p.grad_phi.data() + dim_, cold_.begin() + dim_ + 1);
+    }
+    group_->broadcast(cold_, owner_of(cold));
+    comm_seconds_ += seconds_since(t_b);
+    state.x = Eigen::Map<const Vector>(cold_.data(), dim_);
+    state.potential = cold_[dim_];
+    state.grad = Eigen::Map<const Vector>(cold_.data() + dim_ + 1, dim_);
+  }
+  stats.accepted = !same_bits(state.x, previous_x);
+  stats.n_gradient_evals = static_cast<std::int64_t>(total_evals) + extra_evals;
+  return stats;
+}
+
+double ParallelTemperingKernel::step_size() const { return kernels_.back()->step_size(); }
+
+std::vector<double> ParallelTemperingKernel::swap_accept() const {
+  std::vector<double> a(accept_sum_.size(), std::numeric_limits<double>::quiet_NaN());
+  if (sampling_rounds_ == 0) return a;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] = accept_sum_[i] / static_cast<double>(sampling_rounds_);
+  return a;
+}
+
+double ParallelTemperingKernel::barrier() const {
+  if (sampling_rounds_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  double lambda = 0.0;
+  for (double a : swap_accept()) lambda += 1.0 - a;
+  return lambda;
+}
+
+ParallelTemperingKernel::LogZ ParallelTemperingKernel::log_z() const {
+  LogZ z;
+  const int pairs = n_replicas() - 1;
+  const auto forward = [pairs](const std::vector<double>& s, std::int64_t n) {
+    double acc = 0.0;
+    for (int i = 0; i < pairs; ++i) acc += s[i] - std::log(static_cast<double>(n));
+    return acc;
+  };
+  const auto reverse = [pairs](const std::vector<double>& s, std::int64_t n) {
+    double acc = 0.0;
+    for (int i = 0; i < pairs; ++i) acc -= s[pairs + i] - std::log(static_cast<double>(n));
+    return acc;
+  };
+  const auto n = stepping_stone_->count();
+  if (n == 0) {
+    z.forward = z.reverse = std::numeric_limits<double>::quiet_NaN();
+    return z;
+  }
+  z.forward = forward(stepping_stone_->total(), n);
+  z.reverse = reverse(stepping_stone_->total(), n);
+  z.forward_se = stepping_stone_->batch_se(forward);
+  z.reverse_se = stepping_stone_->batch_se(reverse);
+  z.mean_se = stepping_stone_->batch_se(
+      [&](const std::vector<double>& s, std::int64_t m) { return 0.5 * (forward(s, m) + reverse(s, m)); });
+  return z;
+}
+
+void ParallelTemperingKernel::report_estimates(std::map<std::string, double>& e) const {
+  const int k = n_replicas();
+  e["n_replicas"] = k;
+  e["rounds"] = static_cast<double>(sampling_rounds_);
+  e["round_trips"] = static_cast<double>(round_trips_.round_trips());
+  e["round_trip_rate"] =
+      sampling_rounds_ > 0
+          ? static_cast<double>(round_trips_.round_trips()) / static_cast<double>(sampling_rounds_)
+          : std::numeric_limits<double>::quiet_NaN();
+  e["barrier"] = barrier();
+  e["barrier_warmup"] = barrier_warmup_;
+  const auto acc = swap_accept();
+  for (int i = 0; i + 1 < k; ++i) e["swap_accept_" + std::to_string(i)] = acc[i];
+  for (int i = 0; i < k; ++i) e["beta_" + std::to_string(i)] = betas_[i];
+  const auto z = log_z();
+  const bool normalised = reference_ && betas_.front() == 0.0;
+  const std::string p = normalised ? "log_z" : "log_z_ratio";
+  e[p + "_forward"] = z.forward;
+  e[p + "_reverse"] = z.reverse;
+  e[p] = 0.5 * (z.forward + z.reverse);
+  e[p + "_forward_se"] = z.forward_se;
+  e[p + "_reverse_se"] = z.reverse_se;
+  e[p + "_se"] = z.mean_se;
+  e["comm_wall_seconds"] = comm_seconds_;
+  e["local_wall_seconds"] = local_seconds_;
+}
+
+}  // namespace pemc::tempering

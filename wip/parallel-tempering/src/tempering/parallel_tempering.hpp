@@ -1,0 +1,168 @@
+#pragma once
+// Parallel tempering as a Kernel: one transition = one PT round.
+//
+// K replicas live at inverse temperatures beta_0 < ... < beta_{K-1} = 1 of the path
+// pi_beta ∝ exp(-beta phi - (1 - beta) psi) (tempered_target.hpp). A round:
+//   1. every replica takes n_local_steps steps of its level's local kernel (HMC/NUTS/RWM/MALA, one
+//      kernel per *level*, so step sizes are adapted per temperature); at beta_0 = 0 with a
+//      reference the replica instead gets an exact independent draw from the reference;
+//   2. swaps between neighbouring levels (swaps.hpp), deterministic even/odd (non-reversible) or
+//      stochastic even/odd (reversible). Replicas exchange temperatures, not states;
+//   3. the state of the replica now at beta = 1 is returned, so every draw is a target draw.
+//
+// Distribution over the ranks of a chain (parallel::GroupComm): member m owns the contiguous block
+// of replica indices group->my_block(K) and runs only their local steps. Per round the group
+// exchanges, per replica, a fixed handful of numbers (V = phi - psi, work and acceptance counts)
+// with one allgather — O(1) values per replica, one collective per round — and every member then
+// makes the same swap decisions from the same numbers. The member owning the replica at beta = 1
+// broadcasts its state (x, phi, grad phi: 2d + 1 values) so every member returns the same draw.
+// During warmup the allgather also carries each replica's x and per-step acceptance statistics
+// (O(d + n_local_steps) per replica, warmup only): every member replays the same adaptation of
+// every level's kernel, and resizing the ladder can seed new replicas from any old one.
+//
+// Random numbers, independent of the layout: the transition stream (keyed by seed, chain, round)
+// gives one 64-bit sub-seed s per round (its first draw). Replica r's local step j uses
+// rng::Stream(s, Domain::kTransition, r, j); the swap decisions use rng::Stream(s, Domain::kSwap,
+// 0, 0). Every replica's arithmetic happens on whichever member owns it, identically, so draws and
+// swap decisions are bit-identical for any number of ranks.
+//
+// Warmup (Syed et al. 2021; Pigeons): the ladder is re-spaced between tuning rounds of doubling
+// length (1, 2, 4, ... PT rounds) from the swap rejection rates of the tuning round just finished
+// (schedule.hpp: equalise_barrier); with choose_replicas the number of replicas is set to
+// ceil(c Lambda) + 1 (replicas_for_barrier) at the end of tuning rounds of >= 16 PT rounds that
+// finish in the first half of the warmup. A resize rebuilds the level kernels (their step-size
+// adaptation restarts) and seeds replica j from the old replica whose beta is nearest to beta'_j.
+// A last re-spacing happens at the end of warmup if >= 16 rounds passed since the previous one.
+//
+// Estimates (report_estimates; post-warmup rounds only):
+//   n_replicas, rounds, round_trips, round_trip_rate (= round_trips / rounds),
+//   barrier (Lambda = sum of post-warmup mean rejection probabilities), barrier_warmup (the last
+//   warmup estimate), swap_accept_<i> (mean acceptance probability of pair (i, i+1)), beta_<i>,
+//   log_z_forward / log_z_reverse (stepping stone, both directions) and log_z (their mean) with
+//   batch-means standard errors *_se. These estimate log Z(1) - log Z(beta_0), which is log Z when
+//   a normalised reference is used with beta_0 = 0 (on the power path they are named
+//   log_z_ratio_*). comm_wall_seconds / local_wall_seconds: time in group collectives vs. local
+//   steps (rank-dependent, informational).
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "parallel/group_comm.hpp"
+#include "tempering/batched_log_sums.hpp"
+#include "tempering/swaps.hpp"
+#include "tempering/tempered_target.hpp"
+
+namespace pemc::tempering {
+
+// Builds a local kernel on a given space (the configured HMC/NUTS/RWM/MALA).
+using LocalKernelFactory = std::function<kernels::KernelPtr(targets::TargetPtr space)>;
+
+struct ParallelTemperingOptions {
+  std::vector<double> betas;  // initial ladder: strictly ascending, last = 1; beta_0 > 0 without a
+                              // reference
+  SwapScheme scheme = SwapScheme::kDeterministicEvenOdd;
+  int n_local_steps = 1;      // >= 1
+  bool adapt_schedule = true; // during warmup
+  bool choose_replicas = false;  // K from the barrier (needs adapt_schedule)
+  double replicas_per_barrier = 2.0;  // c in K = ceil(c Lambda) + 1
+  int min_replicas = 3;
+  int max_replicas = 64;
+  int n_batches = 32;         // batch-means batches for the log Z standard errors
+  // At beta = 0 with a reference, replace the local steps by one exact independent draw from the
+  // reference (it leaves pi_0 = exp(-psi) invariant; Pigeons' iid reference explorer): every
+  // visit of the bottom level regenerates the replica.
+  bool exact_reference_draws = true;
+};
+
+class ParallelTemperingKernel final : public kernels::Kernel {
+ public:
+  // Throws ConfigError for an invalid ladder or options. group: nullptr = alone.
+  ParallelTemperingKernel(targets::TargetPtr target, ReferencePtr reference,
+                          LocalKernelFactory factory, ParallelTemperingOptions options,
+                          parallel::GroupCommPtr group = nullptr);
+
+  std::string name() const override { return "parallel_tempering"; }
+  // state: the beta = 1 replica's state (x, phi, grad phi). On the first call every replica
+  // starts from state.x. stats: accept_stat, n_leapfrog, step_size, divergent and nonfinite of the
+  // local steps at beta = 1 this round; accepted = the returned state differs from the previous
+  // one; n_gradient_evals = the whole group's work this round (every replica).
+  kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
+  void begin_warmup(std::int64_t n_warmup) override;
+  void end_warmup() override;
+  double step_size() const override;  // the beta = 1 level's
+  void report_estimates(std::map<std::string, double>& estimates) const override;
+
+  // Inspection (tests, benchmarks).
+  int n_replicas() const { return static_cast<int>(betas_.size()); }
+  const std::vector<double>& betas() const { return betas_; }
+  const std::vector<int>& level_of() const { return level_of_; }
+  const std::vector<int>& replica_at() const { return replica_at_; }
+  const SwapOutcome& last_swaps() const { return last_swaps_; }
+  std::int64_t round_trips() const { return round_trips_.round_trips(); }
+  std::int64_t sampling_rounds() const { return sampling_rounds_; }
+  // Post-warmup mean acceptance probability per pair.
+  std::vector<double> swap_accept() const;
+  double barrier() const;  // post-warmup Lambda
+  double barrier_warmup() const { return barrier_warmup_; }
+  struct LogZ {
+    double forward = 0, reverse = 0, forward_se = 0, reverse_se = 0, mean_se = 0;
+  };
+  LogZ log_z() const;  // stepping stone (post-warmup)
+  double comm_seconds() const { return comm_seconds_; }
+
+ private:
+  static constexpr int kFixed = 6;  // V, grad evals, sum accept, leapfrogs, divergent, nonfinite
+
+  void build_levels();
+  void reset_sampling_stats();
+  void retune(bool allow_resize);
+  void resize(int n_new, const std::vector<double>& new_betas);
+  int owner_of(int replica) const { return owner_[replica]; }
+  int values_per_replica() const;
+  bool exact_level(int level) const {
+    return options_.exact_reference_draws && reference_ && betas_[level] == 0.0;
+  }
+
+  targets::TargetPtr target_;
+  ReferencePtr reference_;
+  LocalKernelFactory factory_;
+  ParallelTemperingOptions options_;
+  parallel::GroupCommPtr group_;
+  int dim_;
+
+  std::vector<double> betas_;
+  std::vector<std::shared_ptr<TemperedTarget>> targets_;
+  std::vector<kernels::KernelPtr> kernels_;
+  std::vector<PathPoint> replicas_;  // only this member's block is filled
+  std::vector<int> level_of_, replica_at_, owner_;
+  bool initialised_ = false;
+  std::int64_t round_ = 0;
+
+  // Warmup.
+  bool warmup_ = false;
+  std::int64_t n_warmup_ = 0, warmup_round_ = 0;
+  std::int64_t kernel_warmup_offset_ = 0;  // warmup round at which the level kernels began
+  std::int64_t tune_length_ = 1, next_tune_ = 1, tune_rounds_ = 0;
+  std::vector<double> tune_reject_;
+  double barrier_warmup_ = std::numeric_limits<double>::quiet_NaN();
+
+  // Sampling diagnostics.
+  std::int64_t sampling_rounds_ = 0;
+  std::vector<double> accept_sum_;
+  RoundTripCounter round_trips_;
+  std::optional<BatchedLogSums> stepping_stone_;
+  SwapOutcome last_swaps_;
+  double comm_seconds_ = 0.0, local_seconds_ = 0.0;
+
+  // Buffers.
+  kernels::ChainState work_;
+  std::vector<double> send_, recv_, v_, cold_, ss_terms_;
+};
+
+}  // namespace pemc::tempering

@@ -1,0 +1,167 @@
+// Simulated tempering and annealed importance sampling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "estimators/weighted_moments.hpp"
+#include "support/gradient_check.hpp"
+#include "tempering/annealed_importance.hpp"
+#include "tempering/schedule.hpp"
+#include "tempering/simulated_tempering.hpp"
+#include "tempering_test_support.hpp"
+
+namespace pemc::tempering {
+namespace {
+
+using testing::hmc_factory;
+using testing::ShiftedGaussian;
+using testing::TwoModes;
+
+ReferencePtr standard_reference(int d, double var = 1.0) {
+  return std::make_shared<GaussianReference>(
+      GaussianReference::diagonal(Vector::Zero(d), Vector::Constant(d, var)));
+}
+
+struct Collected {
+  estimators::WeightedMoments weighted;
+  std::map<std::string, double> estimates;
+  std::vector<double> log_weights;
+};
+
+Collected drive(kernels::Kernel& kernel, const targets::Target& space, int n_warmup, int n_iter,
+                std::uint64_t seed) {
+  Collected out;
+  kernels::ChainState state;
+  state.x.resize(space.dim());
+  rng::Stream init(seed, rng::Domain::kInitialPoint, 0, 0);
+  space.initial_point([&](VectorRef x) { x.setConstant(0.1); }, state.x);
+  kernels::refresh(space, state);
+  if (n_warmup > 0) kernel.begin_warmup(n_warmup);
+  targets::WeightedView view;
+  for (int t = 0; t < n_warmup + n_iter; ++t) {
+    if (t == n_warmup && n_warmup > 0) kernel.end_warmup();
+    rng::Stream stream(seed, rng::Domain::kTransition, 0, static_cast<std::uint64_t>(t));
+    kernel.transition(state, stream);
+    if (t >= n_warmup) {
+      EXPECT_TRUE(space.weighted_view(state.x, view));
+      out.weighted.add(view.samples.col(0), view.log_weights[0]);
+      out.log_weights.push_back(view.log_weights[0]);
+    }
+  }
+  kernel.report_estimates(out.estimates);
+  return out;
+}
+
+TEST(SimulatedTemperingSpace, PotentialGradientAndConditional) {
+  auto target = std::make_shared<ShiftedGaussian>(Vector::Constant(2, 1.0), Vector::Constant(2, 0.5), 1.0);
+  auto ref = standard_reference(2);
+  SimulatedTemperingSpace space(target, ref, {0.0, 0.5, 1.0}, {0.0, 1.0, -2.0});
+  Vector xk(3);
+  xk << 0.3, -0.2, 1.0;
+  // x-gradient = the tempered target's at beta_1; the level coordinate's is 0 (it is discrete).
+  Vector g(3);
+  space.potential_and_gradient(xk, g);
+  TemperedTarget t(target, ref, 0.5);
+  pemc::testing::expect_gradient_matches(t, xk.head(2));
+  Vector gt(2);
+  t.potential_and_gradient(xk.head(2), gt);
+  EXPECT_NEAR(g[0], gt[0], 1e-14);
+  EXPECT_NEAR(g[1], gt[1], 1e-14);
+  EXPECT_EQ(g[2], 0.0);
+  const double phi = target->potential(xk.head(2)), psi = ref->psi(xk.head(2));
+  EXPECT_NEAR(space.potential(xk), 0.5 * phi + 0.5 * psi - 1.0, 1e-12);
+  // Conditional of k (thesis eq. (2.66)) by brute force.
+  std::vector<double> lc;
+  space.log_conditional(phi - psi, lc);
+  std::vector<double> brute{-psi + 0.0, -0.5 * phi - 0.5 * psi + 1.0, -phi - 2.0};
+  const double norm = log_sum_exp(brute);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(lc[k], brute[k] - norm, 1e-12);
+  xk[2] = 1.5;
+  EXPECT_EQ(space.potential(xk), kInf);
+  xk[2] = 3.0;
+  EXPECT_EQ(space.level(xk), -1);
+}
+
+TEST(SimulatedTempering, RaoBlackwellisedLogZAndExpectations) {
+  auto target = std::make_shared<ShiftedGaussian>(Vector::LinSpaced(2, 1.0, -0.5),
+                                                  Vector::Constant(2, 0.5), -4.0);
+  auto space = std::make_shared<SimulatedTemperingSpace>(target, standard_reference(2),
+                                                         linear_ladder(12, 0.0), std::vector<double>{});
+  SimulatedTemperingOptions o;
+  o.n_local_steps = 2;
+  o.n_kernel_bins = 4;
+  SimulatedTemperingKernel st(space, hmc_factory(0.25, 8, true), o);
+  auto run = drive(st, *space, 1500, 6000, 17);
+  const double z = run.estimates.at("log_z"), se = run.estimates.at("log_z_se");
+  ASSERT_TRUE(std::isfinite(se) && se > 0);
+  EXPECT_NEAR(z, target->log_z(), 5 * se) << "se " << se;
+  // The adapted weights flatten the level marginal: the top level is neither starved nor hogged.
+  EXPECT_GT(run.estimates.at("top_fraction"), 0.2 / 12);
+  EXPECT_LT(run.estimates.at("top_fraction"), 5.0 / 12);
+  EXPECT_GT(run.estimates.at("round_trips"), 10);
+  // And the weights themselves already guess log Z.
+  EXPECT_NEAR(run.estimates.at("log_z_weights"), target->log_z(), 0.5);
+  // Rao-Blackwellised (self-normalised) target expectations. Tolerance: 5 standard errors with
+  // the Kish ESS discounted 10x for autocorrelation.
+  const Vector mean = run.weighted.mean();
+  const double ess = run.weighted.kish_ess() / 10;
+  for (int i = 0; i < 2; ++i)
+    EXPECT_NEAR(mean[i], target->mean()[i], 5 * 0.5 / std::sqrt(ess)) << i;
+}
+
+TEST(SimulatedTempering, PowerPathReportsARatio) {
+  auto target = std::make_shared<TwoModes>(3.0, 0.5, 0.5);
+  auto space = std::make_shared<SimulatedTemperingSpace>(target, nullptr, geometric_ladder(8, 0.05),
+                                                         std::vector<double>{});
+  SimulatedTemperingKernel st(space, hmc_factory(0.3, 8), SimulatedTemperingOptions{});
+  auto run = drive(st, *space, 500, 500, 2);
+  EXPECT_TRUE(run.estimates.count("log_z_ratio"));
+  EXPECT_FALSE(run.estimates.count("log_z"));
+}
+
+TEST(AnnealedImportance, UnbiasedLogZAndWeightedMoments) {
+  auto target = std::make_shared<ShiftedGaussian>(Vector::LinSpaced(3, 0.5, -0.5),
+                                                  Vector::Constant(3, 0.4), 2.0);
+  AnnealedImportanceOptions o;
+  o.betas = sigmoidal_ladder(60, 0.0, 4.0);
+  o.n_kernel_bins = 6;
+  AnnealedImportanceKernel ais(target, standard_reference(3, 2.0), hmc_factory(0.2, 5, true), o);
+  AnnealedImportanceSpace space(target);
+  auto run = drive(ais, space, 50, 600, 8);
+  const double z = run.estimates.at("log_z"), se = run.estimates.at("log_z_se");
+  EXPECT_EQ(run.estimates.at("n_runs"), 600);
+  ASSERT_TRUE(std::isfinite(se) && se > 0);
+  // Delta-method SE of log mean r; +0.5 se^2 covers the Jensen bias of the log.
+  EXPECT_NEAR(z, target->log_z(), 5 * se + se * se);
+  EXPECT_GT(run.estimates.at("ess_fraction"), 0.5);  // a smooth unimodal path: good weights
+  const Vector mean = run.weighted.mean();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(mean[i], target->mean()[i], 5 * 0.4 / std::sqrt(run.weighted.kish_ess())) << i;
+}
+
+TEST(AnnealedImportance, TargetEqualToReferenceGivesExactWeights) {
+  // phi = psi + c: every weight is exactly -c, whatever the moves.
+  auto target = std::make_shared<ShiftedGaussian>(Vector::Zero(2), Vector::Ones(2), 0.75);
+  AnnealedImportanceOptions o;
+  o.betas = linear_ladder(5, 0.0);
+  AnnealedImportanceKernel ais(target, standard_reference(2), hmc_factory(0.5, 3), o);
+  AnnealedImportanceSpace space(target);
+  auto run = drive(ais, space, 0, 50, 1);
+  for (double lw : run.log_weights) EXPECT_NEAR(lw, kLog2Pi - 0.75, 1e-12);
+  EXPECT_NEAR(run.estimates.at("log_z"), target->log_z(), 1e-12);
+  EXPECT_NEAR(run.estimates.at("ess"), 50, 1e-9);
+}
+
+TEST(AnnealedImportance, NeedsAReferenceAndBetaZero) {
+  auto target = std::make_shared<ShiftedGaussian>(Vector::Zero(2), Vector::Ones(2), 0.0);
+  AnnealedImportanceOptions o;
+  o.betas = linear_ladder(5, 0.0);
+  EXPECT_THROW(AnnealedImportanceKernel(target, nullptr, hmc_factory(0.5, 3), o), ConfigError);
+  o.betas = linear_ladder(5, 0.1);
+  EXPECT_THROW(AnnealedImportanceKernel(target, standard_reference(2), hmc_factory(0.5, 3), o),
+               ConfigError);
+}
+
+}  // namespace
+}  // namespace pemc::tempering
