@@ -18,6 +18,7 @@
 #include "targets/mixture.hpp"
 #include "targets/plugin.hpp"
 #include "targets/radon.hpp"
+#include "tempering/from_config.hpp"
 
 namespace pemc::config {
 namespace {
@@ -193,6 +194,41 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
                                  "sampler.continuous_tempering");
       };
       auto s = extended::make_continuous_tempering(ct, target, inner);
+      return {std::move(s.space), std::move(s.kernel)};
+    }
+    case v1::SamplerConfig::kParallelTempering: {
+      // Parallel tempering (src/tempering/parallel_tempering.hpp): one local kernel per
+      // temperature, replicas spread over `group`. The factory is kept by the kernel (it rebuilds
+      // the level kernels when warmup resizes the ladder), so it owns copies of the configs.
+      const auto& pt = config.parallel_tempering();
+      auto local = [hmc = pt.hmc(), nuts = pt.nuts(), has_hmc = pt.has_hmc(),
+                    has_nuts = pt.has_nuts()](targets::TargetPtr space) {
+        return make_local_kernel(has_hmc ? &hmc : nullptr, has_nuts ? &nuts : nullptr,
+                                 std::move(space), "sampler.parallel_tempering");
+      };
+      auto s = tempering::make_parallel_tempering(pt, target, local, group);
+      return {std::move(s.space), std::move(s.kernel)};
+    }
+    case v1::SamplerConfig::kSimulatedTempering: {
+      // Simulated tempering (src/tempering/simulated_tempering.hpp) on the (x, k) space.
+      const auto& st = config.simulated_tempering();
+      auto local = [&st](targets::TargetPtr space) {
+        return make_local_kernel(st.has_hmc() ? &st.hmc() : nullptr,
+                                 st.has_nuts() ? &st.nuts() : nullptr, std::move(space),
+                                 "sampler.simulated_tempering");
+      };
+      auto s = tempering::make_simulated_tempering(st, target, local);
+      return {std::move(s.space), std::move(s.kernel)};
+    }
+    case v1::SamplerConfig::kAnnealedImportance: {
+      // AIS (src/tempering/annealed_importance.hpp): one iteration = one annealing run.
+      const auto& ais = config.annealed_importance();
+      auto local = [&ais](targets::TargetPtr space) {
+        return make_local_kernel(ais.has_hmc() ? &ais.hmc() : nullptr,
+                                 ais.has_nuts() ? &ais.nuts() : nullptr, std::move(space),
+                                 "sampler.annealed_importance");
+      };
+      auto s = tempering::make_annealed_importance(ais, target, local);
       return {std::move(s.space), std::move(s.kernel)};
     }
     case v1::SamplerConfig::KIND_NOT_SET:

@@ -27,12 +27,13 @@ class GaussianReference {
 
  private:
   GaussianReference() = default;
+  // psi(x), leaving z = L^{-1}(x - mean).
+  double whitened(ConstVectorRef x, Vector& z) const;
   Vector mean_;
   bool dense_ = false;
   Vector sd_;       // diagonal case
   Matrix lower_;    // dense case
   double log_norm_ = 0.0;  // sum log L_ii + d/2 log 2 pi
-  mutable Vector z_;
 };
 
 }  // namespace pemc::tempering

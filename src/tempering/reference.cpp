@@ -23,7 +23,6 @@ GaussianReference GaussianReference::diagonal(Vector mean, const Vector& varianc
     log_det += std::log(r.sd_[i]);
   }
   r.log_norm_ = log_det + 0.5 * static_cast<double>(r.mean_.size()) * kLog2Pi;
-  r.z_.resize(r.mean_.size());
   return r;
 }
 
@@ -46,37 +45,50 @@ GaussianReference GaussianReference::cholesky(Vector mean, const Matrix& lower) 
   }
   if (!r.lower_.allFinite()) throw ConfigError("reference: Cholesky factor has non-finite entries");
   r.log_norm_ = log_det + 0.5 * static_cast<double>(d) * kLog2Pi;
-  r.z_.resize(d);
   return r;
 }
 
-double GaussianReference::psi(ConstVectorRef x) const {
-  z_ = x - mean_;
+namespace {
+// Per-thread scratch: one reference may be shared by threads (the in-process test groups), so a
+// member scratch vector would be a data race; this keeps the hot path free of allocation.
+Vector& scratch(Eigen::Index d) {
+  thread_local Vector z;
+  if (z.size() != d) z.resize(d);
+  return z;
+}
+}  // namespace
+
+double GaussianReference::whitened(ConstVectorRef x, Vector& z) const {
+  z = x - mean_;
   if (dense_) {
-    lower_.triangularView<Eigen::Lower>().solveInPlace(z_);
+    lower_.triangularView<Eigen::Lower>().solveInPlace(z);
   } else {
-    z_.array() /= sd_.array();
+    z.array() /= sd_.array();
   }
-  return 0.5 * z_.squaredNorm() + log_norm_;
+  return 0.5 * z.squaredNorm() + log_norm_;
 }
 
+double GaussianReference::psi(ConstVectorRef x) const { return whitened(x, scratch(x.size())); }
+
 double GaussianReference::psi_and_gradient(ConstVectorRef x, VectorRef grad) const {
-  const double value = psi(x);  // leaves z = L^{-1}(x - mean)
+  Vector& z = scratch(x.size());
+  const double value = whitened(x, z);  // z = L^{-1}(x - mean)
   if (dense_) {
-    grad = z_;
+    grad = z;
     lower_.triangularView<Eigen::Lower>().transpose().solveInPlace(grad);
   } else {
-    grad = z_.array() / sd_.array();
+    grad = z.array() / sd_.array();
   }
   return value;
 }
 
 void GaussianReference::sample(rng::Stream& stream, VectorRef x) const {
-  stream.fill_normal(z_);
+  Vector& z = scratch(mean_.size());
+  stream.fill_normal(z);
   if (dense_) {
-    x = mean_ + lower_.triangularView<Eigen::Lower>() * z_;
+    x = mean_ + lower_.triangularView<Eigen::Lower>() * z;
   } else {
-    x = mean_.array() + sd_.array() * z_.array();
+    x = mean_.array() + sd_.array() * z.array();
   }
 }
 
