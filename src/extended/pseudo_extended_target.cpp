@@ -243,7 +243,8 @@ double PseudoExtendedTarget::assemble(ConstVectorRef z, double* grad) const {
         grad[eta0 + i] = -(dlogp_dbeta * dbeta_[i] + djac_[i]);
       }
     }
-    if (!Eigen::Map<const Vector>(grad, dim_).allFinite()) return reject();
+    // The x-gradients are c_i (in [0, 1]) times finite values; only the eta-gradients can overflow.
+    if (sampled && !Eigen::Map<const Vector>(grad + eta0, n_).allFinite()) return reject();
   }
   return -log_density;
 }
