@@ -22,14 +22,29 @@ struct ChainAccumulator {
   bool weighted = false;
 };
 
-// Adds one draw. Samples in extra_states with one log weight each are weighted samples. With
-// per_draw normalisation (pseudo-extended, Theorem 2.1) each draw's weights are normalised within
-// the draw; otherwise (continuous tempering, eq. 21: sum_t w1(x_t) f(x_t) / sum_t w1(x_t)) the
-// weights are global. A single log weight without extra_states weights the state itself;
-// otherwise every draw has weight 1.
-void add_draw(const v1::Draw& d, int dim, bool per_draw, ChainAccumulator& acc, Vector& scratch) {
+// How a sampler's per-draw log weights combine. Only pseudo-extended normalises within each draw
+// (Theorem 2.1: the N pseudo-samples of one draw share its unit weight). Continuous tempering
+// (eq. 21: sum_t w1(x_t) f(x_t) / sum_t w1(x_t)), simulated tempering (thesis eq. 2.73) and AIS
+// weights are global: normalising them per draw would give every draw weight 1. A file that does
+// not name its sampler (older or hand-made files) is read by shape: several weighted samples per
+// draw are pseudo-samples, a single one is a global weight.
+enum class WeightRule { kPerDraw, kGlobal, kByShape };
+
+WeightRule weight_rule(const std::string& sampler) {
+  if (sampler == "pseudo_extended") return WeightRule::kPerDraw;
+  if (sampler.empty()) return WeightRule::kByShape;
+  return WeightRule::kGlobal;
+}
+
+// Adds one draw. Samples in extra_states with one log weight each are weighted samples, combined
+// by `rule`. A single log weight without extra_states weights the state itself; otherwise every
+// draw has weight 1.
+void add_draw(const v1::Draw& d, int dim, WeightRule rule, ChainAccumulator& acc,
+              Vector& scratch) {
   const int n_extra = dim > 0 ? d.extra_states_size() / dim : 0;
   if (n_extra > 0 && d.log_weights_size() == n_extra) {
+    const bool per_draw =
+        rule == WeightRule::kPerDraw || (rule == WeightRule::kByShape && n_extra > 1);
     acc.weighted = true;
     const double log_norm =
         per_draw ? log_sum_exp(std::span<const double>(d.log_weights().data(),
@@ -69,7 +84,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
   int dim = 0;
   // Studies: per run name, its original-space dimension and its resolved config.
   std::map<std::string, int> run_dims;
-  std::map<std::string, bool> run_per_draw;  // weights normalised within each draw?
+  std::map<std::string, WeightRule> run_weight_rule;
   std::map<std::string, const v1::RunConfig*> run_configs;
   Vector scratch;
   while (reader.next(record)) {
@@ -79,7 +94,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
         for (const auto& info : header.runs()) {
           run_dims[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
-          run_per_draw[info.name()] = info.sampler_name() != "continuous_tempering";
+          run_weight_rule[info.name()] = weight_rule(info.sampler_name());
         }
         for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
         break;
@@ -92,11 +107,10 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         try {
           const auto rd = run_dims.find(d.run_id());
           const int draw_dim = rd != run_dims.end() ? rd->second : dim;
-          const auto pd = run_per_draw.find(d.run_id());
-          const bool per_draw = pd != run_per_draw.end()
-                                    ? pd->second
-                                    : header.sampler_name() != "continuous_tempering";
-          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(), per_draw, acc, scratch);
+          const auto wr = run_weight_rule.find(d.run_id());
+          const WeightRule rule =
+              wr != run_weight_rule.end() ? wr->second : weight_rule(header.sampler_name());
+          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(), rule, acc, scratch);
         } catch (const Error& e) {
           // A well-framed record with unusable content (a state of the wrong dimension, a NaN
           // log weight): say which record it is.

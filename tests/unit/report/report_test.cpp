@@ -172,6 +172,7 @@ TEST_F(ReportTest, PseudoSamplesGiveTheSelfNormalisedWeightedMean) {
   // weights normalised within that draw, so every draw carries total weight 1.
   std::vector<Record> v;
   v.push_back(header(2));
+  v.back().mutable_header()->set_sampler_name("pseudo_extended");
   {
     Record r = draw(0, 0, {0.0, 0.0});
     auto* d = r.mutable_draw();
@@ -206,6 +207,66 @@ TEST_F(ReportTest, PseudoSamplesGiveTheSelfNormalisedWeightedMean) {
   // Kish ESS of the six normalised weights: 2^2 / sum w^2.
   const double sum_w2 = (1.0 + 9.0 + 16.0) / 64.0 + (1.0 + 1.0 + 4.0) / 16.0;
   EXPECT_NEAR(r.kish_ess, 4.0 / sum_w2, 1e-12);
+}
+
+// Simulated tempering and AIS stream one weighted sample per draw (extra_states + one log weight);
+// their weights are global (thesis eq. 2.73; CT paper eq. 10), not normalised within the draw.
+TEST_F(ReportTest, TemperingSamplersWeightTheirSamplesGlobally) {
+  for (const char* sampler : {"simulated_tempering", "annealed_importance", "continuous_tempering"}) {
+    SCOPED_TRACE(sampler);
+    std::vector<Record> v;
+    v.push_back(header(1));
+    v.back().mutable_header()->set_sampler_name(sampler);
+    const double xs[] = {1.0, 2.0, 4.0};
+    const double ws[] = {1.0, 1.0, 2.0};
+    for (int i = 0; i < 3; ++i) {
+      Record r = draw(0, i, {-50.0});  // the state (e.g. x at a low temperature) is not used
+      r.mutable_draw()->add_extra_states(xs[i]);
+      r.mutable_draw()->add_log_weights(std::log(ws[i]) + 700.0);
+      v.push_back(r);
+    }
+    const auto path = dir_ / (std::string(sampler) + ".pemc");
+    write_file(path, v);
+    const auto s = summarize_file(path);
+    ASSERT_EQ(s.runs.size(), 1u);
+    EXPECT_TRUE(s.runs[0].weighted);
+    EXPECT_NEAR(s.runs[0].mean[0], (1.0 + 2.0 + 8.0) / 4.0, 1e-12);
+    EXPECT_NEAR(s.runs[0].kish_ess, 16.0 / 6.0, 1e-12);
+  }
+}
+
+// A file that does not name its sampler is read by shape: several weighted samples per draw are
+// pseudo-samples (normalised within the draw), a single one carries a global weight.
+TEST_F(ReportTest, UnnamedSamplerWeightsAreReadByShape) {
+  std::vector<Record> v;
+  v.push_back(header(1));
+  v.back().mutable_header()->set_sampler_name("");
+  for (int i = 0; i < 2; ++i) {
+    Record r = draw(0, i, {0.0});
+    r.mutable_draw()->add_extra_states(i == 0 ? 0.0 : 10.0);
+    r.mutable_draw()->add_extra_states(i == 0 ? 2.0 : 10.0);
+    r.mutable_draw()->add_log_weights(0.0);
+    r.mutable_draw()->add_log_weights(i == 0 ? std::log(3.0) : 40.0);
+    v.push_back(r);
+  }
+  auto path = dir_ / "unnamed_pseudo.pemc";
+  write_file(path, v);
+  auto s = summarize_file(path);
+  ASSERT_EQ(s.runs.size(), 1u);
+  // Per draw: draw 0 -> 0 * 1/4 + 2 * 3/4 = 1.5, draw 1 -> 10; each of weight 1.
+  EXPECT_NEAR(s.runs[0].mean[0], (1.5 + 10.0) / 2, 1e-12);
+
+  v.resize(1);
+  for (int i = 0; i < 2; ++i) {
+    Record r = draw(0, i, {0.0});
+    r.mutable_draw()->add_extra_states(i == 0 ? 1.0 : 4.0);
+    r.mutable_draw()->add_log_weights(i == 0 ? 0.0 : std::log(3.0));
+    v.push_back(r);
+  }
+  path = dir_ / "unnamed_single.pemc";
+  write_file(path, v);
+  s = summarize_file(path);
+  EXPECT_NEAR(s.runs[0].mean[0], (1.0 + 12.0) / 4, 1e-12);
 }
 
 TEST_F(ReportTest, SingleLogWeightWeightsTheStateItself) {
