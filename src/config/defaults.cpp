@@ -16,23 +16,51 @@ void fill_adaptation(pemc::v1::AdaptationConfig& a, double target_accept) {
   if (!a.has_base_window()) a.set_base_window(D::kBaseWindow);
 }
 
+void fill_hmc(pemc::v1::HmcConfig& h) {
+  fill_adaptation(*h.mutable_adaptation(), D::kTargetAcceptHmc);
+}
+
+void fill_nuts(pemc::v1::NutsConfig& n) {
+  if (!n.has_max_tree_depth()) n.set_max_tree_depth(D::kMaxTreeDepth);
+  if (!n.has_max_energy_error()) n.set_max_energy_error(D::kMaxEnergyError);
+  fill_adaptation(*n.mutable_adaptation(), D::kTargetAcceptNuts);
+}
+
+// The HMC/NUTS kernel inside a composite sampler gets the same defaults as a top-level one.
+template <class C>
+void fill_local_kernel(C& c) {
+  if (c.has_hmc()) fill_hmc(*c.mutable_hmc());
+  if (c.has_nuts()) fill_nuts(*c.mutable_nuts());
+}
+
 void fill_sampler(pemc::v1::SamplerConfig& s) {
   switch (s.kind_case()) {
     case pemc::v1::SamplerConfig::kHmc:
-      fill_adaptation(*s.mutable_hmc()->mutable_adaptation(), D::kTargetAcceptHmc);
+      fill_hmc(*s.mutable_hmc());
       break;
-    case pemc::v1::SamplerConfig::kNuts: {
-      auto& n = *s.mutable_nuts();
-      if (!n.has_max_tree_depth()) n.set_max_tree_depth(D::kMaxTreeDepth);
-      if (!n.has_max_energy_error()) n.set_max_energy_error(D::kMaxEnergyError);
-      fill_adaptation(*n.mutable_adaptation(), D::kTargetAcceptNuts);
+    case pemc::v1::SamplerConfig::kNuts:
+      fill_nuts(*s.mutable_nuts());
       break;
-    }
     case pemc::v1::SamplerConfig::kRwm:
       fill_adaptation(*s.mutable_rwm()->mutable_adaptation(), D::kTargetAcceptRwm);
       break;
     case pemc::v1::SamplerConfig::kMala:
       fill_adaptation(*s.mutable_mala()->mutable_adaptation(), D::kTargetAcceptMala);
+      break;
+    case pemc::v1::SamplerConfig::kPseudoExtended:
+      fill_local_kernel(*s.mutable_pseudo_extended());
+      break;
+    case pemc::v1::SamplerConfig::kContinuousTempering:
+      fill_local_kernel(*s.mutable_continuous_tempering());
+      break;
+    case pemc::v1::SamplerConfig::kParallelTempering:
+      fill_local_kernel(*s.mutable_parallel_tempering());
+      break;
+    case pemc::v1::SamplerConfig::kSimulatedTempering:
+      fill_local_kernel(*s.mutable_simulated_tempering());
+      break;
+    case pemc::v1::SamplerConfig::kAnnealedImportance:
+      fill_local_kernel(*s.mutable_annealed_importance());
       break;
     case pemc::v1::SamplerConfig::KIND_NOT_SET:
       break;

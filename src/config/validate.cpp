@@ -1,6 +1,7 @@
 #include "config/validate.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <google/protobuf/descriptor.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "extended/pseudo_extended.hpp"
 
 namespace pemc::config {
 
@@ -490,6 +492,220 @@ void check_metric(v1::MetricKind metric, const pb::RepeatedField<double>& inv,
   }
 }
 
+void check_hmc(const v1::HmcConfig& h, const std::string& pre, std::optional<std::int64_t> dim,
+               Problems& p) {
+  positive(p, pre + ".step_size", h.step_size());
+  in_range(p, pre + ".n_leapfrog", h.n_leapfrog(), 1, kMaxLeapfrogSteps);
+  check_metric(h.metric(), h.inverse_metric(), pre, dim, p);
+  check_adaptation(h.adaptation(), pre + ".adaptation", p);
+}
+
+void check_nuts(const v1::NutsConfig& n, const std::string& pre, std::optional<std::int64_t> dim,
+                Problems& p) {
+  positive(p, pre + ".step_size", n.step_size());
+  if (n.has_max_tree_depth()) in_range(p, pre + ".max_tree_depth", n.max_tree_depth(), 1, kMaxTreeDepthLimit);
+  if (n.has_max_energy_error()) positive(p, pre + ".max_energy_error", n.max_energy_error());
+  check_metric(n.metric(), n.inverse_metric(), pre, dim, p);
+  check_adaptation(n.adaptation(), pre + ".adaptation", p);
+}
+
+// The HMC/NUTS kernel inside a composite sampler. Its space is not the target's (extended,
+// tempered or augmented), so dimension-dependent metric checks are left to the sampler's factory.
+void check_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
+                        const std::string& pre, Problems& p) {
+  if (hmc) {
+    check_hmc(*hmc, pre + ".hmc", std::nullopt, p);
+  } else if (nuts) {
+    check_nuts(*nuts, pre + ".nuts", std::nullopt, p);
+  } else {
+    p.add(pre, "required: set hmc or nuts (the local kernel)");
+  }
+}
+
+template <class C>
+void check_local_kernel_of(const C& c, const std::string& pre, Problems& p) {
+  check_local_kernel(c.has_hmc() ? &c.hmc() : nullptr, c.has_nuts() ? &c.nuts() : nullptr, pre, p);
+}
+
+void optional_positive(Problems& p, const std::string& path, bool has, double v) {
+  if (has) positive(p, path, v);
+}
+
+void optional_at_least(Problems& p, const std::string& path, bool has, std::int64_t v,
+                       std::int64_t lo) {
+  if (has && v < lo) p.add(path, "must be >= " + num(lo), num(v));
+}
+
+// CT paper eq. (4): the base/reference must be a normalised density; file and inline forms are
+// exclusive.
+void check_reference(const v1::TemperingReferenceConfig& r, const std::string& pre, Problems& p) {
+  if (r.mean_size() > 0 && !r.mean_file().empty())
+    p.add(pre + ".mean_file", "give at most one of mean and mean_file", quoted(r.mean_file()));
+  const int covs = (r.variance_size() > 0) + (r.covariance_size() > 0) + !r.cov_chol_file().empty();
+  if (covs > 1) p.add(pre, "give at most one of variance, covariance and cov_chol_file");
+  all_positive(p, pre + ".variance", r.variance());
+  if (!r.mean_file().empty()) readable_file(p, pre + ".mean_file", r.mean_file());
+  if (!r.cov_chol_file().empty()) readable_file(p, pre + ".cov_chol_file", r.cov_chol_file());
+}
+
+void check_ladder(const v1::TemperingLadderConfig& l, const std::string& pre, bool has_reference,
+                  Problems& p) {
+  if (l.kind() == v1::TemperingLadderConfig::EXPLICIT) {
+    if (l.betas_size() < 2) {
+      p.add(pre + ".betas", "EXPLICIT needs at least 2 inverse temperatures", entries(l.betas_size()));
+      return;
+    }
+    for (int i = 0; i < l.betas_size(); ++i) {
+      if (!(l.betas(i) >= 0.0 && l.betas(i) <= 1.0)) p.add(el(pre + ".betas", i), "must be in [0, 1]", num(l.betas(i)));
+      if (i > 0 && !(l.betas(i) > l.betas(i - 1)))
+        p.add(el(pre + ".betas", i), "must be strictly ascending", num(l.betas(i)));
+    }
+    if (l.betas(l.betas_size() - 1) != 1.0)
+      p.add(el(pre + ".betas", l.betas_size() - 1), "the last inverse temperature must be 1",
+            num(l.betas(l.betas_size() - 1)));
+    if (!has_reference && l.betas(0) <= 0.0)
+      p.add(el(pre + ".betas", 0), "must be > 0 without a reference (exp(-0 phi) is improper)", num(l.betas(0)));
+    return;
+  }
+  if (l.betas_size() > 0) p.add(pre + ".betas", "given, but the ladder kind is not EXPLICIT", entries(l.betas_size()));
+  if (l.n_levels() < 2) p.add(pre + ".n_levels", "required: the number of levels, >= 2", num(std::int64_t{l.n_levels()}));
+  if (l.has_beta_min()) {
+    if (!(l.beta_min() >= 0.0 && l.beta_min() < 1.0)) {
+      p.add(pre + ".beta_min", "must be in [0, 1)", num(l.beta_min()));
+    } else if (l.beta_min() == 0.0 &&
+               (!has_reference || l.kind() == v1::TemperingLadderConfig::GEOMETRIC)) {
+      p.add(pre + ".beta_min",
+            has_reference ? "must be > 0 for a GEOMETRIC ladder" : "must be > 0 without a reference (exp(-0 phi) is improper)",
+            num(l.beta_min()));
+    }
+  }
+  optional_positive(p, pre + ".sigmoid_scale", l.has_sigmoid_scale(), l.sigmoid_scale());
+}
+
+void check_pseudo_extended(const v1::PseudoExtendedConfig& c, const std::string& pre, Problems& p) {
+  for (auto& issue : extended::config_problems(c, pre)) {
+    // The kernel's absence is reported by check_local_kernel_of with the same path.
+    if (issue.field_path == pre + ".kernel") continue;
+    p.add(issue.field_path, issue.reason, issue.value);
+  }
+  check_local_kernel_of(c, pre, p);
+}
+
+void check_gaussian_base(const v1::GaussianBaseConfig& g, const std::string& pre, Problems& p) {
+  if ((g.mean_size() > 0) == !g.mean_file().empty())
+    p.add(pre, "give exactly one of mean and mean_file");
+  const int covs = (g.variance_size() > 0) + (g.covariance_size() > 0) +
+                   !g.covariance_file().empty() + !g.cov_chol_file().empty();
+  if (covs > 1) p.add(pre, "give at most one of covariance, variance, covariance_file and cov_chol_file");
+  all_positive(p, pre + ".variance", g.variance());
+  if (!g.has_log_zeta()) p.add(pre + ".log_zeta", "required: the approximation log zeta to log Z (eq. 14)");
+  for (const auto& [field, file] : {std::pair{".mean_file", g.mean_file()}, {".covariance_file", g.covariance_file()},
+                                    {".cov_chol_file", g.cov_chol_file()}})
+    if (!file.empty()) readable_file(p, pre + field, file);
+}
+
+void check_continuous_tempering(const v1::ContinuousTemperingConfig& c, const std::string& pre,
+                                Problems& p) {
+  check_local_kernel_of(c, pre, p);
+  const auto& b = c.base();
+  const std::string bp = pre + ".base";
+  switch (b.kind_case()) {
+    case v1::BaseDensityConfig::kGaussian: check_gaussian_base(b.gaussian(), bp + ".gaussian", p); break;
+    case v1::BaseDensityConfig::kLaplace: {
+      const auto& s = b.laplace().search();
+      const std::string sp = bp + ".laplace.search";
+      if (s.has_n_starts()) in_range(p, sp + ".n_starts", s.n_starts(), 1, 10000);
+      optional_positive(p, sp + ".init_radius", s.has_init_radius(), s.init_radius());
+      optional_at_least(p, sp + ".max_iterations", s.has_max_iterations(), s.max_iterations(), 1);
+      optional_positive(p, sp + ".gradient_tolerance", s.has_gradient_tolerance(), s.gradient_tolerance());
+      if (s.has_history()) in_range(p, sp + ".history", s.history(), 1, 100);
+      optional_positive(p, sp + ".hessian_step", s.has_hessian_step(), s.hessian_step());
+      break;
+    }
+    case v1::BaseDensityConfig::kBoltzmannMeanField: {
+      const auto& m = b.boltzmann_mean_field();
+      const std::string mp = bp + ".boltzmann_mean_field";
+      optional_at_least(p, mp + ".n_starts", m.has_n_starts(), m.n_starts(), 1);
+      optional_at_least(p, mp + ".max_iterations", m.has_max_iterations(), m.max_iterations(), 1);
+      optional_positive(p, mp + ".tolerance", m.has_tolerance(), m.tolerance());
+      break;
+    }
+    case v1::BaseDensityConfig::kVariational: {
+      const auto& v = b.variational();
+      const std::string vp = bp + ".variational";
+      optional_at_least(p, vp + ".iterations", v.has_iterations(), v.iterations(), 2);
+      optional_at_least(p, vp + ".samples_per_step", v.has_samples_per_step(), v.samples_per_step(), 1);
+      optional_positive(p, vp + ".learning_rate", v.has_learning_rate(), v.learning_rate());
+      optional_at_least(p, vp + ".elbo_samples", v.has_elbo_samples(), v.elbo_samples(), 1);
+      break;
+    }
+    case v1::BaseDensityConfig::KIND_NOT_SET:
+      p.add(bp, "required: set one of " + oneof_names(v1::BaseDensityConfig::descriptor()));
+      break;
+  }
+  optional_positive(p, pre + ".sigmoid_scale", c.has_sigmoid_scale(), c.sigmoid_scale());
+  optional_positive(p, pre + ".control_mass", c.has_control_mass(), c.control_mass());
+  if (c.has_initial_beta()) {
+    const double b0 = c.initial_beta();
+    if (c.variant() == v1::ContinuousTemperingConfig::JOINT && !(b0 > 0.0 && b0 < 1.0))
+      p.add(pre + ".initial_beta", "must be in (0, 1) for the JOINT variant", num(b0));
+    else if (!(b0 >= 0.0 && b0 <= 1.0))
+      p.add(pre + ".initial_beta", "must be in [0, 1]", num(b0));
+  }
+}
+
+void check_parallel_tempering(const v1::ParallelTemperingConfig& c, const std::string& pre,
+                              Problems& p) {
+  check_local_kernel_of(c, pre, p);
+  if (c.has_reference()) check_reference(c.reference(), pre + ".reference", p);
+  check_ladder(c.ladder(), pre + ".ladder", c.has_reference(), p);
+  optional_at_least(p, pre + ".n_local_steps", c.has_n_local_steps(), c.n_local_steps(), 1);
+  if (c.choose_replicas() && !c.adapt_schedule())
+    p.add(pre + ".choose_replicas", "needs adapt_schedule: true (K is chosen from the adapted barrier)");
+  optional_positive(p, pre + ".replicas_per_barrier", c.has_replicas_per_barrier(), c.replicas_per_barrier());
+  optional_at_least(p, pre + ".min_replicas", c.has_min_replicas(), c.min_replicas(), 2);
+  const int lo = c.has_min_replicas() ? c.min_replicas() : 3;
+  if (c.has_max_replicas() && c.max_replicas() < lo)
+    p.add(pre + ".max_replicas", "must be >= min_replicas (" + num(std::int64_t{lo}) + ")", num(std::int64_t{c.max_replicas()}));
+  if (c.ranks_per_chain() < 0) p.add(pre + ".ranks_per_chain", "must be >= 1 (0 means 1)", num(std::int64_t{c.ranks_per_chain()}));
+  optional_at_least(p, pre + ".n_batches", c.has_n_batches(), c.n_batches(), 2);
+}
+
+void check_simulated_tempering(const v1::SimulatedTemperingConfig& c, const std::string& pre,
+                               Problems& p) {
+  check_local_kernel_of(c, pre, p);
+  if (c.has_reference()) check_reference(c.reference(), pre + ".reference", p);
+  check_ladder(c.ladder(), pre + ".ladder", c.has_reference(), p);
+  optional_at_least(p, pre + ".n_local_steps", c.has_n_local_steps(), c.n_local_steps(), 1);
+  const auto& l = c.ladder();
+  const int levels = l.kind() == v1::TemperingLadderConfig::EXPLICIT ? l.betas_size() : l.n_levels();
+  if (c.log_weights_size() > 0 && c.log_weights_size() != levels)
+    p.add(pre + ".log_weights", "needs one weight per level (" + num(std::int64_t{levels}) + ")",
+          entries(c.log_weights_size()));
+  optional_at_least(p, pre + ".first_pilot_length", c.has_first_pilot_length(), c.first_pilot_length(), 1);
+  optional_at_least(p, pre + ".n_kernel_bins", c.has_n_kernel_bins(), c.n_kernel_bins(), 1);
+  optional_at_least(p, pre + ".n_batches", c.has_n_batches(), c.n_batches(), 2);
+}
+
+void check_annealed_importance(const v1::AnnealedImportanceConfig& c, const std::string& pre,
+                               Problems& p) {
+  check_local_kernel_of(c, pre, p);
+  if (!c.has_reference()) {
+    p.add(pre + ".reference", "required: AIS anneals from a normalised reference (beta_0 = 0)");
+  } else {
+    check_reference(c.reference(), pre + ".reference", p);
+  }
+  check_ladder(c.ladder(), pre + ".ladder", true, p);
+  const auto& l = c.ladder();
+  if (l.kind() == v1::TemperingLadderConfig::EXPLICIT && l.betas_size() > 0 && l.betas(0) != 0.0)
+    p.add(el(pre + ".ladder.betas", 0), "AIS starts at the reference: must be 0", num(l.betas(0)));
+  if (l.kind() != v1::TemperingLadderConfig::EXPLICIT && l.has_beta_min() && l.beta_min() != 0.0 &&
+      l.kind() != v1::TemperingLadderConfig::GEOMETRIC)
+    p.add(pre + ".ladder.beta_min", "AIS starts at the reference: must be 0", num(l.beta_min()));
+  optional_at_least(p, pre + ".n_local_steps", c.has_n_local_steps(), c.n_local_steps(), 1);
+  optional_at_least(p, pre + ".n_kernel_bins", c.has_n_kernel_bins(), c.n_kernel_bins(), 1);
+}
+
 void check_sampler(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Problems& p) {
   if (!cfg.has_sampler() || cfg.sampler().kind_case() == v1::SamplerConfig::KIND_NOT_SET) {
     p.add("sampler", "required: set one of " + oneof_names(v1::SamplerConfig::descriptor()));
@@ -497,25 +713,12 @@ void check_sampler(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Pr
   }
   const auto& s = cfg.sampler();
   switch (s.kind_case()) {
-    case v1::SamplerConfig::kHmc: {
-      const auto& h = s.hmc();
-      positive(p, "sampler.hmc.step_size", h.step_size());
-      in_range(p, "sampler.hmc.n_leapfrog", h.n_leapfrog(), 1, kMaxLeapfrogSteps);
-      check_metric(h.metric(), h.inverse_metric(), "sampler.hmc", dim, p);
-      check_adaptation(h.adaptation(), "sampler.hmc.adaptation", p);
+    case v1::SamplerConfig::kHmc:
+      check_hmc(s.hmc(), "sampler.hmc", dim, p);
       break;
-    }
-    case v1::SamplerConfig::kNuts: {
-      const auto& n = s.nuts();
-      positive(p, "sampler.nuts.step_size", n.step_size());
-      if (n.has_max_tree_depth()) {
-        in_range(p, "sampler.nuts.max_tree_depth", n.max_tree_depth(), 1, kMaxTreeDepthLimit);
-      }
-      if (n.has_max_energy_error()) positive(p, "sampler.nuts.max_energy_error", n.max_energy_error());
-      check_metric(n.metric(), n.inverse_metric(), "sampler.nuts", dim, p);
-      check_adaptation(n.adaptation(), "sampler.nuts.adaptation", p);
+    case v1::SamplerConfig::kNuts:
+      check_nuts(s.nuts(), "sampler.nuts", dim, p);
       break;
-    }
     case v1::SamplerConfig::kRwm:
       positive(p, "sampler.rwm.proposal_scale", s.rwm().proposal_scale());
       check_adaptation(s.rwm().adaptation(), "sampler.rwm.adaptation", p);
@@ -523,6 +726,21 @@ void check_sampler(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Pr
     case v1::SamplerConfig::kMala:
       positive(p, "sampler.mala.step_size", s.mala().step_size());
       check_adaptation(s.mala().adaptation(), "sampler.mala.adaptation", p);
+      break;
+    case v1::SamplerConfig::kPseudoExtended:
+      check_pseudo_extended(s.pseudo_extended(), "sampler.pseudo_extended", p);
+      break;
+    case v1::SamplerConfig::kContinuousTempering:
+      check_continuous_tempering(s.continuous_tempering(), "sampler.continuous_tempering", p);
+      break;
+    case v1::SamplerConfig::kParallelTempering:
+      check_parallel_tempering(s.parallel_tempering(), "sampler.parallel_tempering", p);
+      break;
+    case v1::SamplerConfig::kSimulatedTempering:
+      check_simulated_tempering(s.simulated_tempering(), "sampler.simulated_tempering", p);
+      break;
+    case v1::SamplerConfig::kAnnealedImportance:
+      check_annealed_importance(s.annealed_importance(), "sampler.annealed_importance", p);
       break;
     case v1::SamplerConfig::KIND_NOT_SET:
       break;
@@ -715,7 +933,21 @@ std::vector<Problem> find_problems(const LoadedConfig& c) {
   return p.take();
 }
 
+std::vector<Problem> find_warnings(const LoadedConfig& c) {
+  std::vector<Problem> out;
+  const auto& cfg = c.config;
+  if (cfg.sampler().has_pseudo_extended()) {
+    for (auto& w : extended::propriety_warnings(cfg.sampler().pseudo_extended(), cfg.target(),
+                                                known_dimension(cfg), "sampler.pseudo_extended"))
+      out.push_back({w.field_path, w.reason, w.value});
+  }
+  return out;
+}
+
 void validate(const LoadedConfig& c) {
+  for (const auto& w : find_warnings(c))
+    spdlog::warn("{}: {}: {}{}", c.source.where(w.field_path), w.field_path, w.reason,
+                 w.value ? " (got " + *w.value + ")" : std::string());
   const auto problems = find_problems(c);
   if (problems.empty()) return;
   std::string msg = "invalid config '" + c.path.string() + "': " + std::to_string(problems.size()) +

@@ -50,7 +50,10 @@ std::vector<Problem> find_problems(const LoadedConfig& c);
 // mixture, funnel, banana = 2, flower = 2); nullopt for data- or plugin-defined targets.
 std::optional<std::int64_t> known_dimension(const pemc::v1::RunConfig& config);
 
-// Throws ConfigError listing all problems (one per line) if there is any.
+// Settings that are valid but known to misbehave (e.g. an improper pseudo-extended instrumental).
+std::vector<Problem> find_warnings(const LoadedConfig& c);
+
+// Logs find_warnings() (spdlog warn), then throws ConfigError listing all problems (one per line) if there is any.
 void validate(const LoadedConfig& c);
 
 }  // namespace pemc::config

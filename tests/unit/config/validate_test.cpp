@@ -202,6 +202,89 @@ TEST_F(Validate, OtherSamplerRanges) {
   expect_one(cfg(kTarget, "sampler { mala { step_size: -1 } }"), 2, "sampler.mala.step_size", "must be > 0 (got -1)");
 }
 
+TEST_F(Validate, PseudoExtended) {
+  const std::string k = " hmc { step_size: 0.1 n_leapfrog: 5 }";
+  expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 0" + k + " } }"), 2,
+             "sampler.pseudo_extended.n_pseudo", "required: the number of pseudo-samples N");
+  expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 2 } }"), 2,
+             "sampler.pseudo_extended", "required: set hmc or nuts");
+  expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 2 beta_lower: 0.5 beta_upper: 0.4" + k + " } }"), 2,
+             "sampler.pseudo_extended.beta_upper", "need beta_lower < beta_upper");
+  expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 2 nuts { step_size: -1 } } }"), 2,
+             "sampler.pseudo_extended.nuts.step_size", "must be > 0 (got -1)");
+  expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 2 fixed_beta: 0.3 beta_init: 0.5" + k + " } }"), 2,
+             "sampler.pseudo_extended.beta_init", "has no effect with fixed_beta");
+  EXPECT_EQ(problems(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 5" + k + " } }")), kNoError);
+}
+
+TEST_F(Validate, ContinuousTempering) {
+  const std::string base = " base { gaussian { mean: [0, 0] log_zeta: 1.5 } }";
+  const std::string k = " hmc { step_size: 0.1 n_leapfrog: 5 }";
+  EXPECT_EQ(problems(cfg(kTarget, "sampler { continuous_tempering {" + k + base + " } }")), kNoError);
+  expect_one(cfg(kTarget, "sampler { continuous_tempering {" + k + " } }"), 2,
+             "sampler.continuous_tempering.base", "required: set one of gaussian, laplace");
+  expect_one(cfg(kTarget, "sampler { continuous_tempering {" + k + " base { gaussian { mean: [0, 0] } } } }"), 2,
+             "sampler.continuous_tempering.base.gaussian.log_zeta", "required");
+  expect_one(cfg(kTarget, "sampler { continuous_tempering {" + k + base + " control_mass: 0 } }"), 2,
+             "sampler.continuous_tempering.control_mass", "must be > 0");
+  expect_one(cfg(kTarget, "sampler { continuous_tempering {" + k + base + " initial_beta: 1 } }"), 2,
+             "sampler.continuous_tempering.initial_beta", "must be in (0, 1) for the JOINT variant");
+  EXPECT_EQ(problems(cfg(kTarget, "sampler { continuous_tempering { variant: GIBBS initial_beta: 1" + k + base + " } }")),
+            kNoError);
+  expect_one(cfg(kTarget, "sampler { continuous_tempering {" + base + " } }"), 2,
+             "sampler.continuous_tempering", "required: set hmc or nuts");
+}
+
+TEST_F(Validate, TemperingLaddersAndReferences) {
+  const std::string k = " hmc { step_size: 0.1 n_leapfrog: 5 }";
+  const std::string ref = " reference { variance: [4] }";
+  EXPECT_EQ(problems(cfg(kTarget, "sampler { parallel_tempering {" + k + ref + " ladder { n_levels: 8 } } }")), kNoError);
+  expect_one(cfg(kTarget, "sampler { parallel_tempering {" + k + ref + " ladder { n_levels: 1 } } }"), 2,
+             "sampler.parallel_tempering.ladder.n_levels", "required: the number of levels, >= 2");
+  expect_one(cfg(kTarget, "sampler { parallel_tempering {" + k + " ladder { n_levels: 4 beta_min: 0 } } }"), 2,
+             "sampler.parallel_tempering.ladder.beta_min", "must be > 0 without a reference");
+  expect_one(cfg(kTarget, "sampler { parallel_tempering {" + k + ref +
+                              " ladder { kind: EXPLICIT betas: [0, 0.5, 0.4, 1] } } }"), 2,
+             "sampler.parallel_tempering.ladder.betas[2]", "must be strictly ascending");
+  expect_one(cfg(kTarget, "sampler { parallel_tempering {" + k + ref +
+                              " ladder { kind: EXPLICIT betas: [0, 0.5, 0.9] } } }"), 2,
+             "sampler.parallel_tempering.ladder.betas[2]", "the last inverse temperature must be 1");
+  expect_one(cfg(kTarget, "sampler { parallel_tempering {" + k + ref + " ladder { n_levels: 4 } choose_replicas: true } }"), 2,
+             "sampler.parallel_tempering.choose_replicas", "needs adapt_schedule");
+  expect_one(cfg(kTarget, "sampler { parallel_tempering {" + k + " reference { variance: [4, -1] } ladder { n_levels: 4 } } }"), 2,
+             "sampler.parallel_tempering.reference.variance[1]", "");
+  expect_one(cfg(kTarget, "sampler { simulated_tempering {" + k + ref + " ladder { n_levels: 4 } log_weights: [0, 1] } }"), 2,
+             "sampler.simulated_tempering.log_weights", "needs one weight per level (4)");
+  expect_one(cfg(kTarget, "sampler { annealed_importance {" + k + " ladder { n_levels: 4 } } }"), 2,
+             "sampler.annealed_importance.reference", "required");
+  expect_one(cfg(kTarget, "sampler { annealed_importance {" + k + ref + " ladder { kind: EXPLICIT betas: [0.1, 1] } } }"), 2,
+             "sampler.annealed_importance.ladder.betas[0]", "must be 0");
+  expect_one(cfg(kTarget, "sampler { annealed_importance {" + ref + " ladder { n_levels: 4 } } }"), 2,
+             "sampler.annealed_importance", "required: set hmc or nuts");
+}
+
+// Every config we ship validates (run from the repository root, as their data paths assume).
+TEST_F(Validate, EveryShippedConfigIsValid) {
+  namespace fs = std::filesystem;
+  const fs::path root = PEMC_SOURCE_DIR;
+  const fs::path cwd = fs::current_path();
+  fs::current_path(root);
+  int n = 0;
+  for (const auto& dir : {root / "configs", root / "configs" / "paper"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".pbtxt") continue;
+      ++n;
+      auto c = load_config(e.path());
+      if (!c.config.runs().empty()) continue;  // studies: each run is checked by study tests
+      c.config.mutable_output()->set_path((dir_.path() / "out.pemc").string());
+      apply_defaults(c);
+      EXPECT_EQ(config_error([&] { validate(c); }), kNoError) << e.path();
+    }
+  }
+  fs::current_path(cwd);
+  EXPECT_GT(n, 20);
+}
+
 TEST_F(Validate, Adaptation) {
   auto with = [](const std::string& a) {
     return cfg(kTarget, "sampler { nuts { step_size: 1\n  adaptation { " + a + " } } }");
