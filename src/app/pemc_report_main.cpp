@@ -9,6 +9,7 @@
 #include "records/record_reader.hpp"
 #include "report/compare.hpp"
 #include "report/diagnostics.hpp"
+#include "report/estimate_series.hpp"
 #include "report/export.hpp"
 #include "report/plot.hpp"
 #include "report/summary.hpp"
@@ -149,6 +150,9 @@ int main(int argc, char** argv) {
   exp->add_option("file", export_file, "Record file")->required()->check(CLI::ExistingFile);
   exp->add_option("--format", export_format, "csv")->check(CLI::IsMember({"csv"}));
   exp->add_flag("--include-warmup", export_options.include_warmup, "Also export warmup draws");
+  bool export_estimates = false;
+  exp->add_flag("--estimates", export_estimates,
+                "Export the running estimates (EstimatesSnapshot records) instead of the draws");
 
   std::string truth_config;
   auto* truth = app.add_subcommand("truth", "Exact truth of a config's target (mean, second moment, log Z)");
@@ -206,8 +210,10 @@ int main(int argc, char** argv) {
   std::string plot_output;
   auto* plot = app.add_subcommand("plot", "PNG/SVG figures through gnuplot");
   plot->add_option("files", plot_files, "Record files")->required()->check(CLI::ExistingFile);
-  plot->add_option("--kind", plot_kind, "scatter, trace, hist, rmse-vs-n or rmse-vs-time")
-      ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time"}));
+  plot->add_option("--kind", plot_kind,
+                   "scatter, trace, hist, rmse-vs-n, rmse-vs-time, estimate-vs-time or schedule")
+      ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time",
+                             "estimate-vs-time", "schedule"}));
   plot->add_option("--output,-o", plot_output, "Image file (.png or .svg)")->required();
   plot->add_option("--dims", plot_dims, "0-based coordinates, e.g. 0,1 (scatter: two)");
   plot->add_option("--run", plot_options.run_filter, "Only this run");
@@ -226,6 +232,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"mean", "second_moment", "log_z", "all"}));
   plot->add_option("--by", plot_options.compare.by, "rmse plots: group chains by run_id, sampler, target or file")
       ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
+  plot->add_option("--estimate", plot_options.estimate,
+                   "estimate-vs-time: the running estimate to plot (default log_z)");
   plot->add_option("--title", plot_options.title, "Figure title");
   plot->add_option("--seed", plot_options.seed, "Seed of the weighted resampling (default 1)");
   plot->add_option("--gnuplot", plot_options.gnuplot, "gnuplot program (default: gnuplot on PATH)");
@@ -265,7 +273,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*exp) {
-      pemc::report::export_csv(export_file, std::cout, export_options);
+      if (export_estimates) {
+        pemc::report::export_estimates_csv(export_file, std::cout);
+      } else {
+        pemc::report::export_csv(export_file, std::cout, export_options);
+      }
       return 0;
     }
   } catch (const pemc::Error& e) {

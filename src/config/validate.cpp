@@ -821,6 +821,10 @@ void check_output(const v1::RunConfig& cfg, Problems& p) {
   if (o.has_flush_every() && o.flush_every() < 1) {
     p.add("output.flush_every", "must be >= 1", num(std::int64_t{o.flush_every()}));
   }
+  if (o.estimates_every() < 0) {
+    p.add("output.estimates_every", "must be >= 0 (0: no running estimates)",
+          num(std::int64_t{o.estimates_every()}));
+  }
 }
 
 void check_init(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Problems& p) {

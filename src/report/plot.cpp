@@ -1,5 +1,7 @@
 #include "report/plot.hpp"
 
+#include "report/estimate_series.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
@@ -703,6 +705,80 @@ std::string rmse_script(const std::vector<fs::path>& files, const PlotOptions& o
   return "\x1f" + body;
 }
 
+// The target's exact log Z for a run of `file`, when the header's config rebuilds a target that
+// knows it.
+std::optional<double> exact_log_z(const fs::path& file, const std::string& run_id) {
+  records::RecordReader reader(file);
+  v1::Record record;
+  if (!reader.next(record) || !record.has_header()) return std::nullopt;
+  const auto& h = record.header();
+  const v1::TargetConfig* target = &h.config().target();
+  for (const auto& run : h.config().runs())
+    if (run.name() == run_id) target = &run.target();
+  try {
+    const auto truth = config::make_target(*target)->truth();
+    if (truth.log_z) return *truth.log_z;
+  } catch (const std::exception&) {
+    // No truth (e.g. data files not found from here): plot without the line.
+  }
+  return std::nullopt;
+}
+
+std::string estimate_script(const std::vector<fs::path>& files, const PlotOptions& options,
+                            const fs::path& work, PlotResult& result, Layout& layout) {
+  layout = {1, 1};
+  std::string plot;
+  std::map<std::string, std::size_t> run_color;
+  std::optional<double> truth;
+  std::size_t n = 0;
+  for (const auto& file : files) {
+    for (const auto& s : read_estimate_series({file}, options.estimate, options.run_filter)) {
+      const fs::path data = work / fmt::format("estimate_{}.dat", n++);
+      auto out = open_data(data);
+      for (std::size_t i = 0; i < s.value.size(); ++i)
+        if (std::isfinite(s.value[i])) out << s.wall_seconds[i] << ' ' << s.value[i] << '\n';
+      out.close();
+      const auto [it, first] = run_color.try_emplace(s.run_id, run_color.size());
+      plot += fmt::format("{}{} using 1:2 with lines lw 1.2 lc rgb '{}' {}",
+                          plot.empty() ? "plot " : ", ", gp_path(data), color(it->second),
+                          first ? "title " + gp_string(s.run_id) : std::string("notitle"));
+      if (!truth && options.estimate.rfind("log_z", 0) == 0) truth = exact_log_z(file, s.run_id);
+    }
+  }
+  if (truth) plot += fmt::format(", {} with lines dt 2 lw 1.5 lc rgb 'black' title 'exact'", *truth);
+  result.notes.push_back(fmt::format("{} chains", n));
+  std::string body = "set grid lc rgb '#DDDDDD'\nset key outside right top vertical\n";
+  body += "set xlabel 'wall time of the chain (s)'\n";
+  body += "set ylabel " + gp_string(options.estimate) + "\n";
+  body += "set title " + gp_string(options.estimate + " against run time (one line per chain)") + "\n";
+  return "\x1f" + body + plot + "\n";
+}
+
+std::string schedule_script(const std::vector<fs::path>& files, const PlotOptions& options,
+                            const fs::path& work, PlotResult& result, Layout& layout) {
+  layout = {1, 1};
+  const auto schedules = read_schedules(files, options.run_filter);
+  std::string plot;
+  std::map<std::string, std::size_t> run_color;
+  for (std::size_t k = 0; k < schedules.size(); ++k) {
+    const auto& s = schedules[k];
+    const fs::path data = work / fmt::format("schedule_{}.dat", k);
+    auto out = open_data(data);
+    for (std::size_t i = 0; i < s.betas.size(); ++i) out << s.betas[i] << ' ' << s.barrier[i] << '\n';
+    out.close();
+    const auto [it, first] = run_color.try_emplace(s.run_id, run_color.size());
+    plot += fmt::format("{}{} using 1:2 with linespoints pt 7 ps 0.6 lw 1 lc rgb '{}' {}",
+                        plot.empty() ? "plot " : ", ", gp_path(data), color(it->second),
+                        first ? "title " + gp_string(s.run_id) : std::string("notitle"));
+  }
+  result.notes.push_back(fmt::format("{} chains", schedules.size()));
+  std::string body = "set grid lc rgb '#DDDDDD'\nset key outside right top vertical\n";
+  body += "set xlabel 'inverse temperature beta'\nset ylabel 'communication barrier Lambda(beta)'\n";
+  body += "set xrange [0:1]\n";
+  body += "set title 'Parallel tempering: final ladder and barrier (points: the temperatures)'\n";
+  return "\x1f" + body + plot + "\n";
+}
+
 }  // namespace
 
 PlotKind parse_plot_kind(const std::string& name) {
@@ -711,8 +787,11 @@ PlotKind parse_plot_kind(const std::string& name) {
   if (name == "hist") return PlotKind::kHist;
   if (name == "rmse-vs-n") return PlotKind::kRmseVsN;
   if (name == "rmse-vs-time") return PlotKind::kRmseVsTime;
+  if (name == "estimate-vs-time") return PlotKind::kEstimateVsTime;
+  if (name == "schedule") return PlotKind::kSchedule;
   throw ConfigError("plot --kind '" + name +
-                    "': expected scatter, trace, hist, rmse-vs-n or rmse-vs-time");
+                    "': expected scatter, trace, hist, rmse-vs-n, rmse-vs-time, "
+                    "estimate-vs-time or schedule");
 }
 
 void run_gnuplot(const std::string& program, const fs::path& script, const fs::path& log) {
@@ -763,11 +842,14 @@ PlotResult plot_files(const std::vector<fs::path>& files, const PlotOptions& opt
     case PlotKind::kHist: parts = hist_script(files, options, work.path(), result, layout); break;
     case PlotKind::kRmseVsN:
     case PlotKind::kRmseVsTime: parts = rmse_script(files, options, work.path(), result, layout); break;
+    case PlotKind::kEstimateVsTime: parts = estimate_script(files, options, work.path(), result, layout); break;
+    case PlotKind::kSchedule: parts = schedule_script(files, options, work.path(), result, layout); break;
   }
   const auto sep = parts.find('\x1f');
   const std::string pre = parts.substr(0, sep), body = parts.substr(sep + 1);
   const bool wide_trace = options.kind == PlotKind::kTrace;
-  const bool single = options.kind == PlotKind::kRmseVsN || options.kind == PlotKind::kRmseVsTime;
+  const bool single = options.kind == PlotKind::kRmseVsN || options.kind == PlotKind::kRmseVsTime ||
+                      options.kind == PlotKind::kEstimateVsTime || options.kind == PlotKind::kSchedule;
   const int width = options.width > 0 ? options.width
                     : wide_trace      ? 1100
                     : single          ? 950

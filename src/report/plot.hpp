@@ -23,6 +23,12 @@
 //                "auto" = n_pseudo when some run has it, else iterations when they differ, else
 //                the groups' order). Groups without the field are drawn as dashed baselines.
 //   rmse-vs-time the same RMSEs against each group's mean wall time (log-log, labelled points).
+//   estimate-vs-time  a running estimate (--estimate, default log_z) of every chain against its
+//                wall time, from the EstimatesSnapshot records (output.estimates_every > 0), with
+//                the exact value as a dashed line when the estimate is a log Z and the target's
+//                log Z is known.
+//   schedule     parallel tempering's final ladder: the communication barrier Lambda(beta)
+//                against beta, one line per chain, points at the chain's temperatures.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -33,9 +39,10 @@
 
 namespace pemc::report {
 
-enum class PlotKind { kScatter, kTrace, kHist, kRmseVsN, kRmseVsTime };
+enum class PlotKind { kScatter, kTrace, kHist, kRmseVsN, kRmseVsTime, kEstimateVsTime, kSchedule };
 
-// "scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time"; ConfigError otherwise.
+// "scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time", "estimate-vs-time", "schedule";
+// ConfigError otherwise.
 PlotKind parse_plot_kind(const std::string& name);
 
 struct PlotOptions {
@@ -49,6 +56,7 @@ struct PlotOptions {
   bool contours = true;           // scatter: target density contours when possible
   std::string x_field = "auto";   // rmse-vs-n
   std::string metric = "all";     // rmse plots: mean | second_moment | log_z | all
+  std::string estimate = "log_z"; // estimate-vs-time: the estimate's name
   std::string title;              // overall title (default: kind and files)
   std::uint64_t seed = 1;         // of the resampling
   std::string gnuplot = "gnuplot";

@@ -125,6 +125,14 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     draw.set_chain_id(task.chain_id);
     draw.set_seed(task.seed);
 
+    // Running estimates (records.proto EstimatesSnapshot), only where records are written.
+    const std::int64_t estimates_every = config.output().estimates_every();
+    v1::Record snapshot;
+    snapshot.mutable_estimates()->set_run_id(config.name());
+    snapshot.mutable_estimates()->set_chain_id(task.chain_id);
+    snapshot.mutable_estimates()->set_seed(task.seed);
+    std::map<std::string, double> running;
+
     std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
     double sum_accept = 0.0;
     targets::WeightedView view;
@@ -153,6 +161,17 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         fill_weighted_view(draw, space, state, view);
         if (cb.emit) call_runner(cb.emit, record);
         if (!warmup) ++n_written;
+      }
+      if (!warmup && estimates_every > 0 && (i + 1) % estimates_every == 0 && cb.emit) {
+        auto& snap = *snapshot.mutable_estimates();
+        snap.set_iteration(i + 1);
+        snap.set_wall_seconds(elapsed());
+        snap.set_n_gradient_evals(grad_evals);
+        running.clear();
+        kernel->report_estimates(running);
+        snap.mutable_estimates()->clear();
+        for (const auto& [key, value] : running) (*snap.mutable_estimates())[key] = value;
+        call_runner(cb.emit, snapshot);
       }
       if (cb.tick) call_runner(cb.tick);
     }
