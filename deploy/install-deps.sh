@@ -17,6 +17,7 @@ PACKAGES=(
   zlib1g-dev                           # crc32 checksums on records
   gnuplot-nox                          # pemc-report plot
   nlohmann-json3-dev                   # JSON output of pemc-report
+  python3                              # JSON/CSV checks in the MPI end-to-end tests
 )
 
 missing=()
