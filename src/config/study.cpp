@@ -9,6 +9,34 @@
 
 namespace pemc::config {
 
+std::vector<LoadedConfig> include_run_files(LoadedConfig& study) {
+  std::vector<LoadedConfig> out;
+  const auto dir = study.path.parent_path();
+  for (int i = 0; i < study.config.run_files_size(); ++i) {
+    const std::string where = "run_files[" + std::to_string(i) + "]";
+    const std::filesystem::path given = study.config.run_files(i);
+    const auto path = given.is_relative() ? dir / given : given;
+    LoadedConfig run;
+    try {
+      run = load_config(path);
+    } catch (const ConfigError& e) {
+      throw ConfigError(where + " (" + study.source.where(where) + "): " + e.what());
+    }
+    if (!run.config.runs().empty() || run.config.run_files_size() > 0)
+      throw ConfigError(where + " (" + study.source.where(where) + "): '" + path.string() +
+                        "' is itself a study; run_files must be single-run configs");
+    v1::RunConfig entry = run.config;
+    entry.clear_output();
+    entry.clear_logging();
+    if (entry.name().empty()) entry.set_name(path.stem().string());
+    run.config = entry;
+    *study.config.add_runs() = std::move(entry);
+    out.push_back(std::move(run));
+  }
+  study.config.clear_run_files();
+  return out;
+}
+
 std::vector<v1::RunConfig> expand_runs(const v1::RunConfig& config) {
   if (config.runs().empty()) return {config};
   v1::RunConfig base = config;

@@ -8,9 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "config/load.hpp"
 #include "pemc/v1/config.pb.h"
 
 namespace pemc::config {
+
+// Loads each of study.config.run_files (relative to the study file's directory) and appends it to
+// study.config.runs as an entry (output, logging cleared; name defaulted to the file's stem), then
+// clears run_files. Returns the loaded files, so that their problems can be located in them.
+// ConfigError naming the entry for a file that cannot be loaded or is itself a study.
+std::vector<LoadedConfig> include_run_files(LoadedConfig& study);
 
 // The concrete runs: `config` itself when it has no `runs`, else each entry merged over it (an
 // entry's set top-level fields replace the config's; output and logging stay the study's).

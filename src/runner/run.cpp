@@ -61,6 +61,7 @@ Agreed load_on_rank0(const RunOptions& o) {
   Agreed a;
   try {
     auto loaded = config::load_config(o.config_path);
+    const auto included = config::include_run_files(loaded);
     const bool study = !loaded.config.runs().empty();
     std::vector<v1::RunConfig> runs;
     if (!study) {
@@ -72,7 +73,11 @@ Agreed load_on_rank0(const RunOptions& o) {
       // Command-line overrides and defaults apply to every run of the study.
       const auto raw = config::expand_runs(loaded.config);
       for (std::size_t i = 0; i < raw.size(); ++i) {
-        config::LoadedConfig lc{raw[i], loaded.path, loaded.source};
+        // Entries from run_files are located in their own file.
+        const config::LoadedConfig* origin = &loaded;
+        for (const auto& inc : included)
+          if (inc.config.name() == raw[i].name()) origin = &inc;
+        config::LoadedConfig lc{raw[i], origin->path, origin->source};
         try {
           config::apply_overrides(lc, o.overrides);
           config::apply_defaults(lc);
