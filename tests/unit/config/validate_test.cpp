@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "config/study.hpp"
 #include "config_test_support.hpp"
 
 namespace pemc::config {
@@ -281,8 +282,25 @@ TEST_F(Validate, EveryShippedConfigIsValid) {
       EXPECT_EQ(config_error([&] { validate(c); }), kNoError) << e.path();
     }
   }
+  // Studies: every run, including those from run_files.
+  int n_runs = 0;
+  for (const auto& dir : {root / "configs" / "studies", root / "configs" / "paper" / "studies"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".pbtxt") continue;
+      auto study = load_config(e.path());
+      include_run_files(study);
+      for (const auto& run : expand_runs(study.config)) {
+        ++n_runs;
+        LoadedConfig c{run, e.path(), study.source};
+        c.config.mutable_output()->set_path((dir_.path() / "out.pemc").string());
+        apply_defaults(c);
+        EXPECT_EQ(config_error([&] { validate(c); }), kNoError) << e.path() << " run " << run.name();
+      }
+    }
+  }
   fs::current_path(cwd);
   EXPECT_GT(n, 20);
+  EXPECT_GT(n_runs, 30);
 }
 
 TEST_F(Validate, Adaptation) {
