@@ -211,9 +211,10 @@ int main(int argc, char** argv) {
   auto* plot = app.add_subcommand("plot", "PNG/SVG figures through gnuplot");
   plot->add_option("files", plot_files, "Record files")->required()->check(CLI::ExistingFile);
   plot->add_option("--kind", plot_kind,
-                   "scatter, trace, hist, rmse-vs-n, rmse-vs-time, estimate-vs-time or schedule")
+                   "scatter, trace, hist, rmse-vs-n, rmse-vs-time, estimate-vs-time, error-vs-time or "
+                   "schedule")
       ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time",
-                             "estimate-vs-time", "schedule"}));
+                             "estimate-vs-time", "error-vs-time", "schedule"}));
   plot->add_option("--output,-o", plot_output, "Image file (.png or .svg)")->required();
   plot->add_option("--dims", plot_dims, "0-based coordinates, e.g. 0,1 (scatter: two)");
   plot->add_option("--run", plot_options.run_filter, "Only this run");
@@ -233,7 +234,7 @@ int main(int argc, char** argv) {
   plot->add_option("--by", plot_options.compare.by, "rmse plots: group chains by run_id, sampler, target or file")
       ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
   plot->add_option("--estimate", plot_options.estimate,
-                   "estimate-vs-time: the running estimate to plot (default log_z)");
+                   "estimate-vs-time, error-vs-time: the running estimate (default log_z)");
   plot->add_option("--title", plot_options.title, "Figure title");
   plot->add_option("--seed", plot_options.seed, "Seed of the weighted resampling (default 1)");
   plot->add_option("--gnuplot", plot_options.gnuplot, "gnuplot program (default: gnuplot on PATH)");

@@ -539,6 +539,9 @@ void optional_at_least(Problems& p, const std::string& path, bool has, std::int6
 // CT paper eq. (4): the base/reference must be a normalised density; file and inline forms are
 // exclusive.
 void check_reference(const v1::TemperingReferenceConfig& r, const std::string& pre, Problems& p) {
+  if (r.has_fitted() && (r.mean_size() > 0 || !r.mean_file().empty() || r.variance_size() > 0 ||
+                         r.covariance_size() > 0 || !r.cov_chol_file().empty()))
+    p.add(pre + ".fitted", "give either fitted or mean/variance/covariance/files, not both");
   if (r.mean_size() > 0 && !r.mean_file().empty())
     p.add(pre + ".mean_file", "give at most one of mean and mean_file", quoted(r.mean_file()));
   const int covs = (r.variance_size() > 0) + (r.covariance_size() > 0) + !r.cov_chol_file().empty();

@@ -754,6 +754,59 @@ std::string estimate_script(const std::vector<fs::path>& files, const PlotOption
   return "\x1f" + body + plot + "\n";
 }
 
+std::string error_script(const std::vector<fs::path>& files, const PlotOptions& options,
+                         const fs::path& work, PlotResult& result, Layout& layout) {
+  layout = {1, 1};
+  if (options.estimate.rfind("log_z", 0) != 0)
+    throw ConfigError("plot --kind error-vs-time: only log Z estimates have an exact value here (got --estimate " +
+                      options.estimate + ")");
+  std::string plot;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const auto series = read_estimate_series({files[f]}, options.estimate, options.run_filter);
+    std::map<std::string, std::optional<double>> truth;  // per run
+    std::vector<double> sum_sq, sum_t;
+    std::vector<int> count;
+    int used = 0;
+    for (const auto& s : series) {
+      auto [it, fresh] = truth.try_emplace(s.run_id);
+      if (fresh) it->second = exact_log_z(files[f], s.run_id);
+      if (!it->second) {
+        if (fresh) result.notes.push_back(files[f].filename().string() + ": run '" + s.run_id +
+                                          "' has no exact log Z: left out");
+        continue;
+      }
+      ++used;
+      for (std::size_t i = 0; i < s.value.size(); ++i) {
+        if (sum_sq.size() <= i) {
+          sum_sq.resize(i + 1, 0.0);
+          sum_t.resize(i + 1, 0.0);
+          count.resize(i + 1, 0);
+        }
+        const double e = s.value[i] - *it->second;
+        sum_sq[i] += e * e;
+        sum_t[i] += s.wall_seconds[i];
+        ++count[i];
+      }
+    }
+    if (used == 0) continue;
+    const fs::path data = work / fmt::format("error_{}.dat", f);
+    auto out = open_data(data);
+    for (std::size_t i = 0; i < count.size(); ++i)
+      if (count[i] == used && sum_sq[i] > 0)  // only indices every chain reached
+        out << sum_t[i] / count[i] << ' ' << std::sqrt(sum_sq[i] / count[i]) << '\n';
+    out.close();
+    plot += fmt::format("{}{} using 1:2 with linespoints pt 7 ps 0.5 lw 1.5 lc rgb '{}' title {}",
+                        plot.empty() ? "plot " : ", ", gp_path(data), color(f),
+                        gp_string(files[f].stem().string() + fmt::format(" ({} chains)", used)));
+  }
+  if (plot.empty()) throw DataError("plot: no chain has a target with an exact log Z");
+  std::string body = "set grid lc rgb '#DDDDDD'\nset key outside right top vertical\nset logscale xy\n";
+  body += "set xlabel 'mean wall time of the chains (s)'\n";
+  body += "set ylabel " + gp_string("RMSE of " + options.estimate + " over chains") + "\n";
+  body += "set title " + gp_string("RMSE of " + options.estimate + " against run time (one line per file)") + "\n";
+  return "\x1f" + body + plot + "\n";
+}
+
 std::string schedule_script(const std::vector<fs::path>& files, const PlotOptions& options,
                             const fs::path& work, PlotResult& result, Layout& layout) {
   layout = {1, 1};
@@ -788,10 +841,11 @@ PlotKind parse_plot_kind(const std::string& name) {
   if (name == "rmse-vs-n") return PlotKind::kRmseVsN;
   if (name == "rmse-vs-time") return PlotKind::kRmseVsTime;
   if (name == "estimate-vs-time") return PlotKind::kEstimateVsTime;
+  if (name == "error-vs-time") return PlotKind::kErrorVsTime;
   if (name == "schedule") return PlotKind::kSchedule;
   throw ConfigError("plot --kind '" + name +
                     "': expected scatter, trace, hist, rmse-vs-n, rmse-vs-time, "
-                    "estimate-vs-time or schedule");
+                    "estimate-vs-time, error-vs-time or schedule");
 }
 
 void run_gnuplot(const std::string& program, const fs::path& script, const fs::path& log) {
@@ -843,13 +897,15 @@ PlotResult plot_files(const std::vector<fs::path>& files, const PlotOptions& opt
     case PlotKind::kRmseVsN:
     case PlotKind::kRmseVsTime: parts = rmse_script(files, options, work.path(), result, layout); break;
     case PlotKind::kEstimateVsTime: parts = estimate_script(files, options, work.path(), result, layout); break;
+    case PlotKind::kErrorVsTime: parts = error_script(files, options, work.path(), result, layout); break;
     case PlotKind::kSchedule: parts = schedule_script(files, options, work.path(), result, layout); break;
   }
   const auto sep = parts.find('\x1f');
   const std::string pre = parts.substr(0, sep), body = parts.substr(sep + 1);
   const bool wide_trace = options.kind == PlotKind::kTrace;
   const bool single = options.kind == PlotKind::kRmseVsN || options.kind == PlotKind::kRmseVsTime ||
-                      options.kind == PlotKind::kEstimateVsTime || options.kind == PlotKind::kSchedule;
+                      options.kind == PlotKind::kEstimateVsTime || options.kind == PlotKind::kSchedule ||
+                      options.kind == PlotKind::kErrorVsTime;
   const int width = options.width > 0 ? options.width
                     : wide_trace      ? 1100
                     : single          ? 950

@@ -27,6 +27,10 @@
 //                wall time, from the EstimatesSnapshot records (output.estimates_every > 0), with
 //                the exact value as a dashed line when the estimate is a log Z and the target's
 //                log Z is known.
+//   error-vs-time  per file (e.g. one sampler's study over several targets): the RMSE over its
+//                chains of a running estimate (--estimate, default log_z) against the exact value
+//                of each chain's own target, at each snapshot index, against the chains' mean wall
+//                time there (log-log) -- the CT paper's Figure 2 layout.
 //   schedule     parallel tempering's final ladder: the communication barrier Lambda(beta)
 //                against beta, one line per chain, points at the chain's temperatures.
 #include <cstdint>
@@ -39,9 +43,12 @@
 
 namespace pemc::report {
 
-enum class PlotKind { kScatter, kTrace, kHist, kRmseVsN, kRmseVsTime, kEstimateVsTime, kSchedule };
+enum class PlotKind {
+  kScatter, kTrace, kHist, kRmseVsN, kRmseVsTime, kEstimateVsTime, kErrorVsTime, kSchedule
+};
 
-// "scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time", "estimate-vs-time", "schedule";
+// "scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time", "estimate-vs-time", "error-vs-time",
+// "schedule";
 // ConfigError otherwise.
 PlotKind parse_plot_kind(const std::string& name);
 

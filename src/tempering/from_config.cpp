@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "extended/base_density_fit.hpp"
 #include "tempering/annealed_importance.hpp"
 #include "tempering/schedule.hpp"
 #include "tempering/simulated_tempering.hpp"
@@ -59,6 +60,20 @@ std::vector<double> read_numbers(const std::string& path) {
   }
   if (in.bad()) throw IoError("error reading " + path);
   return out;
+}
+
+ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets::Target& target,
+                            const std::string& field) {
+  if (!c.has_fitted()) return make_reference(c, target.dim(), field);
+  if (c.mean_size() > 0 || !c.mean_file().empty() || c.variance_size() > 0 ||
+      c.covariance_size() > 0 || !c.cov_chol_file().empty())
+    throw ConfigError(field + ": give either fitted or mean/variance/covariance/files, not both");
+  const auto base = extended::make_base_density(c.fitted(), target, field + ".fitted");
+  if (base.psi.dim() != target.dim())
+    throw ConfigError(field + ".fitted: the base has dimension " + std::to_string(base.psi.dim()) +
+                      ", the target " + std::to_string(target.dim()));
+  return std::make_shared<GaussianReference>(
+      GaussianReference::cholesky(base.psi.mean(), base.psi.cholesky()));
 }
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,
@@ -161,7 +176,7 @@ TemperingSampler make_parallel_tempering(const v1::ParallelTemperingConfig& c,
   const std::string field = "sampler.parallel_tempering";
   ReferencePtr reference;
   if (c.has_reference())
-    reference = make_reference(c.reference(), target->dim(), field + ".reference");
+    reference = make_reference(c.reference(), *target, field + ".reference");
   ParallelTemperingOptions o;
   o.betas = make_ladder(c.ladder(), reference != nullptr,
                         reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
@@ -188,7 +203,7 @@ TemperingSampler make_simulated_tempering(const v1::SimulatedTemperingConfig& c,
   const std::string field = "sampler.simulated_tempering";
   ReferencePtr reference;
   if (c.has_reference())
-    reference = make_reference(c.reference(), target->dim(), field + ".reference");
+    reference = make_reference(c.reference(), *target, field + ".reference");
   auto betas = make_ladder(c.ladder(), reference != nullptr,
                            reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
   std::vector<double> w(c.log_weights().begin(), c.log_weights().end());
@@ -210,7 +225,7 @@ TemperingSampler make_annealed_importance(const v1::AnnealedImportanceConfig& c,
                                           const LocalKernelFactory& factory) {
   const std::string field = "sampler.annealed_importance";
   if (!c.has_reference()) throw ConfigError(field + ".reference: required for AIS");
-  auto reference = make_reference(c.reference(), target->dim(), field + ".reference");
+  auto reference = make_reference(c.reference(), *target, field + ".reference");
   AnnealedImportanceOptions o;
   o.betas = make_ladder(c.ladder(), true, Ladder::SIGMOIDAL, field + ".ladder");
   if (c.has_n_local_steps()) o.n_local_steps = c.n_local_steps();

@@ -21,6 +21,10 @@ std::vector<double> read_numbers(const std::string& path);
 // in errors (e.g. "sampler.parallel_tempering.reference"). Throws ConfigError / IoError / DataError.
 ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config, int dim,
                             const std::string& field);
+// The same, and a `fitted` reference: the base density continuous tempering would build for
+// `target` (extended/base_density_fit.hpp), without its log zeta.
+ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config,
+                            const targets::Target& target, const std::string& field);
 
 // The ladder described by `config` (see TemperingLadderConfig). KIND_UNSPECIFIED becomes
 // default_kind. Throws ConfigError naming `field`.

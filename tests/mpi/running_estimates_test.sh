@@ -56,6 +56,10 @@ PY
 [ "$(stat -c %s "$WORK/logz.png")" -gt 5000 ] || fail "logz.png is too small"
 "$REPORT" plot "$WORK/pt.pemc" --kind schedule -o "$WORK/schedule.svg" > "$WORK/plot2.log" 2>&1 || { cat "$WORK/plot2.log" >&2; fail "schedule plot failed"; }
 grep -q "<path" "$WORK/schedule.svg" || fail "schedule.svg has no drawing"
+# The RMSE of the running log Z over the two chains against the exact log Z (0: the mixture is
+# normalised), per snapshot.
+"$REPORT" plot "$WORK/pt.pemc" --kind error-vs-time -o "$WORK/err.png" > "$WORK/plot3.log" 2>&1 || { cat "$WORK/plot3.log" >&2; fail "error-vs-time plot failed"; }
+[ "$(stat -c %s "$WORK/err.png")" -gt 5000 ] || fail "err.png is too small"
 # An estimate no chain reports is a clear error naming what exists.
 if "$REPORT" plot "$WORK/pt.pemc" --kind estimate-vs-time --estimate no_such -o "$WORK/x.png" 2> "$WORK/err.txt"; then
   fail "plotting a missing estimate succeeded"

@@ -284,7 +284,8 @@ TEST_F(Validate, EveryShippedConfigIsValid) {
   }
   // Studies: every run, including those from run_files.
   int n_runs = 0;
-  for (const auto& dir : {root / "configs" / "studies", root / "configs" / "paper" / "studies"}) {
+  for (const auto& dir : {root / "configs" / "studies", root / "configs" / "paper" / "studies",
+                          root / "configs" / "paper" / "ct30"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".pbtxt") continue;
       auto study = load_config(e.path());

@@ -74,6 +74,28 @@ TEST(LadderConfig, PowerPathDefaultsToPositiveBetaMin) {
             std::string::npos);
 }
 
+// A fitted reference is continuous tempering's base density: a user-given Gaussian base gives the
+// same psi as the same Gaussian given inline, and a Laplace fit of a Gaussian target is exact.
+TEST(ReferenceConfig, FittedFromABaseDensity) {
+  testing::ShiftedGaussian target(Vector::Constant(2, 1.0), Vector::Constant(2, 2.0), 0.0);
+  auto given = make_reference(parse<v1::TemperingReferenceConfig>(
+                                  "fitted { gaussian { mean: [1, 1] variance: [4, 4] log_zeta: 7 } }"),
+                              target, "R");
+  auto inline_ref = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
+  Vector x(2);
+  x << 0.3, -2.0;
+  EXPECT_NEAR(given->psi(x), inline_ref->psi(x), 1e-12);
+  auto laplace = make_reference(parse<v1::TemperingReferenceConfig>("fitted { laplace { search { n_starts: 3 } } }"),
+                                target, "R");
+  EXPECT_NEAR(laplace->psi(x), inline_ref->psi(x), 1e-6);
+  EXPECT_NE(expect_config_error([&] {
+              make_reference(parse<v1::TemperingReferenceConfig>(
+                                 "mean: 1 fitted { gaussian { mean: [1, 1] log_zeta: 0 } }"),
+                             target, "R");
+            }).find("R: give either fitted"),
+            std::string::npos);
+}
+
 TEST(ReferenceConfig, InlineAndFiles) {
   auto r = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
   EXPECT_EQ(r->dim(), 2);
