@@ -715,13 +715,20 @@ std::optional<double> exact_log_z(const fs::path& file, const std::string& run_i
   const v1::TargetConfig* target = &h.config().target();
   for (const auto& run : h.config().runs())
     if (run.name() == run_id) target = &run.target();
+  // Exact truths can be expensive (2^30 Boltzmann states take seconds): each target once per
+  // process, keyed by its config, however many files and runs share it.
+  static std::map<std::string, std::optional<double>> cache;
+  const std::string key = target->SerializeAsString();
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  std::optional<double> out;
   try {
     const auto truth = config::make_target(*target)->truth();
-    if (truth.log_z) return *truth.log_z;
+    if (truth.log_z) out = *truth.log_z;
   } catch (const std::exception&) {
     // No truth (e.g. data files not found from here): plot without the line.
   }
-  return std::nullopt;
+  cache.emplace(key, out);
+  return out;
 }
 
 std::string estimate_script(const std::vector<fs::path>& files, const PlotOptions& options,
