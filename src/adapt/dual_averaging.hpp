@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "adapt/state_io.hpp"
+
 namespace pemc::adapt {
 
 struct DualAveragingOptions {
@@ -48,6 +50,24 @@ class DualAveraging {
     return counter_ == 0 ? restart_step_size_ : std::exp(x_bar_);
   }
   std::int64_t counter() const { return counter_; }
+
+  // Checkpoint: the running averages (the options come from the config).
+  void save_state(KernelState& s) const {
+    s.set_kind("dual_averaging");
+    put_real(s, "restart_step_size", restart_step_size_);
+    put_real(s, "mu", mu_);
+    put_real(s, "s_bar", s_bar_);
+    put_real(s, "x_bar", x_bar_);
+    put_int(s, "counter", counter_);
+  }
+  void restore_state(const KernelState& s) {
+    expect_kind(s, "dual_averaging");
+    restart_step_size_ = get_real(s, "restart_step_size");
+    mu_ = get_real(s, "mu");
+    s_bar_ = get_real(s, "s_bar");
+    x_bar_ = get_real(s, "x_bar");
+    counter_ = get_int(s, "counter");
+  }
 
  private:
   DualAveragingOptions options_;

@@ -72,4 +72,30 @@ AdaptationUpdate WarmupAdapter::observe(std::int64_t iteration, ConstVectorRef x
   return update;
 }
 
+void WarmupAdapter::save_state(KernelState& s) const {
+  s.set_kind("warmup_adapter");
+  put_int(s, "n_warmup", n_warmup_);
+  put_int(s, "init_buffer", init_buffer_);
+  put_int(s, "term_buffer", term_buffer_);
+  put_int(s, "window_size", window_size_);
+  put_int(s, "next_window_end", next_window_end_);
+  dual_averaging_.save_state(put_child(s, "dual_averaging"));
+  if (estimator_) estimator_->save_state(put_child(s, "estimator"));
+}
+
+void WarmupAdapter::restore_state(const KernelState& s) {
+  expect_kind(s, "warmup_adapter");
+  if (get_int(s, "n_warmup") != n_warmup_)
+    state_error(s, "n_warmup", "saved with " + std::to_string(get_int(s, "n_warmup")) +
+                                   " warmup iterations, this run has " + std::to_string(n_warmup_));
+  if (has_child(s, "estimator") != estimator_.has_value())
+    state_error(s, "estimator", "metric adaptation differs from the saved state");
+  init_buffer_ = get_int(s, "init_buffer");
+  term_buffer_ = get_int(s, "term_buffer");
+  window_size_ = get_int(s, "window_size");
+  next_window_end_ = get_int(s, "next_window_end");
+  dual_averaging_.restore_state(get_child(s, "dual_averaging"));
+  if (estimator_) estimator_->restore_state(get_child(s, "estimator"));
+}
+
 }  // namespace pemc::adapt

@@ -38,6 +38,11 @@ class WarmupAdapter {
   std::int64_t term_buffer() const { return term_buffer_; }
   std::int64_t next_window_end() const { return next_window_end_; }
 
+  // Checkpoint: windows, dual averaging and the open window's Welford sums. The adapter restored
+  // into must have been built with the same options and n_warmup (same config).
+  void save_state(KernelState& s) const;
+  void restore_state(const KernelState& s);
+
  private:
   bool in_slow_window(std::int64_t iteration) const;
   void compute_next_window();

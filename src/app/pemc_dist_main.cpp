@@ -25,6 +25,14 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides.sets, "Override any scalar field: --set FIELD.PATH=VALUE "
                                             "(repeatable), e.g. --set sampler.hmc.step_size=0.05");
   app.add_flag("--overwrite", o.overwrite, "Replace an existing output file");
+  app.add_flag("--resume", o.resume,
+               "Continue the run from its checkpoint (<output>.ckpt): records after the checkpoint "
+               "are dropped and written again; without a checkpoint and output, start afresh");
+  app.add_option("--stop-after-iterations", o.stop_after_iterations,
+                 "Testing: stop like SIGTERM (checkpoint, exit status 4) when the first chain "
+                 "reaches this iteration (warmup included)")
+      ->check(CLI::PositiveNumber)
+      ->group("");  // hidden: for tests
   app.add_option("--task-range", o.task_range,
                  "Run only tasks A..B-1 of the study (A:B; tasks = runs x seeds x chains)");
   app.add_option("--array-task-size", o.array_task_size,

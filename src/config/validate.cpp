@@ -922,6 +922,15 @@ std::vector<Problem> find_problems(const LoadedConfig& c) {
   if (cfg.logging().has_progress_interval_seconds()) {
     positive(p, "logging.progress_interval_seconds", cfg.logging().progress_interval_seconds());
   }
+  // Checkpoints (README "Checkpoint and resume"): periods >= 0 (0 = none); not onto the output.
+  if (cfg.checkpoint().every_seconds() < 0)
+    p.add("checkpoint.every_seconds", "must be >= 0 (0: no periodic checkpoints)",
+          num(cfg.checkpoint().every_seconds()));
+  if (cfg.checkpoint().every_iterations() < 0)
+    p.add("checkpoint.every_iterations", "must be >= 0 (0: no periodic checkpoints)",
+          num(cfg.checkpoint().every_iterations()));
+  if (!cfg.checkpoint().path().empty() && cfg.checkpoint().path() == cfg.output().path())
+    p.add("checkpoint.path", "must differ from output.path (the record file)", cfg.checkpoint().path());
   in_range(p, "chains_per_seed", cfg.chains_per_seed(), 1, kMaxChainsPerSeed);
   const std::int64_t n_seeds = cfg.seeds().values_size() > 0 ? cfg.seeds().values_size() : cfg.seeds().count();
   if (n_seeds > 0 && cfg.chains_per_seed() > 0 &&

@@ -1,5 +1,7 @@
 #include "extended/continuous_tempering.hpp"
 
+#include "adapt/state_io.hpp"
+
 #include <cmath>
 #include <limits>
 
@@ -421,6 +423,65 @@ ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& c
     throw ConfigError(field + ".initial_beta: must be in [0, 1]");
   BaseDensity base = make_base_density(config.base(), *target, field + ".base");
   return make_continuous_tempering(std::move(target), std::move(base), o, inner);
+}
+
+// ---- checkpoint (added methods) -------------------------------------------------------------
+
+void RbTracker::save_state(pemc::v1::KernelState& s) const {
+  s.set_kind("rb_tracker");
+  adapt::put_int(s, "in_warmup", in_warmup_ ? 1 : 0);
+  adapt::put_reals(s, "accumulator", acc_.serialize());
+  adapt::put_real(s, "sum_beta", sum_beta_);
+  adapt::put_real(s, "log_zeta", log_zeta_);
+}
+
+void RbTracker::restore_state(const pemc::v1::KernelState& s) {
+  adapt::expect_kind(s, "rb_tracker");
+  in_warmup_ = adapt::get_int(s, "in_warmup") != 0;
+  const auto acc = adapt::get_real_vector(s, "accumulator");
+  acc_ = estimators::TemperingRbAccumulator::deserialize(acc);
+  sum_beta_ = adapt::get_real(s, "sum_beta");
+  log_zeta_ = adapt::get_real(s, "log_zeta");
+}
+
+void JointTemperingKernel::save_state(pemc::v1::KernelState& state) const {
+  state.Clear();
+  state.set_kind(name());
+  inner_->save_state(adapt::put_child(state, "inner"));
+  tracker_.save_state(adapt::put_child(state, "tracker"));
+}
+
+void JointTemperingKernel::restore_state(const pemc::v1::KernelState& state) {
+  adapt::expect_kind(state, name());
+  inner_->restore_state(adapt::get_child(state, "inner"));
+  tracker_.restore_state(adapt::get_child(state, "tracker"));
+}
+
+void GibbsTemperingKernel::save_state(pemc::v1::KernelState& state) const {
+  state.Clear();
+  state.set_kind(name());
+  inner_->save_state(adapt::put_child(state, "inner"));
+  tracker_.save_state(adapt::put_child(state, "tracker"));
+  adapt::put_vector(state, "cur_x", cur_x_);
+  adapt::put_real(state, "cur_phi", cur_phi_);
+  adapt::put_real(state, "cur_psi", cur_psi_);
+  adapt::put_vector(state, "grad_phi", grad_phi_);
+  adapt::put_vector(state, "grad_psi", grad_psi_);
+}
+
+void GibbsTemperingKernel::restore_state(const pemc::v1::KernelState& state) {
+  adapt::expect_kind(state, name());
+  inner_->restore_state(adapt::get_child(state, "inner"));
+  tracker_.restore_state(adapt::get_child(state, "tracker"));
+  const Eigen::Index d = space_->original_dim();
+  adapt::get_vector(state, "cur_x", cur_x_);
+  if (cur_x_.size() != 0 && cur_x_.size() != d) adapt::state_error(state, "cur_x", "wrong length");
+  cur_phi_ = adapt::get_real(state, "cur_phi");
+  cur_psi_ = adapt::get_real(state, "cur_psi");
+  adapt::get_vector(state, "grad_phi", grad_phi_, d);
+  adapt::get_vector(state, "grad_psi", grad_psi_, d);
+  // The space remembers phi and psi at x for its weighted view, as after the saved transition.
+  if (cur_x_.size() == d) space_->remember(cur_x_, cur_phi_, cur_psi_);
 }
 
 }  // namespace pemc::extended

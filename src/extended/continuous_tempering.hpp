@@ -190,6 +190,9 @@ class RbTracker {
   void observe(const targets::Target& space, const kernels::ChainState& state);
   void report(std::map<std::string, double>& estimates) const;
   const estimators::TemperingRbAccumulator& accumulator() const { return acc_; }
+  // Checkpoint: the Rao-Blackwell sums and the warmup flag.
+  void save_state(pemc::v1::KernelState& s) const;
+  void restore_state(const pemc::v1::KernelState& s);
 
  private:
   bool in_warmup_ = false;
@@ -218,6 +221,10 @@ class JointTemperingKernel final : public kernels::Kernel {
   }
   const estimators::TemperingRbAccumulator& rb_accumulator() const { return tracker_.accumulator(); }
 
+  bool can_checkpoint() const override { return inner_->can_checkpoint(); }
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
+
  private:
   std::shared_ptr<const JointTemperingTarget> space_;
   kernels::KernelPtr inner_;
@@ -244,6 +251,12 @@ class GibbsTemperingKernel final : public kernels::Kernel {
     tracker_.report(estimates);
   }
   const estimators::TemperingRbAccumulator& rb_accumulator() const { return tracker_.accumulator(); }
+
+  bool can_checkpoint() const override { return inner_->can_checkpoint(); }
+  // Also saves phi, psi and their gradients at the current x (kept between transitions): a
+  // restored kernel does not re-evaluate them, so gradient counts match the uninterrupted chain.
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
 
  private:
   std::shared_ptr<const GibbsTemperingSpace> space_;

@@ -1,4 +1,5 @@
 #include "kernels/hmc.hpp"
+#include "kernels/plain_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,6 +93,17 @@ void HmcKernel::end_warmup() {
   if (!adapter_) return;
   options_.step_size = adapter_->final_step_size();
   adapter_.reset();
+}
+
+// ---- checkpoint (added methods) ----
+
+void HmcKernel::save_state(pemc::v1::KernelState& state) const {
+  save_plain_state(state, name(), options_.step_size, metric_, adapter_);
+}
+
+void HmcKernel::restore_state(const pemc::v1::KernelState& state) {
+  restore_plain_state(state, name(), options_.step_size, metric_, adapter_);
+  hamiltonian_.set_metric(metric_);
 }
 
 }  // namespace pemc::kernels

@@ -37,6 +37,10 @@ class HmcKernel final : public Kernel {
   double step_size() const override { return options_.step_size; }
   const hmc::Metric& metric() const { return metric_; }
 
+  bool can_checkpoint() const override { return true; }
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
+
  private:
   targets::TargetPtr target_;
   hmc::Metric metric_;

@@ -7,7 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "core/error.hpp"
 #include "core/types.hpp"
+#include "pemc/v1/checkpoint.pb.h"
 #include "rng/stream.hpp"
 #include "targets/target.hpp"
 
@@ -52,6 +54,19 @@ class Kernel {
   // Per-chain estimates the kernel accumulated (e.g. "log_z" of a tempering sampler), written to
   // the chain's summary at the end. Keys are documented by each kernel.
   virtual void report_estimates(std::map<std::string, double>& estimates) const {}
+
+  // Checkpoint/resume (README "Checkpoint and resume"): everything the next transitions depend on
+  // (step size, metric, adaptation windows, estimator sums, counters). Called between transitions.
+  // Restoring into a kernel built from the same config (and, when the state was saved during
+  // warmup, after begin_warmup with the same n_warmup) makes it continue exactly as the saved one.
+  // A kernel whose chain spans a group may use the group inside these (every member calls them).
+  virtual bool can_checkpoint() const { return false; }
+  virtual void save_state(pemc::v1::KernelState& state) const {
+    throw ConfigError("checkpoint: the " + name() + " kernel cannot save its state");
+  }
+  virtual void restore_state(const pemc::v1::KernelState& state) {
+    throw ConfigError("checkpoint: the " + name() + " kernel cannot restore its state");
+  }
 };
 
 using KernelPtr = std::unique_ptr<Kernel>;

@@ -1,4 +1,5 @@
 #include "kernels/mala.hpp"
+#include "kernels/plain_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -102,6 +103,16 @@ void MalaKernel::end_warmup() {
   if (!adapter_) return;
   options_.step_size = adapter_->final_step_size();
   adapter_.reset();
+}
+
+// ---- checkpoint (added methods) ----
+
+void MalaKernel::save_state(pemc::v1::KernelState& state) const {
+  save_plain_state(state, name(), options_.step_size, metric_, adapter_);
+}
+
+void MalaKernel::restore_state(const pemc::v1::KernelState& state) {
+  restore_plain_state(state, name(), options_.step_size, metric_, adapter_);
 }
 
 }  // namespace pemc::kernels

@@ -261,4 +261,15 @@ void NutsKernel::end_warmup() {
   adapter_.reset();
 }
 
+// ---- checkpoint (added methods) ----
+
+void NutsKernel::save_state(pemc::v1::KernelState& state) const {
+  save_plain_state(state, name(), options_.step_size, metric_, adapter_);
+}
+
+void NutsKernel::restore_state(const pemc::v1::KernelState& state) {
+  restore_plain_state(state, name(), options_.step_size, metric_, adapter_);
+  hamiltonian_.set_metric(metric_);
+}
+
 }  // namespace pemc::kernels

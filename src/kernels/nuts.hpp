@@ -23,6 +23,7 @@
 #include "hmc/metric.hpp"
 #include "hmc/phase_point.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/plain_state.hpp"  // save_state/restore_state helpers
 
 namespace pemc::kernels {
 
@@ -55,6 +56,10 @@ class NutsKernel final : public Kernel {
   void end_warmup() override;
   double step_size() const override { return options_.step_size; }
   const hmc::Metric& metric() const { return metric_; }
+
+  bool can_checkpoint() const override { return true; }
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
   const NutsOptions& options() const { return options_; }
 
  private:

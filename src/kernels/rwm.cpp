@@ -1,4 +1,5 @@
 #include "kernels/rwm.hpp"
+#include "kernels/plain_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -80,6 +81,16 @@ void RwmKernel::end_warmup() {
   if (!adapter_) return;
   options_.proposal_scale = adapter_->final_step_size();
   adapter_.reset();
+}
+
+// ---- checkpoint (added methods) ----
+
+void RwmKernel::save_state(pemc::v1::KernelState& state) const {
+  save_plain_state(state, name(), options_.proposal_scale, metric_, adapter_);
+}
+
+void RwmKernel::restore_state(const pemc::v1::KernelState& state) {
+  restore_plain_state(state, name(), options_.proposal_scale, metric_, adapter_);
 }
 
 }  // namespace pemc::kernels

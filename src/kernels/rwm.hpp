@@ -47,6 +47,10 @@ class RwmKernel final : public Kernel {
   double step_size() const override { return options_.proposal_scale; }
   const hmc::Metric& metric() const { return metric_; }
 
+  bool can_checkpoint() const override { return true; }
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
+
  private:
   targets::TargetPtr target_;
   hmc::Metric metric_;

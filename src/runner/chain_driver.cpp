@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <span>
 #include <exception>
 #include <string>
 #include <utility>
@@ -86,24 +87,38 @@ void call_runner(const F& f, Args&&... args) {
 }  // namespace
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
-                           const ChainCallbacks& cb, parallel::GroupCommPtr group) {
+                           const ChainCallbacks& cb, parallel::GroupCommPtr group,
+                           const v1::ChainCheckpoint* resume) {
   const auto start = std::chrono::steady_clock::now();
   v1::ChainSummary summary;
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
   summary.set_status("ok");
   std::int64_t grad_evals = 0;
+  const double earlier_seconds = resume ? resume->wall_seconds() : 0.0;
   auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return earlier_seconds +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  const int group_size = group ? group->size() : 1;
 
   try {
-    auto setup = config::make_sampler(config.sampler(), target, std::move(group));
+    auto setup = config::make_sampler(config.sampler(), target, group);
     auto& kernel = setup.kernel;
     const targets::Target& space = *setup.space;
     kernels::ChainState state;
     state.x.resize(space.dim());
-    bool found = false;
+    bool found = resume != nullptr;
+    if (resume) {
+      if (resume->x_size() != space.dim() || resume->grad_size() != space.dim())
+        throw DataError("checkpoint: chain " + std::to_string(task.chain_id) + " has a state of " +
+                        std::to_string(resume->x_size()) + " numbers, the sampler's space has " +
+                        std::to_string(space.dim()));
+      state.x = Eigen::Map<const Vector>(resume->x().data(), resume->x_size());
+      state.grad = Eigen::Map<const Vector>(resume->grad().data(), resume->grad_size());
+      state.potential = resume->potential();
+      grad_evals = resume->grad_evals();
+    }
     for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
       rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
       space.initial_point(
@@ -136,8 +151,64 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
     double sum_accept = 0.0;
     targets::WeightedView view;
-    if (n_warmup > 0) kernel->begin_warmup(n_warmup);
-    for (std::int64_t t = 0; t < n_warmup + n_iter; ++t) {
+    std::int64_t t_begin = 0;
+    if (resume) {
+      t_begin = resume->next_iteration();
+      if (t_begin < 0 || t_begin > n_warmup + n_iter)
+        throw DataError("checkpoint: chain " + std::to_string(task.chain_id) + " at iteration " +
+                        std::to_string(t_begin) + ", outside this run's " +
+                        std::to_string(n_warmup + n_iter));
+      n_divergent = resume->n_divergent();
+      n_nonfinite = resume->n_nonfinite();
+      n_written = resume->n_written();
+      warmup_evals = resume->warmup_evals();
+      sum_accept = resume->sum_accept();
+      // The adapter exists from begin_warmup until the end_warmup at t == n_warmup.
+      if (n_warmup > 0 && t_begin <= n_warmup) kernel->begin_warmup(n_warmup);
+      if (resume->group_size() != group_size)
+        throw DataError("checkpoint: chain " + std::to_string(task.chain_id) + " was saved on " +
+                        std::to_string(resume->group_size()) + " rank(s), now " +
+                        std::to_string(group_size));
+      // Every member restores the leader's state: kernels whose members own parts of it (PT
+      // replicas) gathered them all when saving and take their own part back here.
+      kernel->restore_state(resume->kernel());
+    } else if (n_warmup > 0) {
+      kernel->begin_warmup(n_warmup);
+    }
+    for (std::int64_t t = t_begin; t < n_warmup + n_iter; ++t) {
+      if (t > t_begin) {
+        // Every member of a group checkpoints at the same boundary: the leader decides.
+        double action = static_cast<double>(
+            cb.checkpoint_due ? cb.checkpoint_due(t) : CheckpointAction::kNone);
+        if (group && group->size() > 1) group->broadcast(std::span<double>(&action, 1), 0);
+        if (action != 0.0) {
+          v1::ChainCheckpoint ck;
+          ck.set_chain_id(task.chain_id);
+          ck.set_seed(task.seed);
+          ck.set_run_id(config.name());
+          ck.set_next_iteration(t);
+          ck.mutable_x()->Add(state.x.data(), state.x.data() + state.x.size());
+          ck.set_potential(state.potential);
+          ck.mutable_grad()->Add(state.grad.data(), state.grad.data() + state.grad.size());
+          // A kernel without support leaves the state empty; the runner reports it.
+          if (kernel->can_checkpoint()) kernel->save_state(*ck.mutable_kernel());
+          ck.set_group_size(group_size);
+          ck.set_n_divergent(n_divergent);
+          ck.set_n_nonfinite(n_nonfinite);
+          ck.set_n_written(n_written);
+          ck.set_warmup_evals(warmup_evals);
+          ck.set_grad_evals(grad_evals);
+          ck.set_sum_accept(sum_accept);
+          ck.set_wall_seconds(elapsed());
+          if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
+          if (action == static_cast<double>(CheckpointAction::kSaveAndStop)) {
+            summary.set_status(kStatusCheckpointed);
+            summary.set_n_gradient_evals(grad_evals);
+            summary.set_wall_seconds(elapsed());
+            return summary;
+          }
+        }
+      }
       const bool warmup = t < n_warmup;
       if (t == n_warmup && n_warmup > 0) {
         kernel->end_warmup();

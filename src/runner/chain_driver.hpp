@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/config.pb.h"
 #include "parallel/group_comm.hpp"
 #include "pemc/v1/records.pb.h"
@@ -18,17 +19,31 @@ struct ChainTask {
   std::uint64_t seed = 0;
 };
 
+// What the chain does at an iteration boundary (checkpoint_due's answer).
+enum class CheckpointAction { kNone = 0, kSave = 1, kSaveAndStop = 2 };
+
 struct ChainCallbacks {
   std::function<void(const pemc::v1::Record&)> emit;  // every written draw
   std::function<void()> tick;                          // once per iteration (event-loop pump)
+  // Asked before every transition but the first of this call (the group's leader only; the other
+  // members follow its answer). Unset = never.
+  std::function<CheckpointAction(std::int64_t next_iteration)> checkpoint_due;
+  // Receives the chain's checkpoint (the leader only), after every record before it was emitted.
+  std::function<void(const pemc::v1::ChainCheckpoint&)> on_checkpoint;
 };
 
-// Runs the chain to completion. Numerical failure (no finite initial point, an exception from the
+// The status of a chain that stopped at a checkpoint (kSaveAndStop): it is not finished.
+inline constexpr const char* kStatusCheckpointed = "checkpointed";
+
+// Runs the chain to completion (or to a kSaveAndStop checkpoint). With `resume`, continues from
+// that checkpoint instead of the initial point: the rest of the chain, its records and its summary
+// are bit-identical to the uninterrupted chain's (wall time excepted). Numerical failure (no finite initial point, an exception from the
 // target) ends only this chain: the summary's status says why.
 // `group`: the ranks running this chain together (nullptr = alone). Every member runs the same
 // chain; callers give only the group's leader an `emit` that writes records.
 pemc::v1::ChainSummary run_chain(const pemc::v1::RunConfig& config, targets::TargetPtr target,
                                  ChainTask task, const ChainCallbacks& callbacks,
-                                 parallel::GroupCommPtr group = nullptr);
+                                 parallel::GroupCommPtr group = nullptr,
+                                 const pemc::v1::ChainCheckpoint* resume = nullptr);
 
 }  // namespace pemc::runner

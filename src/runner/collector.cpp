@@ -1,11 +1,36 @@
 #include "runner/collector.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <chrono>
+#include <set>
+
+#include "core/error.hpp"
+#include "runner/checkpoint.hpp"
 
 namespace pemc::runner {
+namespace {
+
+std::int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 Collector::Collector(const std::filesystem::path& path, bool overwrite)
-    : writer_(path, records::RecordWriter::Options{overwrite}) {}
+    : path_(path), writer_(path, records::RecordWriter::Options{overwrite}) {}
+
+Collector::Collector(const std::filesystem::path& path, const v1::Checkpoint& resume_from)
+    : path_(path),
+      writer_(reopen_record_file(path, resume_from.record_bytes(), resume_from.n_records())),
+      resumed_completed_(resume_from.completed().begin(), resume_from.completed().end()),
+      sequence_(resume_from.sequence()),
+      earlier_wall_seconds_(resume_from.wall_seconds()) {
+  for (const auto& c : resumed_completed_) chains_[c.chain_id()] = c;
+}
 
 void Collector::write_header(const v1::Header& header) {
   v1::Record r;
@@ -14,14 +39,92 @@ void Collector::write_header(const v1::Header& header) {
   writer_.flush();
 }
 
-void Collector::on_records(std::string_view frames) {
-  writer_.write_frames(frames, records::count_frames(frames));
+void Collector::on_records(int source, std::string_view frames) {
+  const std::int64_t n = records::count_frames(frames);
+  if (epoch_ >= 0 && parts_.count(source)) {
+    held_.emplace_back(std::string(frames), n);  // after this leader's checkpoint boundary
+    return;
+  }
+  writer_.write_frames(frames, n);
   writer_.flush();
 }
 
-void Collector::on_worker_done(const v1::Footer& part) {
+std::optional<std::int64_t> Collector::on_worker_done(int source, const v1::Footer& part) {
   for (const auto& c : part.chains()) chains_[c.chain_id()] = c;
   ++workers_done_;
+  // A leader that finished without answering an epoch is accounted for by this report (a part it
+  // sent earlier in the open epoch takes precedence).
+  done_lists_[source].assign(part.chains().begin(), part.chains().end());
+  if (epoch_ >= 0) return try_complete_epoch();
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> Collector::on_checkpoint_part(int source, const v1::CheckpointPart& part) {
+  if (!checkpoint_) throw IoError("collector: checkpoint part from rank " + std::to_string(source) +
+                                  " but checkpointing is not set up");
+  if (epoch_ < 0) epoch_ = part.epoch();
+  if (part.epoch() != epoch_)
+    throw IoError("collector: checkpoint part of epoch " + std::to_string(part.epoch()) +
+                  " from rank " + std::to_string(source) + " while epoch " +
+                  std::to_string(epoch_) + " is open");
+  parts_[source] = part;
+  return try_complete_epoch();
+}
+
+std::optional<std::int64_t> Collector::try_complete_epoch() {
+  for (int leader : checkpoint_->leaders)
+    if (!parts_.count(leader) && !done_lists_.count(leader)) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t epoch = epoch_;
+  checkpoint_error_.clear();
+  v1::Checkpoint c = checkpoint_->base;
+  std::set<int> seen;
+  auto add_completed = [&](const v1::ChainSummary& s) {
+    if (seen.insert(s.chain_id()).second) *c.add_completed() = s;
+  };
+  for (const auto& s : resumed_completed_) add_completed(s);
+  for (int leader : checkpoint_->leaders) {
+    const auto it = parts_.find(leader);
+    if (it == parts_.end()) {
+      for (const auto& s : done_lists_[leader]) add_completed(s);
+      continue;
+    }
+    const auto& p = it->second;
+    if (!p.error().empty() && checkpoint_error_.empty())
+      checkpoint_error_ = "rank " + std::to_string(leader) + ": " + p.error();
+    for (const auto& s : p.completed()) add_completed(s);
+    for (const auto& k : p.in_progress()) *c.add_in_progress() = k;
+  }
+  if (checkpoint_error_.empty()) {
+    try {
+      writer_.flush();
+      fsync_file(path_);
+      c.set_record_bytes(static_cast<std::int64_t>(writer_.bytes_written()));
+      c.set_n_records(writer_.records_written());
+      c.set_sequence(++sequence_);
+      c.set_unix_ms(unix_ms_now());
+      c.set_wall_seconds(earlier_wall_seconds_ +
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                       checkpoint_->started)
+                             .count());
+      write_checkpoint(checkpoint_->path, c);
+      last_ = c;
+    } catch (const Error& e) {
+      checkpoint_error_ = e.what();
+    }
+  }
+  checkpoint_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (checkpoint_error_.empty())
+    spdlog::debug("checkpoint {} written: {} ({} finished, {} running chains, {} records, {:.3f} s)",
+                  sequence_, checkpoint_->path.string(), c.completed_size(), c.in_progress_size(),
+                  c.n_records(), checkpoint_seconds_);
+  // Records held back belong after the checkpoint's position.
+  epoch_ = -1;
+  parts_.clear();
+  for (auto& [frames, n] : held_) writer_.write_frames(frames, n);
+  held_.clear();
+  writer_.flush();
+  return epoch;
 }
 
 v1::Footer Collector::finish(double wall_seconds) {
@@ -31,10 +134,8 @@ v1::Footer Collector::finish(double wall_seconds) {
     if (c.status() != "ok") ++failed;
     *footer.add_chains() = c;
   }
-  footer.set_wall_seconds(wall_seconds);
-  footer.set_end_time_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count());
+  footer.set_wall_seconds(earlier_wall_seconds_ + wall_seconds);
+  footer.set_end_time_unix_ms(unix_ms_now());
   footer.set_n_records(writer_.records_written());
   footer.set_status(failed == 0 ? "ok" : std::to_string(failed) + " chain(s) failed");
   v1::Record r;
@@ -43,5 +144,7 @@ v1::Footer Collector::finish(double wall_seconds) {
   writer_.close();
   return footer;
 }
+
+void Collector::close_without_footer() { writer_.close(); }
 
 }  // namespace pemc::runner

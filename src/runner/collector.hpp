@@ -2,10 +2,23 @@
 // The collector role: the only writer of the output file. Receives framed record batches from
 // workers (in arrival order), flushes after every batch so a crash loses at most the batches in
 // flight, and writes the footer once every worker has reported done.
+//
+// Checkpoints (README "Checkpoint and resume"): every group leader answers a checkpoint epoch with
+// a part (its chain's state at an iteration boundary and the chains it finished), sent after the
+// records before that boundary; MPI keeps one sender's messages in order, so everything that
+// arrived from a leader before its part belongs to the checkpoint. Records a leader sends after its
+// part are held back until the checkpoint is written, so the checkpoint's record position splits the
+// file exactly into "before" and "after" for every chain.
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/records.pb.h"
 #include "records/record_file.hpp"
 
@@ -13,21 +26,60 @@ namespace pemc::runner {
 
 class Collector {
  public:
+  struct CheckpointSetup {
+    std::filesystem::path path;            // where checkpoints go
+    pemc::v1::Checkpoint base;             // fields every checkpoint carries (hash, task range, ...)
+    std::vector<int> leaders;              // the ranks that answer an epoch
+    std::chrono::steady_clock::time_point started;  // this attempt's start (wall time)
+  };
+
   Collector(const std::filesystem::path& path, bool overwrite);
+  // Resume: the file cut back to the checkpoint's records; its finished chains carried over.
+  Collector(const std::filesystem::path& path, const pemc::v1::Checkpoint& resume_from);
+
+  void set_checkpointing(CheckpointSetup setup) { checkpoint_ = std::move(setup); }
 
   void write_header(const pemc::v1::Header& header);
-  void on_records(std::string_view frames);
-  // A worker's final report: its chains' summaries.
-  void on_worker_done(const pemc::v1::Footer& part);
+  void on_records(int source, std::string_view frames);
+  // A worker's final report: its chains' summaries. Returns the epoch when the report completed one
+  // (as on_checkpoint_part).
+  std::optional<std::int64_t> on_worker_done(int source, const pemc::v1::Footer& part);
   int workers_done() const { return workers_done_; }
+  // Chains with a final summary (finished or failed), this attempt and earlier ones.
+  int n_finished() const { return static_cast<int>(chains_.size()); }
+  // A leader's part of checkpoint epoch `part.epoch()`. Returns the epoch when that part completed
+  // it (the checkpoint was written, or failed: see last_checkpoint_error()).
+  std::optional<std::int64_t> on_checkpoint_part(int source, const pemc::v1::CheckpointPart& part);
+  const std::string& last_checkpoint_error() const { return checkpoint_error_; }
+  double last_checkpoint_seconds() const { return checkpoint_seconds_; }
+  const pemc::v1::Checkpoint& last_checkpoint() const { return last_; }
+
   // Footer with chain summaries ordered by chain id; closes the file. Returns the footer written.
   pemc::v1::Footer finish(double wall_seconds);
-  const std::filesystem::path& path() const { return writer_.path(); }
+  // A stopped run: no footer (the run is not over); flushes and closes the file.
+  void close_without_footer();
+  const std::filesystem::path& path() const { return path_; }
 
  private:
+  std::optional<std::int64_t> try_complete_epoch();
+
+  std::filesystem::path path_;
   records::RecordWriter writer_;
   std::map<int, pemc::v1::ChainSummary> chains_;
   int workers_done_ = 0;
+
+  std::optional<CheckpointSetup> checkpoint_;
+  std::vector<pemc::v1::ChainSummary> resumed_completed_;  // finished before this attempt
+  std::map<int, std::vector<pemc::v1::ChainSummary>> done_lists_;  // leader -> its Done's chains
+  // The epoch being assembled: parts by leader, and frames held back from leaders that answered.
+  std::int64_t epoch_ = -1;
+  std::map<int, pemc::v1::CheckpointPart> parts_;
+  std::vector<std::pair<std::string, std::int64_t>> held_;
+  std::int64_t sequence_ = 0;
+  double earlier_wall_seconds_ = 0.0;
+  std::string checkpoint_error_;
+  double checkpoint_seconds_ = 0.0;
+  pemc::v1::Checkpoint last_;
 };
 
 }  // namespace pemc::runner

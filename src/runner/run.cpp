@@ -7,10 +7,14 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
+#include <set>
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <optional>
 
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
@@ -24,6 +28,7 @@
 #include "parallel/mpi_group_comm.hpp"
 #include "records/record_file.hpp"
 #include "runner/chain_driver.hpp"
+#include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
 
 namespace pemc::runner {
@@ -31,6 +36,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace mpi = boost::mpi;
+
+// Checkpoint protocol messages (tags next to parallel::Tag's).
+enum CheckpointTag : int {
+  kTagCkptRequest = 21,  // any rank -> coordinator: please stop with a checkpoint (signal, testing)
+  kTagCkptBegin = 22,    // coordinator -> group leaders: two int64 (epoch, stop)
+  kTagCkptPart = 23,     // group leader -> collector: CheckpointPart
+  kTagCkptWritten = 24,  // collector -> coordinator: CheckpointPart {epoch, error}
+};
+
+// Set by SIGTERM/SIGUSR1; the event loops notice it between iterations.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 void setup_logging(const RunOptions& o, int rank) {
   auto logger = spdlog::stderr_color_mt("pemc");
@@ -53,6 +70,7 @@ struct Agreed {
   bool ok = false;
   std::string error;
   std::string plan_bytes;
+  std::string resume_bytes;  // the checkpoint to continue from (empty: a fresh run)
   int task_begin = 0;
   int task_end = 0;
 };
@@ -125,11 +143,37 @@ Agreed load_on_rank0(const RunOptions& o) {
     plan.clear_runs();
     if (study) {
       *plan.mutable_output() = runs.front().output();  // the study's output, overrides applied
+      *plan.mutable_checkpoint() = runs.front().checkpoint();  // likewise
       for (auto& r : runs) *plan.add_runs() = r;
     }
     a.plan_bytes = plan.SerializeAsString();
     a.task_begin = range.begin;
     a.task_end = range.end;
+    if (o.resume) {
+      if (o.overwrite) throw ConfigError("--resume and --overwrite exclude each other");
+      const auto ckpt = checkpoint_path(plan);
+      std::error_code ec;
+      if (std::filesystem::exists(ckpt, ec)) {
+        auto c = read_checkpoint(ckpt);
+        if (c.config_hash() != config_hash(plan))
+          throw ConfigError(ckpt.string() + ": the checkpoint was written for a different config "
+                            "(or command-line overrides); resume with exactly the same config and "
+                            "options, or start over with --overwrite");
+        if (c.task_begin() != range.begin || c.task_end() != range.end)
+          throw ConfigError(ckpt.string() + ": the checkpoint covers tasks " +
+                            std::to_string(c.task_begin()) + ".." + std::to_string(c.task_end() - 1) +
+                            ", this run tasks " + std::to_string(range.begin) + ".." +
+                            std::to_string(range.end - 1) + " (--task-range/--array-task-size)");
+        if (!std::filesystem::exists(plan.output().path(), ec))
+          throw ConfigError(ckpt.string() + ": the checkpoint's record file " +
+                            plan.output().path() + " does not exist");
+        a.resume_bytes = c.SerializeAsString();
+      } else if (std::filesystem::exists(plan.output().path(), ec)) {
+        throw ConfigError("--resume: " + plan.output().path() + " exists but has no checkpoint (" +
+                          ckpt.string() + "); use --overwrite to start over");
+      }
+      // No output and no checkpoint: nothing ran yet, start from the beginning.
+    }
     a.ok = true;
   } catch (const Error& e) {
     a.error = e.what();
@@ -145,9 +189,17 @@ std::vector<v1::RunConfig> runs_of_plan(const v1::RunConfig& plan) {
 // The per-rank event loop shared by the coordinator, collector and worker roles.
 class RankLoop {
  public:
+  struct CheckpointOptions {
+    const v1::Checkpoint* resume = nullptr;  // continue from here
+    double every_seconds = 0.0;
+    std::int64_t every_iterations = 0;
+    std::int64_t stop_after_iterations = 0;
+  };
+
   RankLoop(mpi::communicator world, parallel::Layout layout, std::vector<v1::RunConfig> runs,
-           std::vector<config::Task> tasks, Collector* collector)
-      : messenger_(world),
+           std::vector<config::Task> tasks, Collector* collector, CheckpointOptions ck)
+      : ck_(ck),
+        messenger_(world),
         layout_(std::move(layout)),
         runs_(std::move(runs)),
         tasks_(std::move(tasks)),
@@ -161,8 +213,31 @@ class RankLoop {
       total_iterations_ += run.warmup() + run.iterations();
     }
     progress_interval_ = runs_.front().logging().progress_interval_seconds();
-    start_ = last_log_ = last_progress_send_ = Clock::now();
+    start_ = last_log_ = last_progress_send_ = last_checkpoint_ = Clock::now();
+    // The task farm hands out what the checkpoint did not finish; running chains continue.
+    std::set<int> finished;
+    if (ck_.resume) {
+      // Progress counts what is left: finished chains and the checkpointed part of running ones.
+      std::map<int, std::int64_t> length;
+      for (const auto& t : tasks_) {
+        const auto& run = runs_[static_cast<std::size_t>(t.run_index)];
+        length[t.id] = run.warmup() + run.iterations();
+      }
+      for (const auto& c : ck_.resume->completed()) {
+        finished.insert(c.chain_id());
+        total_iterations_ -= length[c.chain_id()];
+      }
+      for (const auto& c : ck_.resume->in_progress()) {
+        resume_of_[c.chain_id()] = &c;
+        total_iterations_ -= c.next_iteration();
+      }
+    }
+    for (int i = 0; i < n_chains(); ++i)
+      if (!finished.count(tasks_[static_cast<std::size_t>(i)].id)) todo_.push_back(i);
+    for (const auto& g : layout_.groups) leaders_.push_back(g.front());
   }
+
+  const std::vector<int>& leaders() const { return leaders_; }
 
   int n_chains() const { return static_cast<int>(tasks_.size()); }
 
@@ -182,6 +257,7 @@ class RankLoop {
   void run_worker(parallel::GroupCommPtr group) {
     const bool leader = layout_.is_group_leader(rank_);
     v1::Footer mine;
+    mine_ = &mine;
     std::string batch;
     std::int64_t batch_records = 0;
     std::int64_t flush_every = 64;
@@ -198,30 +274,64 @@ class RankLoop {
         if (++batch_records >= flush_every || batch.size() >= (1u << 20)) ship();
       };
     }
-    std::int64_t ticks = 0;
     cb.tick = [&] {
       if (leader) ++local_iterations_;  // a group's chain counts once, on its leader
-      if ((++ticks & 63) == 0) pump_if_due();
+      pump_if_due();
     };
+    if (leader) {
+      cb.checkpoint_due = [&](std::int64_t t) {
+        if (ck_.stop_after_iterations > 0 && t == ck_.stop_after_iterations && !stop_requested_) {
+          // Testing: the same path as a signal, at a known iteration of this chain.
+          request_stop();
+          while (pending_epoch_ < 0) service_wait();
+        }
+        if (pending_epoch_ < 0) return CheckpointAction::kNone;
+        return pending_stop_ ? CheckpointAction::kSaveAndStop : CheckpointAction::kSave;
+      };
+      cb.on_checkpoint = [&](const v1::ChainCheckpoint& ck) {
+        ship();
+        v1::CheckpointPart part;
+        if (ck.kernel().kind().empty())
+          part.set_error("the " + current_sampler_ + " sampler cannot save a checkpoint");
+        else
+          *part.add_in_progress() = ck;
+        answer_epoch(part, mine);
+      };
+    }
     while (layout_.group_of(rank_) >= 0) {
-      double next = leader ? static_cast<double>(request_task()) : -1.0;
+      double next = !leader ? -1.0 : stopped_ ? -1.0 : static_cast<double>(request_task());
       if (group) group->broadcast(std::span<double>(&next, 1), 0);
       if (next < 0) break;
       const auto& task = tasks_[static_cast<std::size_t>(next)];
       const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
       flush_every = std::max(1, run.output().flush_every());
       spdlog::debug("task {} (run {}, seed {}) starting", task.id, run.name(), task.seed);
-      auto summary =
-          run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed}, cb, group);
+      const auto resume_it = resume_of_.find(task.id);
+      const v1::ChainCheckpoint* resume = resume_it == resume_of_.end() ? nullptr : resume_it->second;
+      current_sampler_ = config::sampler_kind_name(run.sampler());
+      in_chain_ = true;
+      auto summary = run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed}, cb,
+                               group, resume);
+      in_chain_ = false;
       summary.set_rank(rank_);
       summary.set_run_id(run.name());
-      if (!leader) continue;
+      if (!leader) {
+        if (summary.status() == kStatusCheckpointed) break;
+        continue;
+      }
+      if (summary.status() == kStatusCheckpointed) {
+        ship();
+        break;  // stopped at the checkpoint: not finished, not reported
+      }
       if (summary.status() != "ok")
         spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
                       summary.status());
       *mine.add_chains() = summary;
       ship();
+      // An epoch that arrived during the chain's last iteration: answer between chains.
+      if (pending_epoch_ >= 0) answer_epoch(v1::CheckpointPart(), mine);
     }
+    done_sent_ = true;
     deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
     send_progress(/*finished=*/true);
   }
@@ -231,13 +341,81 @@ class RankLoop {
     while (!roles_done()) {
       if (!handle_pending()) {
         log_progress_if_due();
+        check_checkpoint_triggers();
         usleep(200);
       }
     }
     messenger_.wait_all();
   }
 
+  bool stop_requested() const { return stop_requested_; }
+
  private:
+  // ---- checkpoints ----
+  // Coordinator: starts an epoch when a stop was asked for or a period is due (one at a time).
+  void check_checkpoint_triggers() {
+    if (g_stop_signal != 0 && !stop_requested_) {
+      spdlog::warn("signal {} received: stopping with a checkpoint", static_cast<int>(g_stop_signal));
+      request_stop();
+    }
+    if (!is_coordinator() || epoch_active_ || stopping_ || coordinator_idle()) return;
+    if (stop_requested_) {
+      start_epoch(true);
+      return;
+    }
+    const auto now = Clock::now();
+    bool due = ck_.every_seconds > 0 &&
+               std::chrono::duration<double>(now - last_checkpoint_).count() >= ck_.every_seconds;
+    if (ck_.every_iterations > 0) {
+      std::int64_t done = 0;
+      for (auto p : progress_) done += p;
+      due = due || done - done_at_checkpoint_ >=
+                       ck_.every_iterations * static_cast<std::int64_t>(leaders_.size());
+    }
+    if (due) start_epoch(false);
+  }
+
+  // Every worker finished: no chain is left to checkpoint.
+  bool coordinator_idle() const {
+    for (int w : layout_.workers)
+      if (!finished_[static_cast<std::size_t>(w)]) return false;
+    return true;
+  }
+
+  void request_stop() {
+    if (stop_requested_) return;
+    stop_requested_ = true;
+    if (!is_coordinator()) deliver(layout_.coordinator, kTagCkptRequest, std::string());
+  }
+
+  void start_epoch(bool stop) {
+    epoch_active_ = true;
+    stopping_ = stopping_ || stop;
+    ++epoch_;
+    std::string bytes(2 * sizeof(std::int64_t), '\0');
+    const std::int64_t v[2] = {epoch_, stop ? 1 : 0};
+    std::memcpy(bytes.data(), v, sizeof v);
+    spdlog::debug("checkpoint epoch {} ({})", epoch_, stop ? "stop" : "periodic");
+    for (int l : leaders_) deliver(l, kTagCkptBegin, bytes);
+  }
+
+  // Leader: its answer to the pending epoch; `part` holds its running chain's state, if any.
+  void answer_epoch(v1::CheckpointPart part, const v1::Footer& mine) {
+    part.set_epoch(pending_epoch_);
+    for (const auto& c : mine.chains()) *part.add_completed() = c;
+    if (pending_stop_) stopped_ = true;
+    pending_epoch_ = -1;
+    deliver(layout_.collector, kTagCkptPart, part.SerializeAsString());
+  }
+
+  // Waits for a message (used while a chain holds at --stop-after-iterations).
+  void service_wait() {
+    if (!handle_pending()) {
+      check_checkpoint_triggers();
+      usleep(100);
+    }
+  }
+
   bool is_collector() const { return rank_ == layout_.collector; }
   bool is_coordinator() const { return rank_ == layout_.coordinator; }
 
@@ -259,8 +437,18 @@ class RankLoop {
     }
   }
 
-  // The coordinator hands out tasks in order; -1 = none left.
-  int take_next_task() { return next_task_ < n_chains() ? next_task_++ : -1; }
+  // The coordinator hands out tasks in order (those a checkpoint left); -1 = none left, or stopping.
+  int take_next_task() {
+    if (stopping_ || next_task_ >= static_cast<int>(todo_.size())) return -1;
+    return todo_[static_cast<std::size_t>(next_task_++)];
+  }
+
+  void report_written() {
+    v1::CheckpointPart w;
+    w.set_epoch(collector_->last_checkpoint().sequence());
+    w.set_error(collector_->last_checkpoint_error());
+    deliver(layout_.coordinator, kTagCkptWritten, w.SerializeAsString());
+  }
 
   int request_task() {
     if (rank_ == layout_.coordinator) return take_next_task();
@@ -294,6 +482,7 @@ class RankLoop {
     last_pump_ = now;
     while (handle_pending()) {
     }
+    check_checkpoint_triggers();
     if (!is_coordinator() && now - last_progress_send_ > std::chrono::seconds(1))
       send_progress(false);
     if (is_coordinator()) {
@@ -312,13 +501,47 @@ class RankLoop {
   void handle(parallel::Message m) {
     switch (m.tag) {
       case parallel::kTagRecords:
-        collector_->on_records(m.bytes);
+        collector_->on_records(m.source, m.bytes);
         break;
       case parallel::kTagDone: {
         v1::Footer part;
         if (!part.ParseFromString(m.bytes))
           throw IoError("collector: malformed done message from rank " + std::to_string(m.source));
-        collector_->on_worker_done(part);
+        if (collector_->on_worker_done(m.source, part)) report_written();
+        break;
+      }
+      case kTagCkptRequest:
+        if (!stop_requested_) spdlog::warn("rank {} asks to stop with a checkpoint", m.source);
+        stop_requested_ = true;
+        break;
+      case kTagCkptBegin: {
+        std::int64_t v[2];
+        std::memcpy(v, m.bytes.data(), sizeof v);
+        if (done_sent_ || stopped_ || !layout_.is_group_leader(rank_)) break;  // nothing to save
+        pending_epoch_ = v[0];
+        pending_stop_ = v[1] != 0;
+        if (!in_chain_) answer_epoch(v1::CheckpointPart(), mine_ ? *mine_ : v1::Footer());
+        break;
+      }
+      case kTagCkptPart: {
+        v1::CheckpointPart part;
+        if (!part.ParseFromString(m.bytes))
+          throw IoError("collector: malformed checkpoint part from rank " + std::to_string(m.source));
+        if (collector_->on_checkpoint_part(m.source, part)) report_written();
+        break;
+      }
+      case kTagCkptWritten: {
+        v1::CheckpointPart w;
+        w.ParseFromString(m.bytes);
+        epoch_active_ = false;
+        last_checkpoint_ = Clock::now();
+        std::int64_t done = 0;
+        for (auto p : progress_) done += p;
+        done_at_checkpoint_ = done;
+        if (w.error().empty())
+          spdlog::info("checkpoint {} written", w.epoch());
+        else
+          spdlog::error("checkpoint not written: {}", w.error());
         break;
       }
       case parallel::kTagTaskRequest: {
@@ -356,6 +579,19 @@ class RankLoop {
                  total_iterations_, rate, eta);
   }
 
+  CheckpointOptions ck_;
+  std::map<int, const v1::ChainCheckpoint*> resume_of_;  // chain id -> its saved state
+  std::vector<int> todo_;                                // task indices to hand out
+  std::vector<int> leaders_;
+  // Coordinator.
+  bool stop_requested_ = false, stopping_ = false, epoch_active_ = false;
+  std::int64_t epoch_ = 0, done_at_checkpoint_ = 0;
+  Clock::time_point last_checkpoint_;
+  // Leader.
+  std::int64_t pending_epoch_ = -1;
+  bool pending_stop_ = false, stopped_ = false, in_chain_ = false, done_sent_ = false;
+  const v1::Footer* mine_ = nullptr;
+  std::string current_sampler_;
   parallel::Messenger messenger_;
   parallel::Layout layout_;
   std::vector<v1::RunConfig> runs_;
@@ -401,8 +637,14 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   mpi::broadcast(world, agreed.plan_bytes, 0);
   mpi::broadcast(world, agreed.task_begin, 0);
   mpi::broadcast(world, agreed.task_end, 0);
+  mpi::broadcast(world, agreed.resume_bytes, 0);
   v1::RunConfig plan;
   plan.ParseFromString(agreed.plan_bytes);
+  std::optional<v1::Checkpoint> resume;
+  if (!agreed.resume_bytes.empty()) {
+    resume.emplace();
+    resume->ParseFromString(agreed.resume_bytes);
+  }
   const auto runs = runs_of_plan(plan);
   const auto all_tasks = config::enumerate_tasks(runs);
   const std::vector<config::Task> tasks(all_tasks.begin() + agreed.task_begin,
@@ -428,6 +670,21 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   for (const auto& run : runs)
     requested_group = std::max(requested_group, config::ranks_per_chain(run.sampler()));
   const auto layout = parallel::make_layout(world.size(), requested_group);
+  const int group_size = static_cast<int>(layout.groups.front().size());
+  if (resume) {
+    // Independent chains can move to any rank; a chain spread over a group continues only on a
+    // group of the same size (its state is split and ordered by the group's members).
+    for (const auto& c : resume->in_progress()) {
+      if (c.group_size() == group_size) continue;
+      if (rank == 0)
+        std::cerr << "pemc-dist: error: cannot resume: chain " << c.chain_id() << " of the checkpoint "
+                  << "ran on " << c.group_size() << " rank(s) per chain, but " << world.size()
+                  << " ranks give groups of " << group_size << " (ranks_per_chain " << requested_group
+                  << "); resume with a number of ranks that gives " << c.group_size()
+                  << " worker(s) per chain, e.g. the checkpointed run's " << resume->n_ranks() << "\n";
+      return kExitConfig;
+    }
+  }
   // The ranks of one chain get their own communicator (every rank takes part in the split).
   const int my_group = layout.group_of(rank);
   MPI_Comm group_raw = MPI_COMM_NULL;
@@ -457,8 +714,16 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   try {
     for (std::size_t r = 0; r < runs.size(); ++r)
       setup_targets[r] = config::make_target(runs[r].target());
-    if (rank == layout.collector)
-      collector = std::make_unique<Collector>(plan.output().path(), o.overwrite);
+    if (rank == layout.collector) {
+      if (resume) {
+        collector = std::make_unique<Collector>(plan.output().path(), *resume);
+      } else {
+        collector = std::make_unique<Collector>(plan.output().path(), o.overwrite);
+        // A checkpoint left by an earlier run of this output no longer describes the file.
+        std::error_code ec;
+        std::filesystem::remove(checkpoint_path(plan), ec);
+      }
+    }
   } catch (const Error& e) {
     local_error = e.what();
   }
@@ -470,9 +735,30 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     return kExitConfig;
   }
 
-  RankLoop loop(world, layout, runs, tasks, collector.get());
-  for (std::size_t r = 0; r < runs.size(); ++r) loop.adopt_target(static_cast<int>(r), setup_targets[r]);
+  RankLoop::CheckpointOptions ck;
+  ck.resume = resume ? &*resume : nullptr;
+  ck.every_seconds = plan.checkpoint().every_seconds();
+  ck.every_iterations = plan.checkpoint().every_iterations();
+  ck.stop_after_iterations = o.stop_after_iterations;
+  RankLoop loop(world, layout, runs, tasks, collector.get(), ck);
   if (collector) {
+    Collector::CheckpointSetup setup;
+    setup.path = checkpoint_path(plan);
+    setup.leaders = loop.leaders();
+    setup.started = wall_start;
+    auto& b = setup.base;
+    b.set_format_version(kCheckpointFormatVersion);
+    b.set_program_version(std::string(kVersion));
+    b.set_config_hash(config_hash(plan));
+    b.set_task_begin(agreed.task_begin);
+    b.set_task_end(agreed.task_end);
+    b.set_n_ranks(world.size());
+    b.set_group_size(group_size);
+    b.set_output_path(plan.output().path());
+    collector->set_checkpointing(std::move(setup));
+  }
+  for (std::size_t r = 0; r < runs.size(); ++r) loop.adopt_target(static_cast<int>(r), setup_targets[r]);
+  if (collector && !resume) {
     v1::Header h;
     *h.mutable_config() = plan;
     h.set_program_version(std::string(kVersion));
@@ -501,6 +787,11 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     h.set_n_tasks(static_cast<int>(all_tasks.size()));
     collector->write_header(h);
   }
+  if (rank == 0 && resume)
+    spdlog::info("resuming from checkpoint {} ({}): {} finished and {} running chain(s), "
+                 "records cut back to {} bytes", resume->sequence(),
+                 checkpoint_path(plan).string(), resume->completed_size(),
+                 resume->in_progress_size(), resume->record_bytes());
   if (rank == 0) {
     if (runs.size() == 1)
       spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | {} chains of {} on {} "
@@ -520,9 +811,33 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   loop.serve_until_done();
 
   int exit_code = kExitOk;
-  if (collector) {
+  if (collector && collector->n_finished() < static_cast<int>(tasks.size())) {
+    // Stopped at a checkpoint: no footer, the run continues with --resume.
+    collector->close_without_footer();
+    const auto level = spdlog::default_logger()->level();
+    spdlog::default_logger()->set_level(spdlog::level::from_str(o.log_level));
+    const auto& c = collector->last_checkpoint();
+    if (!collector->last_checkpoint_error().empty() || c.sequence() == 0) {
+      spdlog::error("stopped without a checkpoint: {}",
+                    collector->last_checkpoint_error().empty() ? "no checkpoint was written"
+                                                               : collector->last_checkpoint_error());
+      exit_code = kExitInternal;
+    } else {
+      std::string at;
+      for (const auto& k : c.in_progress())
+        at += (at.empty() ? "" : ", ") + std::string("chain ") + std::to_string(k.chain_id()) +
+              " at iteration " + std::to_string(k.next_iteration());
+      spdlog::info("checkpointed ({} finished chain(s){}{}) to {}; resume with: pemc-dist {} "
+                   "--output {} --resume", c.completed_size(), at.empty() ? "" : "; ", at,
+                   checkpoint_path(plan).string(), o.config_path.string(), plan.output().path());
+      exit_code = kExitCheckpointed;
+    }
+    spdlog::default_logger()->set_level(level);
+  } else if (collector) {
     const double wall = std::chrono::duration<double>(Clock::now() - wall_start).count();
     const auto footer = collector->finish(wall);
+    std::error_code ec;
+    std::filesystem::remove(checkpoint_path(plan), ec);  // the run is complete: nothing to resume
     if (footer.status() != "ok") exit_code = kExitChainsFailed;
     // The collector logs the summary it wrote at the coordinator's level, even on a rank whose
     // own logging is reduced to warnings.
@@ -540,6 +855,9 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
 int run(const RunOptions& o) {
   mpi::communicator world;
   setup_logging(o, world.rank());
+  // Graceful stop: the handlers only set a flag; the event loops checkpoint and exit.
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGUSR1, on_stop_signal);
   try {
     return run_ranks(o, world);
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 // One pemc-dist run on MPI_COMM_WORLD: validate on rank 0, agree on the config, open the output on
 // the collector, run every chain on the workers, stream records, write the footer, agree on the
 // exit code. Every rank calls run() with the same options.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -18,6 +19,10 @@ struct RunOptions {
   bool log_all_ranks = false;      // give every rank the coordinator's level
   std::string task_range;          // "A:B": run only tasks [A, B) of the study
   int array_task_size = 0;         // > 0: run tasks [i*size, (i+1)*size), i = SLURM_ARRAY_TASK_ID
+  bool resume = false;             // continue from the output's checkpoint (README "Checkpoint and resume")
+  // Testing: the first chain to reach this iteration (warmup included) stops the run exactly as
+  // SIGTERM does (checkpoint, exit kExitCheckpointed). 0 = off.
+  std::int64_t stop_after_iterations = 0;
 };
 
 // Exit codes of pemc-dist.
@@ -26,6 +31,8 @@ enum ExitCode : int {
   kExitInternal = 1,  // I/O failure, internal error, a rank lost
   kExitConfig = 2,    // bad config or command line: nothing ran
   kExitChainsFailed = 3,  // the run completed, but some chains failed (footer says which)
+  kExitCheckpointed = 4,  // stopped by SIGTERM/SIGUSR1 (or --stop-after-iterations) after writing
+                          // a checkpoint: continue with --resume
 };
 
 int run(const RunOptions& options);

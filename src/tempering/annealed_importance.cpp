@@ -1,5 +1,7 @@
 #include "tempering/annealed_importance.hpp"
 
+#include "adapt/state_io.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -160,6 +162,29 @@ void AnnealedImportanceKernel::report_estimates(std::map<std::string, double>& e
   e["n_runs"] = static_cast<double>(n_runs_);
   e["n_levels"] = n_levels();
   e["log_weight_max"] = max_w_;
+}
+
+// ---- checkpoint (added methods) ----
+
+void AnnealedImportanceKernel::save_state(pemc::v1::KernelState& state) const {
+  state.Clear();
+  state.set_kind(name());
+  levels_.save_state(adapt::put_child(state, "levels"));
+  adapt::put_int(state, "warmup", warmup_ ? 1 : 0);
+  adapt::put_int(state, "n_runs", n_runs_);
+  adapt::put_real(state, "lse_w", lse_w_);
+  adapt::put_real(state, "lse_w2", lse_w2_);
+  adapt::put_real(state, "max_w", max_w_);
+}
+
+void AnnealedImportanceKernel::restore_state(const pemc::v1::KernelState& state) {
+  adapt::expect_kind(state, name());
+  levels_.restore_state(adapt::get_child(state, "levels"));
+  warmup_ = adapt::get_int(state, "warmup") != 0;
+  n_runs_ = adapt::get_int(state, "n_runs");
+  lse_w_ = adapt::get_real(state, "lse_w");
+  lse_w2_ = adapt::get_real(state, "lse_w2");
+  max_w_ = adapt::get_real(state, "max_w");
 }
 
 }  // namespace pemc::tempering

@@ -75,6 +75,11 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   double log_z_se() const;
   double ess() const;
 
+  // Checkpoint: local kernels and the importance-weight sums.
+  bool can_checkpoint() const override { return levels_.can_checkpoint(); }
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
+
  private:
   targets::TargetPtr target_;
   ReferencePtr reference_;

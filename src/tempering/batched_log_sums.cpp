@@ -1,5 +1,7 @@
 #include "tempering/batched_log_sums.hpp"
 
+#include "adapt/state_io.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -59,6 +61,44 @@ double BatchedLogSums::batch_se(const Estimator& estimate) const {
   for (double v : values) ss += (v - mean) * (v - mean);
   const double n = static_cast<double>(values.size());
   return std::sqrt(ss / (n - 1.0) / n);
+}
+
+
+void BatchedLogSums::save_state(pemc::v1::KernelState& s) const {
+  s.set_kind("batched_log_sums");
+  adapt::put_int(s, "n_channels", n_channels_);
+  adapt::put_int(s, "batch_size", batch_size_);
+  adapt::put_int(s, "count", count_);
+  adapt::put_reals(s, "total", total_);
+  std::vector<double> sums;
+  std::vector<std::int64_t> ns;
+  for (const auto& b : batches_) {
+    sums.insert(sums.end(), b.log_sums.begin(), b.log_sums.end());
+    ns.push_back(b.n);
+  }
+  adapt::put_reals(s, "batch_log_sums", sums);
+  adapt::put_ints(s, "batch_n", ns);
+}
+
+void BatchedLogSums::restore_state(const pemc::v1::KernelState& s) {
+  adapt::expect_kind(s, "batched_log_sums");
+  if (adapt::get_int(s, "n_channels") != n_channels_)
+    adapt::state_error(s, "n_channels", "saved with " + std::to_string(adapt::get_int(s, "n_channels")) +
+                                            " channels, this has " + std::to_string(n_channels_));
+  batch_size_ = adapt::get_int(s, "batch_size");
+  count_ = adapt::get_int(s, "count");
+  total_ = adapt::get_real_vector(s, "total");
+  const auto sums = adapt::get_real_vector(s, "batch_log_sums");
+  const auto ns = adapt::get_int_vector<std::int64_t>(s, "batch_n");
+  if (static_cast<int>(total_.size()) != n_channels_ ||
+      sums.size() != ns.size() * static_cast<std::size_t>(n_channels_) ||
+      ns.size() > 2 * static_cast<std::size_t>(n_batches_))
+    adapt::state_error(s, "batch_log_sums", "sizes do not match the channels and batches");
+  batches_.clear();
+  for (std::size_t b = 0; b < ns.size(); ++b)
+    batches_.push_back(Batch{std::vector<double>(sums.begin() + static_cast<std::ptrdiff_t>(b * n_channels_),
+                                                 sums.begin() + static_cast<std::ptrdiff_t>((b + 1) * n_channels_)),
+                             ns[b]});
 }
 
 }  // namespace pemc::tempering

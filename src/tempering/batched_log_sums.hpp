@@ -10,6 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "pemc/v1/checkpoint.pb.h"
+
 namespace pemc::tempering {
 
 class BatchedLogSums {
@@ -29,6 +31,10 @@ class BatchedLogSums {
   using Estimator = std::function<double(const std::vector<double>& log_sums, std::int64_t n)>;
   double batch_se(const Estimator& estimate) const;
   int n_full_batches() const;
+
+  // Checkpoint: totals and batches (channels and batch count come from the constructor).
+  void save_state(pemc::v1::KernelState& s) const;
+  void restore_state(const pemc::v1::KernelState& s);
 
  private:
   struct Batch {

@@ -61,4 +61,32 @@ void LevelKernels::end_warmup() {
   warmup_ = false;
 }
 
+// ---- checkpoint (added methods) ----
+
+bool LevelKernels::can_checkpoint() const {
+  for (const auto& k : kernels_)
+    if (!k->can_checkpoint()) return false;
+  return true;
+}
+
+void LevelKernels::save_state(pemc::v1::KernelState& s) const {
+  s.set_kind("level_kernels");
+  adapt::put_int(s, "warmup", warmup_ ? 1 : 0);
+  adapt::put_ints(s, "counters", counters_);
+  for (std::size_t b = 0; b < kernels_.size(); ++b)
+    kernels_[b]->save_state(adapt::put_child(s, "bin_" + std::to_string(b)));
+}
+
+void LevelKernels::restore_state(const pemc::v1::KernelState& s) {
+  adapt::expect_kind(s, "level_kernels");
+  const auto counters = adapt::get_int_vector<std::int64_t>(s, "counters");
+  if (counters.size() != counters_.size())
+    adapt::state_error(s, "counters", "saved with " + std::to_string(counters.size()) + " bins, this has " +
+                                          std::to_string(counters_.size()));
+  warmup_ = adapt::get_int(s, "warmup") != 0;
+  counters_ = counters;
+  for (std::size_t b = 0; b < kernels_.size(); ++b)
+    kernels_[b]->restore_state(adapt::get_child(s, "bin_" + std::to_string(b)));
+}
+
 }  // namespace pemc::tempering

@@ -13,6 +13,7 @@
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
 #include "tempering/parallel_tempering.hpp"  // LocalKernelFactory
+#include "adapt/state_io.hpp"
 #include "tempering/tempered_target.hpp"
 
 namespace pemc::tempering {
@@ -43,6 +44,12 @@ class LevelKernels {
   void end_warmup();
   double step_size(int level) const { return kernels_[bin_of(level)]->step_size(); }
 
+  // Checkpoint: every bin's kernel and adaptation counter. Restore after begin_warmup when the
+  // state was saved in warmup (the kernels' adapters must exist).
+  bool can_checkpoint() const;
+  void save_state(pemc::v1::KernelState& s) const;
+  void restore_state(const pemc::v1::KernelState& s);
+
  private:
   int n_levels_;
   std::vector<std::shared_ptr<TemperedTarget>> targets_;
@@ -51,5 +58,25 @@ class LevelKernels {
   bool warmup_ = false;
   kernels::ChainState work_;
 };
+
+
+// Checkpoint helpers for a PathPoint (x, phi, psi and both gradients).
+inline void put_path_point(pemc::v1::KernelState& s, const std::string& key, const PathPoint& p) {
+  auto& c = adapt::put_child(s, key);
+  c.set_kind("path_point");
+  adapt::put_vector(c, "x", p.x);
+  adapt::put_vector(c, "grad_phi", p.grad_phi);
+  adapt::put_vector(c, "grad_psi", p.grad_psi);
+  adapt::put_real(c, "phi", p.phi);
+  adapt::put_real(c, "psi", p.psi);
+}
+inline void get_path_point(const pemc::v1::KernelState& s, const std::string& key, PathPoint& p) {
+  const auto& c = adapt::get_child(s, key);
+  adapt::get_vector(c, "x", p.x);
+  adapt::get_vector(c, "grad_phi", p.grad_phi, p.x.size());
+  adapt::get_vector(c, "grad_psi", p.grad_psi, p.x.size());
+  p.phi = adapt::get_real(c, "phi");
+  p.psi = adapt::get_real(c, "psi");
+}
 
 }  // namespace pemc::tempering

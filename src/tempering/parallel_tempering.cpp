@@ -1,5 +1,7 @@
 #include "tempering/parallel_tempering.hpp"
 
+#include "adapt/state_io.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -416,6 +418,120 @@ void ParallelTemperingKernel::report_estimates(std::map<std::string, double>& e)
   e[p + "_se"] = z.mean_se;
   e["comm_wall_seconds"] = comm_seconds_;
   e["local_wall_seconds"] = local_seconds_;
+}
+
+// ---- checkpoint (added methods) -------------------------------------------------------------
+
+bool ParallelTemperingKernel::can_checkpoint() const {
+  for (const auto& k : kernels_)
+    if (!k->can_checkpoint()) return false;
+  return true;
+}
+
+void ParallelTemperingKernel::save_state(pemc::v1::KernelState& state) const {
+  state.Clear();
+  state.set_kind(name());
+  const int k = n_replicas();
+  adapt::put_reals(state, "betas", betas_);
+  adapt::put_ints(state, "level_of", level_of_);
+  adapt::put_ints(state, "replica_at", replica_at_);
+  adapt::put_int(state, "initialised", initialised_ ? 1 : 0);
+  adapt::put_int(state, "round", round_);
+  adapt::put_int(state, "warmup", warmup_ ? 1 : 0);
+  adapt::put_int(state, "n_warmup", n_warmup_);
+  adapt::put_int(state, "warmup_round", warmup_round_);
+  adapt::put_int(state, "kernel_warmup_offset", kernel_warmup_offset_);
+  adapt::put_int(state, "tune_length", tune_length_);
+  adapt::put_int(state, "next_tune", next_tune_);
+  adapt::put_int(state, "tune_rounds", tune_rounds_);
+  adapt::put_reals(state, "tune_reject", tune_reject_);
+  adapt::put_real(state, "barrier_warmup", barrier_warmup_);
+  adapt::put_int(state, "sampling_rounds", sampling_rounds_);
+  adapt::put_reals(state, "accept_sum", accept_sum_);
+  adapt::put_real(state, "comm_seconds", comm_seconds_);
+  adapt::put_real(state, "local_seconds", local_seconds_);
+  round_trips_.save_state(adapt::put_child(state, "round_trips"));
+  if (stepping_stone_) stepping_stone_->save_state(adapt::put_child(state, "stepping_stone"));
+  // Level kernels adapt identically on every member: the leader's are every member's.
+  for (int l = 0; l < k; ++l) kernels_[l]->save_state(adapt::put_child(state, "level_" + std::to_string(l)));
+  // Replicas: each member holds its block; one allgather gives every member all of them.
+  if (initialised_) {
+    const int per = 3 * dim_ + 2;
+    const auto block = group_->my_block(k);
+    std::vector<double> mine(static_cast<std::size_t>(block.end - block.begin) * per);
+    for (int r = block.begin; r < block.end; ++r) {
+      const PathPoint& p = replicas_[r];
+      double* row = mine.data() + static_cast<std::size_t>(r - block.begin) * per;
+      std::copy(p.x.data(), p.x.data() + dim_, row);
+      std::copy(p.grad_phi.data(), p.grad_phi.data() + dim_, row + dim_);
+      std::copy(p.grad_psi.data(), p.grad_psi.data() + dim_, row + 2 * dim_);
+      row[3 * dim_] = p.phi;
+      row[3 * dim_ + 1] = p.psi;
+    }
+    std::vector<double> all(static_cast<std::size_t>(k) * per);
+    group_->allgather_blocks(mine, k, per, all);
+    adapt::put_reals(state, "replicas", all);
+  }
+}
+
+void ParallelTemperingKernel::restore_state(const pemc::v1::KernelState& state) {
+  adapt::expect_kind(state, name());
+  const auto betas = adapt::get_real_vector(state, "betas");
+  if (betas.size() < 2) adapt::state_error(state, "betas", "fewer than 2 levels");
+  // A ladder that adaptation resized needs levels (targets, kernels) of the saved size.
+  betas_ = betas;
+  build_levels();
+  const int k = n_replicas();
+  level_of_ = adapt::get_int_vector<int>(state, "level_of");
+  replica_at_ = adapt::get_int_vector<int>(state, "replica_at");
+  if (static_cast<int>(level_of_.size()) != k || static_cast<int>(replica_at_.size()) != k)
+    adapt::state_error(state, "level_of", "does not match the ladder's " + std::to_string(k) + " levels");
+  initialised_ = adapt::get_int(state, "initialised") != 0;
+  round_ = adapt::get_int(state, "round");
+  warmup_ = adapt::get_int(state, "warmup") != 0;
+  n_warmup_ = adapt::get_int(state, "n_warmup");
+  warmup_round_ = adapt::get_int(state, "warmup_round");
+  kernel_warmup_offset_ = adapt::get_int(state, "kernel_warmup_offset");
+  tune_length_ = adapt::get_int(state, "tune_length");
+  next_tune_ = adapt::get_int(state, "next_tune");
+  tune_rounds_ = adapt::get_int(state, "tune_rounds");
+  tune_reject_ = adapt::get_real_vector(state, "tune_reject");
+  barrier_warmup_ = adapt::get_real(state, "barrier_warmup");
+  sampling_rounds_ = adapt::get_int(state, "sampling_rounds");
+  accept_sum_ = adapt::get_real_vector(state, "accept_sum");
+  comm_seconds_ = adapt::get_real(state, "comm_seconds");
+  local_seconds_ = adapt::get_real(state, "local_seconds");
+  if (static_cast<int>(tune_reject_.size()) != k - 1 || static_cast<int>(accept_sum_.size()) != k - 1)
+    adapt::state_error(state, "accept_sum", "does not match the ladder");
+  round_trips_.restore_state(adapt::get_child(state, "round_trips"));
+  stepping_stone_.emplace(2 * (k - 1), options_.n_batches);
+  if (adapt::has_child(state, "stepping_stone"))
+    stepping_stone_->restore_state(adapt::get_child(state, "stepping_stone"));
+  // The level kernels were (re)built: in warmup they adapt over what begin_warmup or the last
+  // resize gave them (see resize()).
+  const std::int64_t kernel_warmup =
+      std::max<std::int64_t>(1, n_warmup_ - kernel_warmup_offset_) * options_.n_local_steps;
+  for (int l = 0; l < k; ++l) {
+    if (warmup_) kernels_[l]->begin_warmup(kernel_warmup);
+    kernels_[l]->restore_state(adapt::get_child(state, "level_" + std::to_string(l)));
+  }
+  if (initialised_) {
+    const int per = 3 * dim_ + 2;
+    const auto& all = adapt::get_reals(state, "replicas");
+    if (all.size() != static_cast<int>(static_cast<std::size_t>(k) * per))
+      adapt::state_error(state, "replicas", "wrong length for " + std::to_string(k) +
+                                                " replicas of dimension " + std::to_string(dim_));
+    const auto block = group_->my_block(k);
+    for (int r = block.begin; r < block.end; ++r) {
+      const double* row = all.data() + static_cast<std::size_t>(r) * per;
+      PathPoint& p = replicas_[r];
+      p.x = Eigen::Map<const Vector>(row, dim_);
+      p.grad_phi = Eigen::Map<const Vector>(row + dim_, dim_);
+      p.grad_psi = Eigen::Map<const Vector>(row + 2 * dim_, dim_);
+      p.phi = row[3 * dim_];
+      p.psi = row[3 * dim_ + 1];
+    }
+  }
 }
 
 }  // namespace pemc::tempering

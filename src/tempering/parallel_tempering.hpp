@@ -116,6 +116,12 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   LogZ log_z() const;  // stepping stone (post-warmup)
   double comm_seconds() const { return comm_seconds_; }
 
+  // Checkpoint: ladder, replica states (gathered from the group's members: every member calls
+  // save_state at the same round), level kernels, swap and schedule statistics, estimators.
+  bool can_checkpoint() const override;
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
+
  private:
   static constexpr int kFixed = 6;  // V, grad evals, sum accept, leapfrogs, divergent, nonfinite
 

@@ -1,5 +1,7 @@
 #include "tempering/simulated_tempering.hpp"
 
+#include "adapt/state_io.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -253,6 +255,55 @@ void SimulatedTemperingKernel::report_estimates(std::map<std::string, double>& e
                              ? static_cast<double>(round_trips_.round_trips()) / n_samples_
                              : std::numeric_limits<double>::quiet_NaN();
   e["log_z_weights"] = w.front() - w.back();
+}
+
+// ---- checkpoint (added methods) ----
+
+void SimulatedTemperingKernel::save_state(pemc::v1::KernelState& state) const {
+  state.Clear();
+  state.set_kind(name());
+  adapt::put_reals(state, "log_weights", space_->log_weights());
+  levels_.save_state(adapt::put_child(state, "levels"));
+  adapt::put_int(state, "have_point", have_point_ ? 1 : 0);
+  if (have_point_) put_path_point(state, "point", point_);
+  adapt::put_int(state, "warmup", warmup_ ? 1 : 0);
+  adapt::put_int(state, "warmup_iter", warmup_iter_);
+  adapt::put_int(state, "next_pilot_end", next_pilot_end_);
+  adapt::put_int(state, "pilot_length", pilot_length_);
+  adapt::put_int(state, "pilot_n", pilot_n_);
+  adapt::put_reals(state, "pilot_lse", pilot_lse_);
+  adapt::put_int(state, "n_samples", n_samples_);
+  adapt::put_int(state, "count_top", count_top_);
+  adapt::put_int(state, "count_bottom", count_bottom_);
+  if (rb_) rb_->save_state(adapt::put_child(state, "rb"));
+  round_trips_.save_state(adapt::put_child(state, "round_trips"));
+}
+
+void SimulatedTemperingKernel::restore_state(const pemc::v1::KernelState& state) {
+  adapt::expect_kind(state, name());
+  auto w = adapt::get_real_vector(state, "log_weights");
+  if (static_cast<int>(w.size()) != space_->n_levels())
+    adapt::state_error(state, "log_weights", "not one per level");
+  space_->set_log_weights(std::move(w));
+  levels_.restore_state(adapt::get_child(state, "levels"));
+  have_point_ = adapt::get_int(state, "have_point") != 0;
+  if (have_point_) get_path_point(state, "point", point_);
+  warmup_ = adapt::get_int(state, "warmup") != 0;
+  warmup_iter_ = adapt::get_int(state, "warmup_iter");
+  next_pilot_end_ = adapt::get_int(state, "next_pilot_end");
+  pilot_length_ = adapt::get_int(state, "pilot_length");
+  pilot_n_ = adapt::get_int(state, "pilot_n");
+  pilot_lse_ = adapt::get_real_vector(state, "pilot_lse");
+  n_samples_ = adapt::get_int(state, "n_samples");
+  count_top_ = adapt::get_int(state, "count_top");
+  count_bottom_ = adapt::get_int(state, "count_bottom");
+  if (adapt::has_child(state, "rb")) {
+    rb_.emplace(2, options_.n_batches);
+    rb_->restore_state(adapt::get_child(state, "rb"));
+  } else {
+    rb_.reset();
+  }
+  round_trips_.restore_state(adapt::get_child(state, "round_trips"));
 }
 
 }  // namespace pemc::tempering

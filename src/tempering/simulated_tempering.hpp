@@ -105,6 +105,11 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   double log_z() const;
   std::int64_t round_trips() const { return round_trips_.round_trips(); }
 
+  // Checkpoint: level weights, pilot phase, local kernels, estimators and the cached path point.
+  bool can_checkpoint() const override { return levels_.can_checkpoint(); }
+  void save_state(pemc::v1::KernelState& state) const override;
+  void restore_state(const pemc::v1::KernelState& state) override;
+
  private:
   void update_weights();
 

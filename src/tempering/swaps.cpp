@@ -1,5 +1,7 @@
 #include "tempering/swaps.hpp"
 
+#include "adapt/state_io.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -60,6 +62,19 @@ void RoundTripCounter::observe(const std::vector<int>& level_of, int n_levels) {
       phase_[r] = 2;
     }
   }
+}
+
+
+void RoundTripCounter::save_state(pemc::v1::KernelState& s) const {
+  s.set_kind("round_trip_counter");
+  adapt::put_ints(s, "phase", phase_);
+  adapt::put_int(s, "trips", trips_);
+}
+
+void RoundTripCounter::restore_state(const pemc::v1::KernelState& s) {
+  adapt::expect_kind(s, "round_trip_counter");
+  phase_ = adapt::get_int_vector<char>(s, "phase");
+  trips_ = adapt::get_int(s, "trips");
 }
 
 }  // namespace pemc::tempering

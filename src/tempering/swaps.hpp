@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "pemc/v1/checkpoint.pb.h"
+
 #include "rng/stream.hpp"
 
 namespace pemc::tempering {
@@ -46,6 +48,8 @@ class RoundTripCounter {
   // After a round: the current level of every replica.
   void observe(const std::vector<int>& level_of, int n_levels);
   std::int64_t round_trips() const { return trips_; }
+  void save_state(pemc::v1::KernelState& s) const;
+  void restore_state(const pemc::v1::KernelState& s);
 
  private:
   // 0: not yet at the bottom; 1: last extreme seen was the bottom; 2: top seen after the bottom.
