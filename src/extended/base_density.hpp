@@ -12,6 +12,14 @@
 // than Eigen's general triangular solver, whose dispatch dominates at these sizes; the base's cost
 // is what separates the extended Hamiltonian from the bare target gradient. A diagonal factor takes
 // an O(d) path.
+//
+// Even blocked, a substitution is a chain of dependent steps (~100 ns per solve at d = 27, a sixth
+// of a Boltzmann gradient). On CPUs with AVX2/FMA and a well-conditioned factor (d eps cond(L)
+// <= 1e-10, estimated at construction) the two solves are instead two triangular
+// matrix-vector products with T = L^{-1}, formed once from L by substitution:
+// r = T (x - mu), grad = T' r, whose rows are independent and vectorise fully (~4x faster). The
+// triangular factor's inverse, never Sigma^{-1}: each product is O(d^2) like the solves, and the
+// condition check bounds the difference from substitution far below the potential's rounding.
 #include <filesystem>
 #include <string>
 
@@ -54,6 +62,12 @@ class GaussianBase {
   Matrix chol_t_;        // L', column-major (column i = row i of L): contiguous backward updates
   Vector inv_diag_;      // 1 / L_ii
   bool diagonal_ = false;
+  // The AVX2 product path (see above): T = L^{-1} and T' column-major, zero-padded to a multiple
+  // of 4 rows and columns, and zero-padded scratch vectors.
+  bool products_ = false;
+  int padded_ = 0;
+  Matrix inv_chol_, inv_chol_t_;
+  mutable Vector y_pad_, r_pad_, g_pad_;
   double log_norm_ = 0.0;
   mutable Vector r_;     // scratch
 };

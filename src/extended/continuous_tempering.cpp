@@ -47,6 +47,20 @@ void check_parts(const TemperingParts& parts) {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
+// beta = sigmoid(t), 1 - beta = sigmoid(-t) and -log beta'(u) + log c = softplus(t) + softplus(-t)
+// = |t| + 2 log(1 + e^{-|t|}) from one exp and one log1p (the same values as logistic() and
+// log1pexp() to rounding; this runs once per gradient evaluation).
+struct Sigmoid {
+  double beta, one_minus_beta, softplus_sum;
+};
+inline Sigmoid sigmoid_terms(double t) {
+  const double a = std::fabs(t);
+  const double e = std::exp(-a);
+  const double inv = 1.0 / (1.0 + e);
+  const double big = inv, small = e * inv;  // sigmoid(|t|), sigmoid(-|t|)
+  return {t >= 0.0 ? big : small, t >= 0.0 ? small : big, a + 2.0 * std::log1p(e)};
+}
+
 }  // namespace
 
 // ---- DeltaMemo -------------------------------------------------------------------------------
@@ -89,10 +103,9 @@ double JointTemperingTarget::potential(ConstVectorRef z) const {
   if (!(phi < kInfinity)) return kInfinity;
   const double psi = parts_.base->potential(x);
   memo_.remember(0, x, phi, psi);
-  const double t = z[d_] / scale_;
-  const double beta = logistic(t), one_minus_beta = logistic(-t);
+  const Sigmoid sg = sigmoid_terms(z[d_] / scale_);
   // eq. (14) without the kinetic terms; -log beta'(u) = softplus(t) + softplus(-t) + log c.
-  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + log1pexp(t) + log1pexp(-t) +
+  return sg.beta * (phi + parts_.log_zeta) + sg.one_minus_beta * psi + sg.softplus_sum +
          std::log(scale_);
 }
 
@@ -105,13 +118,13 @@ double JointTemperingTarget::potential_and_gradient(ConstVectorRef z, VectorRef 
   }
   const double psi = parts_.base->potential_and_gradient(x, grad_psi_);
   memo_.remember(0, x, phi, psi);
-  const double t = z[d_] / scale_;
-  const double beta = logistic(t), one_minus_beta = logistic(-t);
+  const Sigmoid sg = sigmoid_terms(z[d_] / scale_);
+  const double beta = sg.beta, one_minus_beta = sg.one_minus_beta;
   const double delta = phi + parts_.log_zeta - psi;
   grad.head(d_).noalias() = beta * grad_phi_ + one_minus_beta * grad_psi_;
   // d/du [beta Delta + softplus(t) + softplus(-t)] = (beta (1 - beta) Delta + beta - (1 - beta)) / c
   grad[d_] = (beta * one_minus_beta * delta + (beta - one_minus_beta)) / scale_;
-  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + log1pexp(t) + log1pexp(-t) +
+  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + sg.softplus_sum +
          std::log(scale_);
 }
 

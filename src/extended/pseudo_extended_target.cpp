@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <span>
@@ -24,6 +26,20 @@ void check_shape(const BetaShape& s, const std::string& what) {
     throw ConfigError("pseudo-extended target: " + what +
                       " Beta shapes must be finite and > 0 (got a " + num(s.a) + ", b " + num(s.b) +
                       ")");
+}
+
+// `pick ? a : b` without a branch (the sign of eta is a coin flip per item, so a branch on it is
+// mispredicted half the time); the values are exactly a or b.
+inline double select(bool pick, double a, double b) {
+  const std::uint64_t mask = std::uint64_t{0} - static_cast<std::uint64_t>(pick);
+  return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & mask) |
+                               (std::bit_cast<std::uint64_t>(b) & ~mask));
+}
+
+// True when every v[0..n) is finite: v * 0 is 0 for finite v and NaN otherwise. Eigen's packet
+// sum has no early exit (no data-dependent branch) and is 2-3x faster than allFinite() here.
+inline bool all_finite(const double* v, std::size_t n) {
+  return (Eigen::Map<const Eigen::ArrayXd>(v, static_cast<Eigen::Index>(n)) * 0.0).sum() == 0.0;
 }
 
 // c * log(v), with the convention 0 * log(0) = 0 so that a flat density never produces NaN.
@@ -169,9 +185,7 @@ double PseudoExtendedTarget::assemble(ConstVectorRef z, double* grad) const {
   };
   // A non-finite potential or gradient at any pseudo-sample rejects the whole point (the status
   // slots are 0 here, so every gathered value must be finite).
-  if (!Eigen::Map<const Eigen::ArrayXd>(all_.data(), static_cast<Eigen::Index>(n_) * stride)
-           .allFinite())
-    return reject();
+  if (!all_finite(all_.data(), static_cast<std::size_t>(n_) * stride)) return reject();
   // a_i (eq. 8: the terms of the sum) and the sums outside it, in global index order. This loop
   // is the sampler's whole per-item overhead, so it keeps to one exp and one division per item
   // and stores only what the gradient needs (see temper() for the same quantities commented).
@@ -190,8 +204,8 @@ double PseudoExtendedTarget::assemble(ConstVectorRef z, double* grad) const {
       const double eta = z[eta0 + i];
       const double e = std::exp(-std::fabs(eta));
       const double inv = 1.0 / (1.0 + e);
-      const double s = eta >= 0.0 ? inv : e * inv;
-      const double sm = eta >= 0.0 ? e * inv : inv;
+      const double s = select(eta >= 0.0, inv, e * inv);
+      const double sm = select(eta >= 0.0, e * inv, inv);
       beta = lo + range * s;
       omb = one_minus_hi + range * sm;
       dbeta_[i] = range * s * sm;
@@ -244,7 +258,7 @@ double PseudoExtendedTarget::assemble(ConstVectorRef z, double* grad) const {
       }
     }
     // The x-gradients are c_i (in [0, 1]) times finite values; only the eta-gradients can overflow.
-    if (sampled && !Eigen::Map<const Vector>(grad + eta0, n_).allFinite()) return reject();
+    if (sampled && !all_finite(grad + eta0, static_cast<std::size_t>(n_))) return reject();
   }
   return -log_density;
 }

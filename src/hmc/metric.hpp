@@ -18,8 +18,14 @@ class Metric {
   int dim() const { return dim_; }
   // 0.5 p' M^{-1} p
   double kinetic(ConstVectorRef p) const;
-  // v = M^{-1} p = dK/dp
-  void velocity(ConstVectorRef p, VectorRef v) const;
+  // v = M^{-1} p = dK/dp. Inline: the leapfrog calls it twice per step.
+  void velocity(ConstVectorRef p, VectorRef v) const {
+    switch (kind_) {
+      case MetricKind::kUnit: v = p; break;
+      case MetricKind::kDiagonal: v = inverse_diagonal_.cwiseProduct(p); break;
+      case MetricKind::kDense: v.noalias() = inverse_dense_ * p; break;
+    }
+  }
   // p ~ N(0, M)
   void sample_momentum(rng::Stream& stream, VectorRef p) const;
 

@@ -20,17 +20,48 @@ bool no_u_turn(const Vector& p_sharp_minus, const Vector& p_sharp_plus,
   return p_sharp_plus.dot(rho) > 0.0 && p_sharp_minus.dot(rho) > 0.0;
 }
 
-// log(e^a + e^b) and share_b = e^b / (e^a + e^b) from a single exp (a or b may be -inf, not both).
-inline double log_sum_exp_and_share(double a, double b, double& share_b) {
-  if (b >= a) {
-    const double e = std::exp(a - b);
-    share_b = 1.0 / (1.0 + e);
-    return b + std::log1p(e);
-  }
-  const double e = std::exp(b - a);
-  share_b = e / (1.0 + e);
-  return a + std::log1p(e);
+// Weights s e^m with s in [kWeightMin, kWeightMax] need no rebasing: sums of up to 2^30 such
+// terms stay finite, and ratios of two of them are normal numbers.
+constexpr double kWeightMax = 1e250;
+constexpr double kWeightMin = 1e-250;
+// |log weight| below this: exp() is a normal number comfortably inside [kWeightMin, kWeightMax].
+constexpr double kLinearLogWeight = 500.0;
+
+}  // namespace
+
+// The weight of one point, exp(log_w), with e = exp(log_w) already computed by the caller.
+inline detail::NutsWeight leaf_weight(double log_w, double e) {
+  if (log_w > -kLinearLogWeight && log_w < kLinearLogWeight) return {0.0, e};
+  return {log_w, 1.0};
 }
+
+// a + b; *share_b (if given) = b / (a + b).
+inline detail::NutsWeight add_weights(const detail::NutsWeight& a, const detail::NutsWeight& b,
+                                      double* share_b) {
+  detail::NutsWeight out;
+  double sa = a.s, sb = b.s;
+  out.m = a.m;
+  if (a.m != b.m) {  // rare: some point had |H - H0| > kLinearLogWeight
+    out.m = a.m > b.m ? a.m : b.m;
+    sa *= std::exp(a.m - out.m);
+    sb *= std::exp(b.m - out.m);
+  }
+  out.s = sa + sb;
+  if (share_b) *share_b = sb / out.s;
+  if (!(out.s <= kWeightMax && out.s >= kWeightMin)) {
+    out.m += std::log(out.s);
+    out.s = 1.0;
+  }
+  return out;
+}
+
+// b / a.
+inline double weight_ratio(const detail::NutsWeight& b, const detail::NutsWeight& a) {
+  const double r = b.s / a.s;
+  return b.m == a.m ? r : r * std::exp(b.m - a.m);
+}
+
+namespace {
 
 // O(1) exchange of two phase points' buffers.
 void swap_points(hmc::PhasePoint& a, hmc::PhasePoint& b) {
@@ -83,7 +114,7 @@ NutsKernel::NutsKernel(targets::TargetPtr target, hmc::Metric metric, NutsOption
 }
 
 bool NutsKernel::build_tree(int depth, double eps, rng::Stream& stream, Candidate& propose,
-                            Edge& beg, Edge& end, Vector* rho, double& log_sum_weight) {
+                            Edge& beg, Edge& end, Vector* rho, Weight& sum_weight) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (depth == 0) {
     const bool finite = hmc::leapfrog_step(z_, eps, hamiltonian_);
@@ -94,9 +125,11 @@ bool NutsKernel::build_tree(int depth, double eps, rng::Stream& stream, Candidat
     if (h - h0_ > options_.max_energy_error) divergent_ = true;  // inf - h0 = inf included
 
     const double log_w = h0_ - h;
-    log_sum_weight = log_w;
-    sum_metro_prob_ += log_w > 0.0 ? 1.0 : std::exp(log_w);
+    // One exp serves both the acceptance statistic and the multinomial weight.
+    const double w = std::exp(log_w);
+    sum_metro_prob_ += log_w > 0.0 ? 1.0 : w;
     if (divergent_) return false;  // nothing below is used once the subtree is abandoned
+    sum_weight = leaf_weight(log_w, w);
 
     propose.assign(z_);
     beg.p = z_.p;
@@ -120,22 +153,21 @@ bool NutsKernel::build_tree(int depth, double eps, rng::Stream& stream, Candidat
   Vector* rho_final_out = halves_are_points ? nullptr : &s.rho_final;
 
   // First half: starts where the caller's subtree starts.
-  double log_sum_weight_init;
-  if (!build_tree(depth - 1, eps, stream, propose, beg, init_end, rho_init_out,
-                  log_sum_weight_init))
+  Weight sum_weight_init;
+  if (!build_tree(depth - 1, eps, stream, propose, beg, init_end, rho_init_out, sum_weight_init))
     return false;
   // Second half: continues from where the first half stopped (z_).
-  double log_sum_weight_final;
+  Weight sum_weight_final;
   if (!build_tree(depth - 1, eps, stream, s.propose_final, final_beg, end, rho_final_out,
-                  log_sum_weight_final))
+                  sum_weight_final))
     return false;
   const Vector& rho_init = halves_are_points ? beg.p : s.rho_init;
   const Vector& rho_final = halves_are_points ? end.p : s.rho_final;
 
   // Uniform-in-subtree multinomial sampling: take the second half's sample with probability
-  // w_final / (w_init + w_final). One exp gives both that share and log(w_init + w_final).
+  // w_final / (w_init + w_final).
   double share_final;
-  log_sum_weight = log_sum_exp_and_share(log_sum_weight_init, log_sum_weight_final, share_final);
+  sum_weight = add_weights(sum_weight_init, sum_weight_final, &share_final);
   if (stream.uniform() < share_final) propose.swap(s.propose_final);
 
   // Criterion over the merged subtree, then across the merge (Stan >= 2.26): the first half's
@@ -170,7 +202,7 @@ TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
   z_fwd_ = z_;
   swap_points(z_bck_, z_);
 
-  double log_sum_weight = 0.0;  // log exp(H0 - H0): the initial point's weight
+  Weight sum_weight;  // exp(H0 - H0) = 1: the initial point's weight
   n_leapfrog_ = 0;
   sum_metro_prob_ = 0.0;
   divergent_ = false;
@@ -179,39 +211,40 @@ TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
   int depth = 0;
 
   while (depth < options_.max_tree_depth) {
-    double log_sum_weight_subtree;
+    Weight sum_weight_subtree;
     bool valid;
-    if (stream.uniform() > 0.5) {
-      // Extend forwards from the forward end; the old trajectory becomes the backward subtree.
-      // Swapping (O(1)) instead of copying: z_ holds scratch between doublings.
-      swap_points(z_, z_fwd_);
-      rho_bck_.swap(rho_);
-      bck_fwd_ = fwd_fwd_;
-      valid = build_tree(depth, eps, stream, propose_, fwd_bck_, fwd_fwd_, &rho_fwd_,
-                         log_sum_weight_subtree);
-      swap_points(z_, z_fwd_);
-    } else {
-      // Extend backwards from the backward end; the old trajectory becomes the forward subtree.
-      swap_points(z_, z_bck_);
-      rho_fwd_.swap(rho_);
-      fwd_bck_ = bck_bck_;
-      valid = build_tree(depth, -eps, stream, propose_, bck_fwd_, bck_bck_, &rho_bck_,
-                         log_sum_weight_subtree);
-      swap_points(z_, z_bck_);
-    }
+    // Extend forwards from the forward end (the old trajectory becomes the backward subtree) or
+    // backwards from the backward end (it becomes the forward subtree). The direction is a coin
+    // flip, so the two cases are selected by reference rather than by a branch, which would be
+    // mispredicted half the time. Swapping (O(1)) instead of copying: z_ holds scratch between
+    // doublings.
+    const bool forward = stream.uniform() > 0.5;
+    hmc::PhasePoint& z_end = forward ? z_fwd_ : z_bck_;
+    Vector& rho_old = forward ? rho_bck_ : rho_fwd_;
+    Vector& rho_new = forward ? rho_fwd_ : rho_bck_;
+    Edge& old_inner = forward ? bck_fwd_ : fwd_bck_;   // the old trajectory's end on this side
+    Edge& new_inner = forward ? fwd_bck_ : bck_fwd_;   // the new subtree's first edge
+    Edge& new_outer = forward ? fwd_fwd_ : bck_bck_;   // the new subtree's last edge
+    swap_points(z_, z_end);
+    rho_old.swap(rho_);
+    old_inner = new_outer;
+    valid = build_tree(depth, forward ? eps : -eps, stream, propose_, new_inner, new_outer,
+                       &rho_new, sum_weight_subtree);
+    swap_points(z_, z_end);
     if (!valid) break;
     ++depth;
 
     // Biased progressive sampling: move to the new subtree's sample with probability
     // min(1, w_new / w_old), which favours points far from the start.
-    if (log_sum_weight_subtree > log_sum_weight) {
+    const double ratio = weight_ratio(sum_weight_subtree, sum_weight);
+    if (ratio > 1.0) {
       sample_.swap(propose_);
       moved = true;
-    } else if (stream.uniform() < std::exp(log_sum_weight_subtree - log_sum_weight)) {
+    } else if (stream.uniform() < ratio) {
       sample_.swap(propose_);
       moved = true;
     }
-    log_sum_weight = log_add_exp(log_sum_weight, log_sum_weight_subtree);
+    sum_weight = add_weights(sum_weight, sum_weight_subtree, nullptr);
 
     rho_ = rho_bck_ + rho_fwd_;
     const bool persist = no_u_turn(bck_bck_.p_sharp, fwd_fwd_.p_sharp, rho_) &&

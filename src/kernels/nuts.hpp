@@ -27,6 +27,17 @@
 
 namespace pemc::kernels {
 
+namespace detail {
+// A sum of multinomial weights exp(H0 - H), held as s * exp(m). m stays 0 while the sums fit in
+// a double (always, unless some |H - H0| > 500), so merging subtrees is an addition and a
+// division instead of Stan's log-sum-exp (an exp and a log1p per merge): the same probabilities,
+// to rounding. A sum leaving the range is rebased (m += log s, s = 1).
+struct NutsWeight {
+  double m = 0.0;
+  double s = 1.0;
+};
+}  // namespace detail
+
 // Stan's default adapt_delta for NUTS.
 inline constexpr double kNutsDefaultTargetAccept = 0.8;
 inline constexpr int kNutsMaxTreeDepthLimit = 30;
@@ -96,13 +107,15 @@ class NutsKernel final : public Kernel {
         : init_end(dim), final_beg(dim), rho_init(dim), rho_final(dim), propose_final(dim) {}
   };
 
+  using Weight = detail::NutsWeight;
+
   // Extends the trajectory from z_ by 2^depth leapfrog steps of signed size eps. On return `beg`
   // and `end` hold the subtree's first and last momenta (they may be the same object when
   // depth == 0), *rho (if given) the sum of its momenta, `propose` its multinomial sample and
-  // log_sum_weight = log sum exp(H0 - H) over its points. Returns false if the subtree diverged
-  // or contains a U-turn (the caller then discards it).
+  // sum_weight = sum exp(H0 - H) over its points. Returns false if the subtree diverged or
+  // contains a U-turn (the caller then discards it).
   bool build_tree(int depth, double eps, rng::Stream& stream, Candidate& propose, Edge& beg,
-                  Edge& end, Vector* rho, double& log_sum_weight);
+                  Edge& end, Vector* rho, Weight& sum_weight);
 
   targets::TargetPtr target_;
   hmc::Metric metric_;

@@ -247,6 +247,8 @@ TEST(Invariance, RwmWithCovarianceAdaptation) {
   expect_moments(run, truth.mean, truth.second, "rwm/dense");
 }
 
+void expect_adaptation(const ChainRun& run, double delta, int term_buffer, const char* label);
+
 TEST(Invariance, MalaWithStepSizeAdaptation) {
   auto g = correlated_gaussian();
   const GaussianTruth truth = truth_of(*g);
@@ -259,7 +261,11 @@ TEST(Invariance, MalaWithStepSizeAdaptation) {
     MalaKernel kernel(g, start, o);
     const ChainRun run = run_chain(kernel, *g, g->mean(), 2000, 80000, 500 + dense);
     expect_moments(run, truth.mean, truth.second, dense ? "mala/dense" : "mala/unit");
-    EXPECT_NEAR(mean_accept(run.stats, 0), kMalaDefaultTargetAccept, 0.05);
+    // Dual averaging controls its iterates' acceptance (terminal buffer); the frozen step's
+    // post-warmup acceptance is biased upwards (see expect_adaptation below), so a two-sided
+    // check on it depended on the seed.
+    expect_adaptation(run, kMalaDefaultTargetAccept, o.adaptation->term_buffer,
+                      dense ? "mala/dense" : "mala/unit");
   }
 }
 

@@ -226,5 +226,17 @@ TEST(NutsReference, SameTreesWithDivergencesAndMaxDepth) {
   expect_same_trees(hmc::Metric::unit(6), o, 200, 5);
 }
 
+// The kernel sums the multinomial weights exp(H0 - H) directly (rescaled when |H - H0| > 500)
+// rather than in log space: with an unstable step size (beyond 2 x the smallest scale, 0.3) and
+// no divergence threshold, energy errors of thousands (both signs: later transitions start from
+// the high-energy states) exercise the rescaled path, which must still build Stan's trees.
+TEST(NutsReference, SameTreesWithHugeEnergyErrors) {
+  NutsOptions o;
+  o.step_size = 0.65;
+  o.max_energy_error = 1e300;
+  o.max_tree_depth = 6;
+  expect_same_trees(hmc::Metric::unit(6), o, 300, 6);
+}
+
 }  // namespace
 }  // namespace pemc::kernels

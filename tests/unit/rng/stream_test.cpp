@@ -143,8 +143,8 @@ TEST(Stream, NormalMomentsMatchTheStandardNormal) {
   //  variance:  Var(s^2) ~ (mu4 - mu2^2) / n = 2/n.
   //  skewness:  m3 / m2^{3/2}, asymptotic Var = 6/n (delta method; e.g. Kendall & Stuart).
   //  kurtosis:  m4 / m2^2,     asymptotic Var = 24/n (delta method, normal parent).
-  //  lag-1 autocorrelation of independent N(0,1): Var(mean of x_i x_{i-1}) = 1/n; the Box-Muller
-  //  pair (r cos, r sin) is uncorrelated, so adjacent values must show no correlation either.
+  //  lag-1 autocorrelation of independent N(0,1): Var(mean of x_i x_{i-1}) = 1/n (consecutive
+  //  draws use disjoint random words, so adjacent values must show no correlation).
   EXPECT_NEAR(m1, 0.0, 4.0 * std::sqrt(1.0 / rn));
   EXPECT_NEAR(m2, 1.0, 4.0 * std::sqrt(2.0 / rn));
   EXPECT_NEAR(m3 / std::pow(m2, 1.5), 0.0, 4.0 * std::sqrt(6.0 / rn));
@@ -168,7 +168,7 @@ TEST(Stream, NormalMomentsMatchTheStandardNormal) {
 TEST(Stream, FillNormalEqualsRepeatedNormalAndKeepsTheCachedValue) {
   Stream a(kSeed, Domain::kTest, 4, 0);
   Stream b(kSeed, Domain::kTest, 4, 0);
-  Vector v(5);  // odd: the 5th value leaves the second Box-Muller value cached
+  Vector v(5);  // odd: (with a pairwise generator, a cached second value would be left over)
   a.fill_normal(v);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(v[i], b.normal()) << i;
   // The cached 6th value comes next from both.
@@ -198,6 +198,158 @@ TEST(Stream, FillNormalValuesAreDistinctAndFinite) {
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
   // 1000 N(0,1): mean within 4 SE = 4/sqrt(1000).
   EXPECT_NEAR(v.mean(), 0.0, 4.0 / std::sqrt(1000.0));
+}
+
+// --- the ziggurat behind normal() -------------------------------------------------------------
+
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+// The layer table must be what its definition says: x_1 = r, f(x_{i+1}) = f(x_i) + v / x_i with
+// v = r f(r) + int_r^inf exp(-t^2/2) dt, x_256 = 0, and every layer (rectangle) of area v. Equal
+// areas are what makes the ziggurat exact; recomputing the recursion here checks the literals.
+TEST(Ziggurat, TableHasEqualAreaLayersUnderTheNormalCurve) {
+  const ZigguratTables t = ziggurat_tables();
+  auto f = [](double x) { return std::exp(-0.5 * x * x); };
+  const double r = t.r;
+  const double v = r * f(r) + std::sqrt(std::acos(-1.0) / 2.0) * std::erfc(r / std::sqrt(2.0));
+  EXPECT_EQ(t.x[1], r);
+  EXPECT_EQ(t.x[256], 0.0);
+  EXPECT_NEAR(t.x[0] * f(r), v, 1e-15);  // the base layer: rectangle plus tail
+  double x = r;
+  for (int i = 1; i < 256; ++i) {
+    ASSERT_NEAR(t.x[i], x, 1e-14 * x) << "edge " << i;
+    ASSERT_NEAR(t.f[i], f(t.x[i]), 1e-16) << "f at edge " << i;
+    ASSERT_GT(t.x[i], t.x[i + 1]);
+    // Layer i: [0, x_i] x [f(x_i), f(x_{i+1})], area v. The top layer closes on f(0) = 1 to
+    // rounding of the recursion (2e-13 relative), which is why r has its 17 digits.
+    EXPECT_NEAR(t.x[i] * (t.f[i + 1] - t.f[i]), v, 2e-13 * v) << "layer " << i;
+    if (i < 255) x = std::sqrt(-2.0 * std::log(f(x) + v / x));
+  }
+  EXPECT_EQ(t.f[256], 1.0);
+}
+
+// Kolmogorov-Smirnov against Phi on 10^6 draws. P(sqrt(n) D > t) -> 2 sum (-1)^(k-1) e^{-2k^2t^2};
+// t = 2.2 gives 2 e^{-9.68} = 1.25e-4 (the next term is < 1e-16).
+TEST(Ziggurat, NormalPassesKolmogorovSmirnov) {
+  constexpr int n = 1'000'000;
+  Stream s(kSeed, Domain::kTest, 11, 0);
+  std::vector<double> x(n);
+  for (auto& v : x) v = s.normal();
+  std::sort(x.begin(), x.end());
+  double d = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const double c = normal_cdf(x[i]);
+    d = std::max({d, c - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - c});
+  }
+  EXPECT_LT(std::sqrt(static_cast<double>(n)) * d, 2.2);
+}
+
+// Chi-square over 65 equiprobable bins (edges Phi^{-1}(k / 65) by bisection): 64 degrees of
+// freedom, whose survival function is exp(-x/2) sum_{j<32} (x/2)^j / j!; the critical value at
+// p = 1e-4 is found from it here.
+TEST(Ziggurat, NormalPassesChiSquareOnEquiprobableBins) {
+  constexpr int n_bins = 65;
+  constexpr int n = 1'300'000;
+  auto survival = [](double x) {
+    double term = 1.0, sum = 1.0;
+    for (int j = 1; j < 32; ++j) sum += (term *= 0.5 * x / j);
+    return std::exp(-0.5 * x) * sum;
+  };
+  double lo = 64.0, hi = 400.0;
+  for (int it = 0; it < 200; ++it) (survival(0.5 * (lo + hi)) > 1e-4 ? lo : hi) = 0.5 * (lo + hi);
+  const double critical = hi;
+  ASSERT_GT(critical, 100.0);
+  ASSERT_LT(critical, 130.0);
+  std::vector<double> edges(n_bins - 1);
+  for (int k = 1; k < n_bins; ++k) {
+    double a = -10.0, b = 10.0;
+    for (int it = 0; it < 200; ++it)
+      (normal_cdf(0.5 * (a + b)) < static_cast<double>(k) / n_bins ? a : b) = 0.5 * (a + b);
+    edges[k - 1] = a;
+  }
+  Stream s(kSeed, Domain::kTest, 12, 0);
+  std::vector<std::int64_t> count(n_bins, 0);
+  for (int i = 0; i < n; ++i)
+    ++count[std::upper_bound(edges.begin(), edges.end(), s.normal()) - edges.begin()];
+  const double expected = static_cast<double>(n) / n_bins;
+  double chi2 = 0.0;
+  for (auto c : count) chi2 += (c - expected) * (c - expected) / expected;
+  EXPECT_LT(chi2, critical);
+}
+
+// The rare paths: the tail beyond r (base layer, 2.6e-4 of the draws) and the shape inside it,
+// with enough draws (2 x 10^7, ~5200 in the tail) to see them. Proportions are binomial (4 SE).
+TEST(Ziggurat, TailBeyondTheBaseLayerHasTheNormalMassAndShape) {
+  constexpr int n = 20'000'000;
+  const double r = ziggurat_tables().r;
+  Stream s(kSeed, Domain::kTest, 13, 0);
+  std::int64_t beyond_r = 0, beyond_4 = 0, beyond_45 = 0, negative_tail = 0;
+  double max_abs = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const double x = s.normal();
+    const double a = std::fabs(x);
+    max_abs = std::max(max_abs, a);
+    if (a > r) {
+      ++beyond_r;
+      negative_tail += x < 0.0;
+      beyond_4 += a > 4.0;
+      beyond_45 += a > 4.5;
+    }
+  }
+  const double rn = n;
+  const double p_r = std::erfc(r / std::sqrt(2.0));
+  EXPECT_NEAR(beyond_r / rn, p_r, 4.0 * std::sqrt(p_r * (1 - p_r) / rn));
+  // Within the tail: P(|x| > 4 | |x| > r), P(|x| > 4.5 | |x| > r), and symmetry.
+  const double m = static_cast<double>(beyond_r);
+  const double q4 = std::erfc(4.0 / std::sqrt(2.0)) / p_r;
+  const double q45 = std::erfc(4.5 / std::sqrt(2.0)) / p_r;
+  EXPECT_NEAR(beyond_4 / m, q4, 4.0 * std::sqrt(q4 * (1 - q4) / m));
+  EXPECT_NEAR(beyond_45 / m, q45, 4.0 * std::sqrt(q45 * (1 - q45) / m));
+  EXPECT_NEAR(negative_tail / m, 0.5, 4.0 * std::sqrt(0.25 / m));
+  // The largest of 2e7 |N(0,1)| exceeds 5 with probability 1 - (1 - 5.7e-7)^2e7 > 0.99999.
+  EXPECT_GT(max_abs, 5.0);
+}
+
+// The wedges: the layers' outer edges are where the first (rectangle) test fails. The mass
+// between consecutive edges x_{i+1} < |x| < x_i over the 16 outermost wedge layers must be the
+// normal's, checked by a chi-square over those 16 intervals plus the rest (df = 16; the critical
+// value at p = 1e-4 from the survival function exp(-x/2) sum_{j<8} (x/2)^j / j!).
+TEST(Ziggurat, MassBetweenLayerEdgesMatchesTheNormal) {
+  constexpr int n = 4'000'000;
+  constexpr int k = 16;
+  const ZigguratTables t = ziggurat_tables();
+  auto survival = [](double x) {
+    double term = 1.0, sum = 1.0;
+    for (int j = 1; j < 8; ++j) sum += (term *= 0.5 * x / j);
+    return std::exp(-0.5 * x) * sum;
+  };
+  double lo = 16.0, hi = 200.0;
+  for (int it = 0; it < 200; ++it) (survival(0.5 * (lo + hi)) > 1e-4 ? lo : hi) = 0.5 * (lo + hi);
+  const double critical = hi;
+  ASSERT_NEAR(critical, 45.92, 0.01);  // tables: the chi2_16 upper 1e-4 point is 45.92
+  // Bins: |x| in (x_{i+1}, x_i] for i = 1..k, and everything else.
+  std::vector<double> p(k + 1);
+  double rest = 1.0;
+  for (int i = 1; i <= k; ++i) {
+    p[i - 1] = std::erfc(t.x[i + 1] / std::sqrt(2.0)) - std::erfc(t.x[i] / std::sqrt(2.0));
+    rest -= p[i - 1];
+  }
+  p[k] = rest;
+  std::vector<std::int64_t> count(k + 1, 0);
+  Stream s(kSeed, Domain::kTest, 14, 0);
+  for (int j = 0; j < n; ++j) {
+    const double a = std::fabs(s.normal());
+    int bin = k;
+    for (int i = 1; i <= k; ++i)
+      if (a > t.x[i + 1] && a <= t.x[i]) bin = i - 1;
+    ++count[bin];
+  }
+  double chi2 = 0.0;
+  for (int b = 0; b <= k; ++b) {
+    const double e = p[b] * n;
+    chi2 += (count[b] - e) * (count[b] - e) / e;
+  }
+  EXPECT_LT(chi2, critical);
 }
 
 // --- below ------------------------------------------------------------------------------------
