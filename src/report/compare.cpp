@@ -102,6 +102,25 @@ void moment_stats(const std::vector<const Vector*>& values, const Vector* truth,
   }
 }
 
+// n, mean and sd (n - 1 denominator) of the finite values; the others are counted.
+EstimateStats scalar_stats(const std::vector<double>& vs) {
+  EstimateStats e;
+  std::vector<double> finite;
+  for (double v : vs) (std::isfinite(v) ? finite.push_back(v) : void(++e.n_nonfinite));
+  e.n = static_cast<int>(finite.size());
+  e.mean = e.sd = kNaN;
+  if (!finite.empty()) {
+    e.mean = 0;
+    for (double v : finite) e.mean += v / e.n;
+    if (finite.size() > 1) {
+      e.sd = 0;
+      for (double v : finite) e.sd += (v - e.mean) * (v - e.mean);
+      e.sd = std::sqrt(e.sd / (e.n - 1));
+    }
+  }
+  return e;
+}
+
 J moment_json(const MomentStats& m) {
   J o;
   o["mean"] = numbers(m.mean);
@@ -263,30 +282,30 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
     for (const auto* c : ms)
       for (const auto& [name, v] : c->summary.estimates) values[name].push_back(v);
     for (const auto& [name, vs] : values) {
-      EstimateStats e;
-      std::vector<double> finite;
-      for (double v : vs) (std::isfinite(v) ? finite.push_back(v) : void(++e.n_nonfinite));
-      e.n = static_cast<int>(finite.size());
-      e.mean = e.sd = kNaN;
-      if (!finite.empty()) {
-        e.mean = 0;
-        for (double v : finite) e.mean += v / e.n;
-        if (finite.size() > 1) {
-          e.sd = 0;
-          for (double v : finite) e.sd += (v - e.mean) * (v - e.mean);
-          e.sd = std::sqrt(e.sd / (e.n - 1));
-        }
-      }
+      EstimateStats e = scalar_stats(vs);
       if (truth) e.truth = estimate_truth(*truth, name);
-      if (e.truth && !finite.empty()) {
+      if (e.truth && e.n > 0) {
         double mse = 0;
-        for (double v : finite) mse += (v - *e.truth) * (v - *e.truth) / e.n;
+        for (double v : vs)
+          if (std::isfinite(v)) mse += (v - *e.truth) * (v - *e.truth) / e.n;
         e.rmse = std::sqrt(mse);
       }
       if (e.n_nonfinite > 0)
         out.notes.push_back(fmt::format("group '{}': estimate {} is not finite in {} chain(s)",
                                         key, name, e.n_nonfinite));
       g.estimates[name] = e;
+    }
+    std::vector<double> lpds;
+    for (const auto* c : ms)
+      if (c->summary.held_out_lpd) lpds.push_back(*c->summary.held_out_lpd);
+    if (!lpds.empty()) {
+      g.held_out_lpd = scalar_stats(lpds);
+      if (g.held_out_lpd->n_nonfinite > 0)
+        out.notes.push_back(fmt::format("group '{}': held_out_lpd is not finite in {} chain(s)",
+                                        key, g.held_out_lpd->n_nonfinite));
+      if (lpds.size() != ms.size())
+        out.notes.push_back(fmt::format("group '{}': held_out_lpd known for {} of {} chains", key,
+                                        lpds.size(), ms.size()));
     }
     if (!g.excluded.empty())
       out.notes.push_back(fmt::format("group '{}': {} chain(s) excluded (see \"excluded\")", key,
@@ -303,7 +322,10 @@ Comparison compare_files(const std::vector<std::filesystem::path>& paths,
   std::vector<std::string> notes;
   for (const auto& path : paths) {
     SummarizeOptions so;
-    so.with_truth = false;  // errors are formed here, from one truth per distinct target
+    // Errors are formed here, from one truth per distinct target; the target is still rebuilt
+    // per file for the held-out lpd of targets with a test set.
+    so.with_truth = options.with_truth;
+    so.truth_errors = false;
     const FileSummary fs = summarize_file(path, so);
     if (fs.problem)
       notes.push_back(fmt::format("{}: damaged at byte {} ({}); used the {} records before it",
@@ -385,6 +407,11 @@ std::string comparison_to_json(const Comparison& c) {
       if (e.rmse) eo["rmse"] = number(*e.rmse);
       o["estimates"][name] = std::move(eo);
     }
+    if (g.held_out_lpd) {
+      const auto& e = *g.held_out_lpd;
+      o["held_out_lpd"] = {{"n", e.n}, {"mean", number(e.mean)}, {"sd", number(e.sd)},
+                           {"n_nonfinite", e.n_nonfinite}};
+    }
     if (g.truth_log_z) o["truth_log_z"] = number(*g.truth_log_z);
     j["groups"].push_back(std::move(o));
   }
@@ -415,6 +442,8 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
         est_names.push_back(name);
         break;
       }
+  bool any_lpd = false;
+  for (const auto& g : c.groups) any_lpd = any_lpd || g.held_out_lpd.has_value();
   bool same_dim = true;
   for (const auto& g : c.groups) same_dim = same_dim && (g.dim == max_dim || g.n_chains == 0);
   const std::string more =
@@ -431,6 +460,7 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
   for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[x{}]", i + 1));
   for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[x{}²]", i + 1));
   for (const auto& n : est_names) head.push_back(n);
+  if (any_lpd) head.push_back("held-out lpd");
   head.insert(head.end(), {"wall s", "grad evals"});
   row(head);
   row(std::vector<std::string>(head.size(), "---"));
@@ -446,6 +476,7 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
         auto it = g.estimates.find(n);
         cells.push_back(it != g.estimates.end() && it->second.truth ? num(*it->second.truth) : "");
       }
+      if (any_lpd) cells.push_back("");
       cells.insert(cells.end(), {"", ""});
       row(cells);
       break;
@@ -461,6 +492,8 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
       auto it = g.estimates.find(n);
       cells.push_back(it != g.estimates.end() ? pm(it->second.mean, it->second.sd) : "");
     }
+    if (any_lpd)
+      cells.push_back(g.held_out_lpd ? pm(g.held_out_lpd->mean, g.held_out_lpd->sd) : "");
     cells.push_back(num(g.wall_seconds_mean));
     cells.push_back(num(g.n_gradient_evals_mean));
     row(cells);
@@ -510,7 +543,9 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
 std::string comparison_to_csv(const Comparison& c, const CompareOptions& options) {
   int max_dim = 0;
   std::set<std::string> est_names;
+  bool any_lpd = false;
   for (const auto& g : c.groups) {
+    any_lpd = any_lpd || g.held_out_lpd.has_value();
     max_dim = std::max(max_dim, g.dim);
     for (const auto& [name, e] : g.estimates) est_names.insert(name);
   }
@@ -538,6 +573,8 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
   for (const auto& name : est_names)
     for (const char* s : {"mean", "sd", "n", "truth", "rmse"})
       head.push_back(fmt::format("estimate_{}_{}", name, s));
+  if (any_lpd)
+    for (const char* s : {"mean", "sd", "n"}) head.push_back(fmt::format("held_out_lpd_{}", s));
   std::string out;
   for (std::size_t i = 0; i < head.size(); ++i) out += (i ? "," : "") + head[i];
   out += "\n";
@@ -576,6 +613,13 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
       const auto& e = it->second;
       cells.insert(cells.end(), {csv_num(e.mean), csv_num(e.sd), std::to_string(e.n), opt(e.truth),
                                  opt(e.rmse)});
+    }
+    if (any_lpd) {
+      if (g.held_out_lpd)
+        cells.insert(cells.end(), {csv_num(g.held_out_lpd->mean), csv_num(g.held_out_lpd->sd),
+                                   std::to_string(g.held_out_lpd->n)});
+      else
+        cells.insert(cells.end(), 3, "");
     }
     for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += "\n";

@@ -6,7 +6,8 @@
 // tables (pseudo-extended Table 1: runs as rows, moments as columns).
 //
 // Reading streams each file once through summarize_file (memory independent of file size); the
-// exact truth comes from rebuilding each distinct target config once (TruthCache).
+// exact truth comes from rebuilding each distinct target config once (TruthCache); summarize_file
+// also rebuilds each file's targets (cheap: truths are lazy) for the held-out lpd.
 //
 // Definitions, over the n chains of a group with per-chain estimates m_c (self-normalised weighted
 // means where the sampler writes weights, as summarize forms them) and truth t:
@@ -17,6 +18,8 @@
 // The same for second moments E[x_i^2]. Per-chain sampler estimates (footer "estimates", e.g.
 // log_z) get mean, sd and — when the truth knows them ("log_z" = Truth::log_z, other keys = a
 // scalar Truth::extras entry of the same name) — rmse.
+// The held-out log predictive density (summarize's per-chain held_out_lpd, for targets with a test
+// set such as horseshoe_logistic) gets mean and sd over the chains that have it, like an estimate.
 // Only chains whose status is "ok" are used unless include_incomplete; the others are listed in
 // "excluded" with the reason.
 //
@@ -31,6 +34,7 @@
 //              "mse_x_time"?: {"mean", "second_moment"},
 //              "mse_x_grad_evals"?: {"mean", "second_moment"},
 //              "estimates": {"<name>": {"n", "mean", "sd", "n_nonfinite", "truth"?, "rmse"?}},
+//              "held_out_lpd"?: {"n", "mean", "sd", "n_nonfinite"},
 //              "truth_log_z"?}],
 //  "notes": [...]}
 // Keys marked ? are absent when the truth is unknown; undefined numbers (sd of one chain) are null.
@@ -93,6 +97,7 @@ struct CompareGroup {
   std::optional<double> mse_x_time_mean, mse_x_time_second_moment;
   std::optional<double> mse_x_grad_evals_mean, mse_x_grad_evals_second_moment;
   std::map<std::string, EstimateStats> estimates;
+  std::optional<EstimateStats> held_out_lpd;  // when some chain of the group has one
   std::optional<double> truth_log_z;
   pemc::v1::RunConfig config;  // the (resolved) run config of the group's first chain
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -12,9 +14,44 @@
 #include "estimators/weighted_moments.hpp"
 
 namespace pemc::report {
+
+HeldOutLpd::HeldOutLpd(const targets::Target& target)
+    : target_(&target), log_denominator_(-kInf) {
+  const int n = target.n_test_points();
+  if (n <= 0)
+    throw ConfigError("held-out log predictive density: target '" + target.name() +
+                      "' has no test set");
+  log_numerator_.assign(static_cast<std::size_t>(n), -kInf);
+  scratch_.resize(static_cast<std::size_t>(n));
+}
+
+void HeldOutLpd::add(ConstVectorRef x, double log_weight) {
+  if (std::isnan(log_weight) || log_weight == kInf)
+    throw NumericalError("held-out log predictive density: log weight is " +
+                         std::to_string(log_weight));
+  if (log_weight == -kInf) return;
+  target_->log_predictive(x, scratch_);
+  for (std::size_t j = 0; j < scratch_.size(); ++j) {
+    if (std::isnan(scratch_[j]))
+      throw NumericalError("held-out log predictive density: log p(y | x) of test point " +
+                           std::to_string(j) + " is NaN");
+    log_numerator_[j] = log_add_exp(log_numerator_[j], log_weight + scratch_[j]);
+  }
+  log_denominator_ = log_add_exp(log_denominator_, log_weight);
+  ++n_samples_;
+}
+
+double HeldOutLpd::value() const {
+  if (n_samples_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  double lpd = 0.0;
+  for (double v : log_numerator_) lpd += v - log_denominator_;
+  return lpd;
+}
+
 namespace {
 
 struct ChainAccumulator {
+  std::optional<HeldOutLpd> lpd;  // set when the run's target has a test set
   estimators::WeightedMoments moments;
   double sum_accept = 0.0;
   std::int64_t n_divergent = 0;
@@ -55,7 +92,9 @@ void add_draw(const v1::Draw& d, int dim, WeightRule rule, ChainAccumulator& acc
     const bool weightless = log_norm == -kInf;
     for (int i = 0; i < n_extra; ++i) {
       scratch = Eigen::Map<const Vector>(d.extra_states().data() + i * dim, dim);
-      acc.moments.add(scratch, weightless ? -kInf : d.log_weights(i) - log_norm);
+      const double log_w = weightless ? -kInf : d.log_weights(i) - log_norm;
+      acc.moments.add(scratch, log_w);
+      if (acc.lpd) acc.lpd->add(scratch, log_w);
     }
     return;
   }
@@ -63,8 +102,10 @@ void add_draw(const v1::Draw& d, int dim, WeightRule rule, ChainAccumulator& acc
   if (d.log_weights_size() == 1) {
     acc.weighted = true;
     acc.moments.add(scratch, d.log_weights(0));
+    if (acc.lpd) acc.lpd->add(scratch, d.log_weights(0));
   } else {
     acc.moments.add(scratch);
+    if (acc.lpd) acc.lpd->add(scratch, 0.0);
   }
 }
 
@@ -86,6 +127,13 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
   std::map<std::string, int> run_dims;
   std::map<std::string, WeightRule> run_weight_rule;
   std::map<std::string, const v1::RunConfig*> run_configs;
+  // With with_truth: each run's target, rebuilt once from the header (key: run name; "" for a
+  // single-run file), or why it could not be.
+  std::map<std::string, targets::TargetPtr> run_targets;
+  std::map<std::string, std::string> run_target_errors;
+  const auto target_key = [&](const std::string& run_id) {
+    return run_configs.count(run_id) ? run_id : std::string();
+  };
   Vector scratch;
   while (reader.next(record)) {
     switch (record.kind_case()) {
@@ -97,12 +145,28 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
           run_weight_rule[info.name()] = weight_rule(info.sampler_name());
         }
         for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
+        if (options.with_truth && header.has_config()) {
+          const auto build = [&](const std::string& key, const v1::TargetConfig& config) {
+            try {
+              run_targets[key] = config::make_target(config);
+            } catch (const std::exception& e) {
+              run_target_errors[key] = e.what();
+            }
+          };
+          if (header.config().runs().empty()) build("", header.config().target());
+          for (const auto& run : header.config().runs()) build(run.name(), run.target());
+        }
         break;
       case v1::Record::kDraw: {
         const auto& d = record.draw();
         if (d.warmup()) break;
         auto key = std::make_pair(d.run_id(), d.chain_id());
-        auto& acc = chains[key];
+        auto [it, inserted] = chains.try_emplace(key);
+        auto& acc = it->second;
+        if (inserted) {
+          const auto t = run_targets.find(target_key(d.run_id()));
+          if (t != run_targets.end() && t->second->n_test_points() > 0) acc.lpd.emplace(*t->second);
+        }
         acc.seed = d.seed();
         try {
           const auto rd = run_dims.find(d.run_id());
@@ -153,6 +217,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     s.kish_ess = acc.moments.kish_ess();
     s.mean_accept_stat = s.n_draws ? acc.sum_accept / static_cast<double>(s.n_draws) : 0.0;
     s.n_divergent = acc.n_divergent;
+    if (acc.lpd) s.held_out_lpd = acc.lpd->value();
     if (auto it = by_chain.find(key.second); it != by_chain.end()) {
       s.n_gradient_evals = it->second->n_gradient_evals();
       s.wall_seconds = it->second->wall_seconds();
@@ -163,17 +228,22 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     }
     out.runs.push_back(std::move(s));
   }
-  if (options.with_truth && header.has_config() && !out.runs.empty()) {
+  if (options.with_truth && options.truth_errors && header.has_config() && !out.runs.empty()) {
     // One truth per run (studies hold several targets), computed once each.
     std::map<std::string, targets::Truth> truths;
     try {
       for (auto& r : out.runs) {
         auto it = truths.find(r.run_id);
         if (it == truths.end()) {
-          const auto rc = run_configs.find(r.run_id);
-          const auto& target_config =
-              rc != run_configs.end() ? rc->second->target() : header.config().target();
-          it = truths.emplace(r.run_id, config::make_target(target_config)->truth()).first;
+          const std::string key = target_key(r.run_id);
+          const auto t = run_targets.find(key);
+          if (t == run_targets.end()) {
+            const auto e = run_target_errors.find(key);
+            throw ConfigError(e != run_target_errors.end()
+                                  ? e->second
+                                  : "no target config for run '" + r.run_id + "'");
+          }
+          it = truths.emplace(r.run_id, t->second->truth()).first;
         }
         const auto& truth = it->second;
         if (truth.mean && truth.mean->size() == r.mean.size()) r.error_mean = r.mean - *truth.mean;
@@ -184,6 +254,8 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     } catch (const std::exception& e) {
       out.truth_note = std::string("truth not available: ") + e.what();
     }
+  } else if (!run_target_errors.empty()) {
+    out.truth_note = "target not rebuilt (no held-out lpd): " + run_target_errors.begin()->second;
   }
   return out;
 }
@@ -213,6 +285,9 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       if (r.error_mean.size() > 0) o["error_mean"] = to_std(r.error_mean);
       if (r.error_second_moment.size() > 0)
         o["error_second_moment"] = to_std(r.error_second_moment);
+      if (r.held_out_lpd)
+        o["held_out_lpd"] = std::isfinite(*r.held_out_lpd) ? nlohmann::ordered_json(*r.held_out_lpd)
+                                                           : nlohmann::ordered_json(nullptr);
       o["estimates"] = nlohmann::ordered_json::object();
       for (const auto& [k, v] : r.estimates) o["estimates"][k] = v;
       o["file"] = f.path.string();
@@ -246,13 +321,23 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
                        f.problem ? " — DAMAGED at byte " + std::to_string(f.problem->offset) +
                                        ": " + f.problem->message
                                  : (f.has_footer ? "" : " — no footer (run incomplete)"));
-    out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8}  {}\n", "run", "chain",
-                       "seed", "draws", "accept", "grad evals", "wall s", "mean | E[x^2]");
+    // The held-out lpd column appears when some run of the file has a test set.
+    bool any_lpd = false;
+    for (const auto& r : f.runs) any_lpd = any_lpd || r.held_out_lpd.has_value();
+    const auto lpd_cell = [&](const ChainRunSummary& r) {
+      if (!any_lpd) return std::string();
+      return r.held_out_lpd ? fmt::format(" {:>12.4f}", *r.held_out_lpd)
+                            : fmt::format(" {:>12}", "—");
+    };
+    out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8}{}  {}\n", "run", "chain",
+                       "seed", "draws", "accept", "grad evals", "wall s",
+                       any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(),
+                       "mean | E[x^2]");
     for (const auto& r : f.runs) {
-      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f}  {} | {}{}\n",
+      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f}{}  {} | {}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
-                         r.n_gradient_evals, r.wall_seconds, vec(r.mean), vec(r.second_moment),
-                         r.status == "ok" ? "" : "  [" + r.status + "]");
+                         r.n_gradient_evals, r.wall_seconds, lpd_cell(r), vec(r.mean),
+                         vec(r.second_moment), r.status == "ok" ? "" : "  [" + r.status + "]");
     }
   }
   return out;

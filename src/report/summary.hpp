@@ -9,8 +9,35 @@
 
 #include "core/types.hpp"
 #include "records/record_reader.hpp"
+#include "targets/target.hpp"
 
 namespace pemc::report {
+
+// The held-out log predictive density of a target with a test set (Target::n_test_points() > 0),
+// accumulated online from weighted samples x_s without storing them:
+//   lpd = sum_j log( sum_s w_s p(y_j | x_s) / sum_s w_s )   over the test points j,
+// with log-sum-exp accumulators per test point (memory O(test points), not O(draws)). Weights are
+// given as log w_s (0 for unweighted draws); summarize passes each pseudo-sample with its
+// within-draw normalised weight, exactly as for the moments.
+class HeldOutLpd {
+ public:
+  // The target must outlive the accumulator. ConfigError when it has no test set.
+  explicit HeldOutLpd(const targets::Target& target);
+
+  // log_weight = -inf: the sample carries no weight (skipped). NumericalError for a NaN or +inf
+  // log weight, or a NaN log p(y_j | x).
+  void add(ConstVectorRef x, double log_weight = 0.0);
+  // NaN when no sample with positive weight was added.
+  double value() const;
+  std::int64_t n_samples() const { return n_samples_; }  // samples with positive weight
+
+ private:
+  const targets::Target* target_;
+  std::vector<double> log_numerator_;  // per test point: log sum_s w_s p(y_j | x_s)
+  std::vector<double> scratch_;
+  double log_denominator_;             // log sum_s w_s
+  std::int64_t n_samples_ = 0;
+};
 
 struct ChainRunSummary {
   std::string run_id;
@@ -32,6 +59,9 @@ struct ChainRunSummary {
   // Errors against the target's exact truth, where the target knows it (empty otherwise).
   Vector error_mean;           // mean - E[x]
   Vector error_second_moment;  // second_moment - E[x^2]
+  // Held-out log predictive density (HeldOutLpd over the same weighted samples as the moments),
+  // for targets with a test set when the target was rebuilt (SummarizeOptions::with_truth).
+  std::optional<double> held_out_lpd;
 };
 
 struct FileSummary {
@@ -44,10 +74,14 @@ struct FileSummary {
 };
 
 struct SummarizeOptions {
-  // Rebuild the target from the header's config to compare with its exact truth. Data files are
-  // opened relative to the current directory; a target that cannot be rebuilt is skipped with a
-  // note in FileSummary::truth_note.
+  // Rebuild each run's target from the header's config (once, when the header is read): to
+  // compare with its exact truth, and for the held-out log predictive density of targets with a
+  // test set. Data files are opened relative to the current directory; a target that cannot be
+  // rebuilt is skipped with a note in FileSummary::truth_note.
   bool with_truth = true;
+  // With with_truth: also call Target::truth() for the errors (compare sets false: it forms the
+  // errors itself from one truth per distinct target, but still wants held_out_lpd).
+  bool truth_errors = true;
 };
 
 FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options = {});

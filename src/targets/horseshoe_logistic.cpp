@@ -103,6 +103,7 @@ HorseshoeLogistic::HorseshoeLogistic(const CsvTable& data, const HorseshoeLogist
   eta_.resize(x_train_.rows());
   resid_.resize(x_train_.rows());
   xt_resid_.resize(p_);
+  eta_test_.resize(x_test_.rows());
 }
 
 double HorseshoeLogistic::prior_part(ConstVectorRef x) const {
@@ -198,6 +199,19 @@ Vector HorseshoeLogistic::test_log_likelihoods(ConstVectorRef theta) const {
   Vector ll = x_test_ * beta;
   for (Eigen::Index i = 0; i < ll.size(); ++i) ll[i] = -log1pexp(-sign_test_[i] * (ll[i] + theta[0]));
   return ll;
+}
+
+void HorseshoeLogistic::log_predictive(ConstVectorRef theta, std::span<double> out) const {
+  if (theta.size() != dim())
+    throw NumericalError("horseshoe_logistic: state has " + std::to_string(theta.size()) + " entries, expected " +
+                         std::to_string(dim()));
+  if (static_cast<Eigen::Index>(out.size()) != n_test())
+    throw NumericalError("horseshoe_logistic: log_predictive output has " + std::to_string(out.size()) +
+                         " entries, expected the " + std::to_string(n_test()) + " test rows");
+  prior_part(theta);  // fills beta_
+  eta_test_.noalias() = x_test_ * beta_.matrix();
+  for (Eigen::Index i = 0; i < eta_test_.size(); ++i)
+    out[static_cast<std::size_t>(i)] = -log1pexp(-sign_test_[i] * (eta_test_[i] + theta[0]));
 }
 
 double HorseshoeLogistic::log_predictive_density(const std::vector<Vector>& draws) const {

@@ -26,6 +26,7 @@
 // then sorted ascending.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,11 @@ class HorseshoeLogistic final : public Target {
   // inside the shrunk regime rather than at the config's generic uniform box.
   std::optional<Vector> default_initial_point() const override;
 
+  // The held-out hook of Target: the test rows, in test_rows() order; log_predictive writes
+  // log p(y_i | theta) for each (the same values as test_log_likelihoods, without allocating).
+  int n_test_points() const override { return static_cast<int>(x_test_.rows()); }
+  void log_predictive(ConstVectorRef theta, std::span<double> out) const override;
+
   // log p(y_i | theta) for every test row i (in test_rows() order).
   Vector test_log_likelihoods(ConstVectorRef theta) const;
   // sum_i log( (1/S) sum_s p(y_i | theta_s) ) over the test rows (log-sum-exp per row).
@@ -97,7 +103,7 @@ class HorseshoeLogistic final : public Target {
 
   // Scratch, reused by every call (no allocation per evaluation).
   mutable Eigen::ArrayXd q_, one_minus_w_, scale_, beta_, exp_m2abs_, gb_;
-  mutable Vector eta_, resid_, xt_resid_;
+  mutable Vector eta_, resid_, xt_resid_, eta_test_;
 };
 
 // Loads options.data_file and builds the target; unset (zero) fields take the defaults documented

@@ -9,9 +9,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/types.hpp"
 
 namespace pemc::targets {
@@ -50,6 +52,15 @@ class Target {
 
   // Exact truth where known (analytic or by enumeration). Default: nothing known.
   virtual Truth truth() const { return {}; }
+  // Held-out data, for targets fitted to a training set (e.g. horseshoe_logistic): the number of
+  // test points, and log p(y_j | x) of each of them under the parameters x (a point of this
+  // target, size dim(); out.size() == n_test_points()). Reports turn these into the held-out log
+  // predictive density. Default: no test set.
+  virtual int n_test_points() const { return 0; }
+  virtual void log_predictive(ConstVectorRef x, std::span<double> out) const {
+    throw ConfigError("target '" + name() + "' has no held-out test set");
+  }
+
   // A sensible default initial point when the config gives none; nullopt = use the config's init.
   virtual std::optional<Vector> default_initial_point() const { return std::nullopt; }
 

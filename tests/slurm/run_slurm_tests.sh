@@ -204,15 +204,17 @@ if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
   done
   if wait_jobs 120 "$id"; then
     restarts=$(job_field "$id" Restarts); st=$(job_field "$id" JobState)
-    v0=$("$REPORT" verify "$WORK/out/long.pemc" 2>&1); v1=$("$REPORT" verify "$WORK/out/long.attempt1.pemc" 2>&1)
-    n0=$(echo "$v0" | grep -oE '[0-9]+ (good )?records' | grep -oE '^[0-9]+')
-    n1=$(echo "$v1" | grep -oE '[0-9]+ (good )?records' | grep -oE '^[0-9]+')
+    # Attempt 0 checkpoints on the stop; attempt 1 resumes the same file and checkpoints again.
+    v0=$("$REPORT" verify "$WORK/out/long.pemc" 2>&1); v1=$v0
+    n0=$(echo "$v0" | grep -oE '[0-9]+ (good )?records' | grep -oE '^[0-9]+'); n1=$n0
     if [ "$restarts" != 1 ]; then fail $name "expected Restarts=1, got '$restarts' (state $st)" "$log"
     elif ! grep -q "\[attempt 0\].*SIGUSR1" "$log" || ! grep -q "\[attempt 0\].*requeueing job $id" "$log"; then
       fail $name "attempt 0 did not log SIGUSR1 and the requeue" "$log"
     elif ! grep -q "\[attempt 1\].*SIGUSR1" "$log" || ! grep -q "\[attempt 1\].*not requeueing" "$log"; then
       fail $name "attempt 1 did not stop on SIGUSR1 without requeueing" "$log"
     elif ! grep -q "pemc-dist stopped (status" "$log"; then fail $name "no 'pemc-dist stopped' line" "$log"
+    elif ! grep -q "\[attempt 1\].*--resume" "$log"; then fail $name "attempt 1 did not resume" "$log"
+    elif [ ! -e "$WORK/out/long.pemc.ckpt" ]; then fail $name "no checkpoint after the last stop" "$log"
     elif [ -z "$n0" ] || [ "$n0" -lt 2 ] || [ -z "$n1" ] || [ "$n1" -lt 2 ]; then
       fail $name "interrupted files do not hold header + draws: '$v0' / '$v1'" "$log"
     elif echo "$v0$v1" | grep -q ": OK ("; then fail $name "an interrupted file has a footer?! '$v0' / '$v1'" "$log"

@@ -246,6 +246,35 @@ TEST(Horseshoe, LogPredictiveDensityMatchesLonghand) {
   EXPECT_THROW(t.log_predictive_density({}), NumericalError);
 }
 
+TEST(Horseshoe, LogPredictiveHookMatchesTestLikelihoodsAndLogPredictiveDensity) {
+  // The Target hook reports use (log p(y_i | theta) per test row) must agree with the horseshoe's
+  // own test_log_likelihoods, and the unit-weight average of its exponentials over draws with
+  // log_predictive_density.
+  const CsvTable data = synthetic(30, 6, 8);
+  const HorseshoeLogistic t(data, small_options());
+  const Target& base = t;
+  ASSERT_EQ(base.n_test_points(), 6);
+  std::vector<Vector> draws;
+  for (std::uint64_t id = 0; id < 4; ++id) draws.push_back(random_state(t, 40 + id));
+  std::vector<double> out(6);
+  std::vector<double> sum_prob(6, 0.0);
+  for (const Vector& d : draws) {
+    base.log_predictive(d, out);
+    const Vector ll = t.test_log_likelihoods(d);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      EXPECT_NEAR(out[i], ll[static_cast<Eigen::Index>(i)], 1e-13 * std::max(1.0, std::fabs(out[i])));
+      sum_prob[i] += std::exp(out[i]);
+    }
+  }
+  double lpd = 0.0;
+  for (double s : sum_prob) lpd += std::log(s / 4.0);
+  EXPECT_NEAR(t.log_predictive_density(draws), lpd, 1e-12 * std::max(1.0, std::fabs(lpd)));
+
+  std::vector<double> wrong(5);
+  EXPECT_THROW(base.log_predictive(draws[0], wrong), NumericalError);
+  EXPECT_THROW(base.log_predictive(Vector::Zero(t.dim() - 1), out), NumericalError);
+}
+
 TEST(Horseshoe, LogPredictiveDensityIsStableForTinyProbabilities) {
   // beta = 0 (z = 0) and an intercept of +1000 or +1200: a test row with y = 0 has log p(y) = -1000
   // and -1200, whose plain average underflows; log-sum-exp gives -1000 - log 2 + log1p(e^-200).
