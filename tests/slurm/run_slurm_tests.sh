@@ -18,7 +18,7 @@ BIN=$(cd "${1:-$ROOT/build}" && pwd)
 SLURM_LOCAL=${SLURM_LOCAL:-$ROOT/../shared/tools/slurm-local.sh}
 DIST="$BIN/pemc-dist"
 REPORT="$BIN/pemc-report"
-CFG="$ROOT/configs/quickstart.pbtxt"
+CFG="$ROOT/tests/data/configs/slurm_gaussian.pbtxt"
 [ -x "$DIST" ] && [ -x "$REPORT" ] || { echo "run_slurm_tests: build pemc-dist and pemc-report in $BIN first" >&2; exit 2; }
 [ -x "$SLURM_LOCAL" ] || { echo "run_slurm_tests: no slurm-local.sh at $SLURM_LOCAL (set SLURM_LOCAL)" >&2; exit 2; }
 
@@ -101,7 +101,7 @@ id=$(PEMC_LAUNCHER=mpirun submit --ntasks=3 --time=5 -J "$name" "$ROOT/deploy/sl
        --iterations 300 --warmup 100 --log-level warn)
 if wait_jobs 240 "$id"; then
   st=$(job_field "$id" JobState); ec=$(job_field "$id" ExitCode); log="$WORK/slurm-$name-$id.out"
-  out="$WORK/out/quickstart.$id.pemc"
+  out="$WORK/out/slurm_gaussian.$id.pemc"
   if [ "$st" != COMPLETED ] || [ "$ec" != 0:0 ]; then fail $name "job $id state $st exit $ec" "$log"
   elif ! "$REPORT" verify "$out" | grep -q ": OK ("; then fail $name "verify of the default output $out did not say OK" "$log"
   elif [ "$(means_of "$out")" != "$(means_of "$WORK/out/single.pemc")" ]; then fail $name "draws differ from the srun job's" "$log"
@@ -127,13 +127,13 @@ id=$(submit --array=0-3 --ntasks=2 --time=5 -J "$name" "$ROOT/deploy/slurm/pemc-
 if wait_jobs 400 "$id"; then
   bad=""
   for i in 0 1 2 3; do
-    f="$WORK/out/quickstart.task-$i.pemc"
+    f="$WORK/out/slurm_gaussian.task-$i.pemc"
     "$REPORT" verify "$f" 2>&1 | grep -q ": OK (" || bad="$bad task-$i"
   done
   logs=("$WORK"/slurm-$name-"${id}"_*.out)
   if [ -n "$bad" ]; then fail $name "not OK:$bad" "${logs[@]}"
-  elif [ "$(draws_of "$WORK"/out/quickstart.task-*.pemc)" != "4x300 " ]; then fail $name "merged summary: $(draws_of "$WORK"/out/quickstart.task-*.pemc)" "${logs[@]}"
-  elif [ "$(means_of "$WORK"/out/quickstart.task-*.pemc)" != "$(means_of "$WORK/out/single.pemc")" ]; then
+  elif [ "$(draws_of "$WORK"/out/slurm_gaussian.task-*.pemc)" != "4x300 " ]; then fail $name "merged summary: $(draws_of "$WORK"/out/slurm_gaussian.task-*.pemc)" "${logs[@]}"
+  elif [ "$(means_of "$WORK"/out/slurm_gaussian.task-*.pemc)" != "$(means_of "$WORK/out/single.pemc")" ]; then
     fail $name "merged array draws differ from the single job's" "${logs[@]}"
   else pass $name; fi
 else fail $name "array $id did not finish in 400 s"; scancel "$id"; fi
