@@ -1,5 +1,7 @@
 #include "report/diagnostics_traces.hpp"
 
+#include "report/draw_weights.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -87,14 +89,11 @@ bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<do
 bool add_weighted_draw(const v1::Draw& d, int original_dim, const std::string& sampler,
                        estimators::WeightedMoments& moments, Vector& scratch) {
   const int n = n_pseudo_samples(d, original_dim);
-  if (n == 1 && d.log_weights_size() == 1 && sampler != "pseudo_extended") {
-    scratch = Eigen::Map<const Vector>(d.extra_states().data(), original_dim);
-    moments.add(scratch, d.log_weights(0));
-    return true;
-  }
   if (n > 0 && d.log_weights_size() == n) {
     const double log_norm =
-        log_sum_exp(std::span<const double>(d.log_weights().data(), static_cast<std::size_t>(n)));
+        weights_within_draw(sampler, n)
+            ? log_sum_exp(std::span<const double>(d.log_weights().data(), static_cast<std::size_t>(n)))
+            : 0.0;
     const bool weightless = log_norm == -kInf;
     for (int j = 0; j < n; ++j) {
       scratch = Eigen::Map<const Vector>(d.extra_states().data() + j * original_dim, original_dim);

@@ -57,12 +57,10 @@ class TruthCache {
 // false when the draw holds fewer than k coordinates.
 bool draw_coordinates(const pemc::v1::Draw& d, int original_dim, int k, std::vector<double>& out);
 
-// Adds a draw to weighted moments (for the Kish ESS): pseudo-samples with one log weight each,
-// normalised within the draw (Theorem 2.1) — when there are several, or the sampler is
-// pseudo_extended; a single weighted sample of any other sampler (continuous tempering's view:
-// x with log w1(x), eq. (21)) and one log weight per draw weight across draws; otherwise weight
-// 1. (summarize normalises a single weighted sample within its draw whatever the sampler, which
-// gives continuous tempering weight 1 everywhere.) Returns true when the draw carried weights.
+// Adds a draw to weighted moments (for the Kish ESS): weighted samples combine as
+// draw_weights.hpp says (within the draw for pseudo-extended, across draws for the tempering
+// samplers, the same rule as summarize); one log weight without samples weights the state;
+// otherwise weight 1. Returns true when the draw carried weights.
 bool add_weighted_draw(const pemc::v1::Draw& d, int original_dim, const std::string& sampler,
                        estimators::WeightedMoments& moments, Vector& scratch);
 

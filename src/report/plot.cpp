@@ -1,5 +1,6 @@
 #include "report/plot.hpp"
 
+#include "report/draw_weights.hpp"
 #include "report/estimate_series.hpp"
 
 #include <fcntl.h>
@@ -213,8 +214,8 @@ std::vector<RunPoints> sample_points(const std::vector<fs::path>& files, const s
       const double* x = nullptr;
       double log_w = 0.0;
       if (n_extra > 0) {
-        const bool within = d.log_weights_size() == n_extra &&
-                            (n_extra > 1 || run.meta.sampler == "pseudo_extended");
+        const bool within =
+            d.log_weights_size() == n_extra && weights_within_draw(run.meta.sampler, n_extra);
         int j = 0;
         if (within) {
           // One pseudo-sample, chosen with its within-draw normalised weight.

@@ -1,5 +1,7 @@
 #include "report/summary.hpp"
 
+#include "report/draw_weights.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -59,29 +61,14 @@ struct ChainAccumulator {
   bool weighted = false;
 };
 
-// How a sampler's per-draw log weights combine. Only pseudo-extended normalises within each draw
-// (Theorem 2.1: the N pseudo-samples of one draw share its unit weight). Continuous tempering
-// (eq. 21: sum_t w1(x_t) f(x_t) / sum_t w1(x_t)), simulated tempering (thesis eq. 2.73) and AIS
-// weights are global: normalising them per draw would give every draw weight 1. A file that does
-// not name its sampler (older or hand-made files) is read by shape: several weighted samples per
-// draw are pseudo-samples, a single one is a global weight.
-enum class WeightRule { kPerDraw, kGlobal, kByShape };
-
-WeightRule weight_rule(const std::string& sampler) {
-  if (sampler == "pseudo_extended") return WeightRule::kPerDraw;
-  if (sampler.empty()) return WeightRule::kByShape;
-  return WeightRule::kGlobal;
-}
-
 // Adds one draw. Samples in extra_states with one log weight each are weighted samples, combined
-// by `rule`. A single log weight without extra_states weights the state itself; otherwise every
-// draw has weight 1.
-void add_draw(const v1::Draw& d, int dim, WeightRule rule, ChainAccumulator& acc,
+// as draw_weights.hpp says for `sampler`. A single log weight without extra_states weights the
+// state itself; otherwise every draw has weight 1.
+void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccumulator& acc,
               Vector& scratch) {
   const int n_extra = dim > 0 ? d.extra_states_size() / dim : 0;
   if (n_extra > 0 && d.log_weights_size() == n_extra) {
-    const bool per_draw =
-        rule == WeightRule::kPerDraw || (rule == WeightRule::kByShape && n_extra > 1);
+    const bool per_draw = weights_within_draw(sampler, n_extra);
     acc.weighted = true;
     const double log_norm =
         per_draw ? log_sum_exp(std::span<const double>(d.log_weights().data(),
@@ -125,7 +112,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
   int dim = 0;
   // Studies: per run name, its original-space dimension and its resolved config.
   std::map<std::string, int> run_dims;
-  std::map<std::string, WeightRule> run_weight_rule;
+  std::map<std::string, std::string> run_sampler;
   std::map<std::string, const v1::RunConfig*> run_configs;
   // With with_truth: each run's target, rebuilt once from the header (key: run name; "" for a
   // single-run file), or why it could not be.
@@ -142,7 +129,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
         for (const auto& info : header.runs()) {
           run_dims[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
-          run_weight_rule[info.name()] = weight_rule(info.sampler_name());
+          run_sampler[info.name()] = info.sampler_name();
         }
         for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
         if (options.with_truth && header.has_config()) {
@@ -171,10 +158,9 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         try {
           const auto rd = run_dims.find(d.run_id());
           const int draw_dim = rd != run_dims.end() ? rd->second : dim;
-          const auto wr = run_weight_rule.find(d.run_id());
-          const WeightRule rule =
-              wr != run_weight_rule.end() ? wr->second : weight_rule(header.sampler_name());
-          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(), rule, acc, scratch);
+          const auto rs = run_sampler.find(d.run_id());
+          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(),
+                   rs != run_sampler.end() ? rs->second : header.sampler_name(), acc, scratch);
         } catch (const Error& e) {
           // A well-framed record with unusable content (a state of the wrong dimension, a NaN
           // log weight): say which record it is.
