@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README's second command (and what CI runs): install dependencies, build, run the default
-# test suite: unit tests and MPI end-to-end tests. Long statistical studies and benchmarks are
-# separate (see README: "Long checks and benchmarks").
+# test suite: unit tests, MPI end-to-end tests, and the SLURM scripts on a real single-node Slurm
+# (tests/slurm; started by ../shared/tools/slurm-local.sh). Long statistical studies and benchmarks
+# are separate (see README: "Long checks and benchmarks").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh
 bash deploy/build.sh
 cd build
-ctest -L "unit|mpi" --output-on-failure -j"$(nproc)" --timeout 900
+ctest -L "unit|mpi|slurm" --output-on-failure -j"$(nproc)" --timeout 900

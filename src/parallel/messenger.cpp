@@ -1,8 +1,20 @@
 #include "parallel/messenger.hpp"
 
-#include <boost/mpi/status.hpp>
+#include <unistd.h>
+
+#include <utility>
+
+#include "core/error.hpp"
 
 namespace pemc::parallel {
+
+namespace {
+bool done(MPI_Request& r) {
+  int flag = 0;
+  MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+  return flag != 0;
+}
+}  // namespace
 
 Messenger::~Messenger() {
   try {
@@ -12,23 +24,39 @@ Messenger::~Messenger() {
 }
 
 void Messenger::reap() {
-  while (!in_flight_.empty() && in_flight_.front().request.test()) in_flight_.pop_front();
+  while (!in_flight_.empty() && done(in_flight_.front().request)) in_flight_.pop_front();
 }
 
-void Messenger::send(int dest, int tag, std::string bytes) {
-  reap();
-  while (in_flight_.size() >= max_in_flight_) {
-    in_flight_.front().request.wait();
-    in_flight_.pop_front();
+void Messenger::wait_oldest() {
+  auto& oldest = in_flight_.front();
+  while (!done(oldest.request)) {
+    if (auto m = receive_one()) {
+      inbox_.push_back(std::move(*m));
+    } else {
+      usleep(50);
+    }
   }
-  in_flight_.push_back(Pending{{}, std::move(bytes)});
+  in_flight_.pop_front();
+}
+
+void Messenger::send(int dest, int tag, std::string bytes, SendMode mode) {
+  reap();
+  while (in_flight_.size() >= max_in_flight_) wait_oldest();
+  in_flight_.push_back(Pending{MPI_REQUEST_NULL, std::move(bytes)});
   auto& p = in_flight_.back();
   // The string's heap buffer does not move when the deque grows, so the pointer stays valid.
-  p.request = comm_.isend(dest, tag, p.bytes.data(), static_cast<int>(p.bytes.size()));
+  auto* data = p.bytes.data();
+  const int count = static_cast<int>(p.bytes.size());
+  const MPI_Comm comm = static_cast<MPI_Comm>(comm_);
+  const int rc = mode == SendMode::kSynchronous
+                     ? MPI_Issend(data, count, MPI_CHAR, dest, tag, comm, &p.request)
+                     : MPI_Isend(data, count, MPI_CHAR, dest, tag, comm, &p.request);
+  if (rc != MPI_SUCCESS)
+    throw IoError("MPI send of " + std::to_string(count) + " bytes to rank " +
+                  std::to_string(dest) + " failed");
 }
 
-std::optional<Message> Messenger::poll() {
-  reap();
+std::optional<Message> Messenger::receive_one() {
   auto status = comm_.iprobe(boost::mpi::any_source, boost::mpi::any_tag);
   if (!status) return std::nullopt;
   Message m;
@@ -40,9 +68,18 @@ std::optional<Message> Messenger::poll() {
   return m;
 }
 
+std::optional<Message> Messenger::poll() {
+  reap();
+  if (!inbox_.empty()) {
+    Message m = std::move(inbox_.front());
+    inbox_.pop_front();
+    return m;
+  }
+  return receive_one();
+}
+
 void Messenger::wait_all() {
-  for (auto& p : in_flight_) p.request.wait();
-  in_flight_.clear();
+  while (!in_flight_.empty()) wait_oldest();
 }
 
 }  // namespace pemc::parallel

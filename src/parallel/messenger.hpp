@@ -1,13 +1,21 @@
 #pragma once
-// Point-to-point byte messages over Boost.MPI: non-blocking sends with bounded in-flight buffers
-// (back-pressure instead of unbounded memory), and polling receives for the single-threaded
-// event loop every rank runs.
-#include <boost/mpi/communicator.hpp>
-#include <boost/mpi/request.hpp>
-
+// Point-to-point byte messages over MPI: non-blocking sends with bounded in-flight buffers, and
+// polling receives for the single-threaded event loop every rank runs.
+//
+// Back-pressure. Bulk data (record batches) is sent in synchronous mode (MPI_Issend): a send
+// completes only once the receiver has matched it, so a sender with max_in_flight batches
+// outstanding waits for the collector instead of piling batches into the collector's
+// unexpected-message queue (with eager sends a fast sampler on a small target flooded the
+// collector: memory grew without bound and, worse, the collector's loop never got to its control
+// messages - a stop signal's checkpoint never started). Control messages use standard sends.
+// While a sender waits for a free slot it keeps receiving, into an inbox that poll() hands out
+// first, so two ranks that send to each other can never both block.
 #include <deque>
 #include <optional>
 #include <string>
+
+#include <boost/mpi/communicator.hpp>
+#include <mpi.h>
 
 namespace pemc::parallel {
 
@@ -25,32 +33,45 @@ struct Message {
   std::string bytes;
 };
 
+enum class SendMode {
+  kStandard,     // control messages: complete locally when small (eager)
+  kSynchronous,  // bulk data: complete when the receiver matched them (flow control)
+};
+
 class Messenger {
  public:
   explicit Messenger(boost::mpi::communicator comm, std::size_t max_in_flight = 16)
       : comm_(std::move(comm)), max_in_flight_(max_in_flight) {}
   ~Messenger();
+  Messenger(const Messenger&) = delete;
+  Messenger& operator=(const Messenger&) = delete;
 
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
 
-  // Sends `bytes` without blocking unless max_in_flight sends are pending (then waits for the oldest).
-  void send(int dest, int tag, std::string bytes);
-  // A pending message, if any (non-blocking).
+  // Sends `bytes` without blocking unless max_in_flight sends are pending; then it waits for the
+  // oldest, receiving meanwhile (see the header comment).
+  void send(int dest, int tag, std::string bytes, SendMode mode = SendMode::kStandard);
+  // A pending message, if any (non-blocking): the inbox first, then the network.
   std::optional<Message> poll();
-  // Completes every pending send.
+  // Completes every pending send (receiving meanwhile).
   void wait_all();
+  std::size_t in_flight() const { return in_flight_.size(); }
 
  private:
   void reap();
+  std::optional<Message> receive_one();
+  // Waits for the oldest pending send; incoming messages go to the inbox meanwhile.
+  void wait_oldest();
 
   struct Pending {
-    boost::mpi::request request;
+    MPI_Request request = MPI_REQUEST_NULL;
     std::string bytes;  // must outlive the send
   };
   boost::mpi::communicator comm_;
   std::size_t max_in_flight_;
   std::deque<Pending> in_flight_;
+  std::deque<Message> inbox_;
 };
 
 }  // namespace pemc::parallel

@@ -354,7 +354,8 @@ class RankLoop {
   // ---- checkpoints ----
   // Coordinator: starts an epoch when a stop was asked for or a period is due (one at a time).
   void check_checkpoint_triggers() {
-    if (g_stop_signal != 0 && !stop_requested_) {
+    if (g_stop_signal != 0 && !signal_seen_) {
+      signal_seen_ = true;
       spdlog::warn("signal {} received: stopping with a checkpoint", static_cast<int>(g_stop_signal));
       request_stop();
     }
@@ -429,11 +430,14 @@ class RankLoop {
   }
 
   // Sends to `dest`, or hands the message to this rank's own role directly.
+  // Record batches are flow-controlled (synchronous sends, see parallel/messenger.hpp).
   void deliver(int dest, int tag, std::string bytes) {
     if (dest == rank_) {
       handle(parallel::Message{rank_, tag, std::move(bytes)});
     } else {
-      messenger_.send(dest, tag, std::move(bytes));
+      messenger_.send(dest, tag, std::move(bytes),
+                      tag == parallel::kTagRecords ? parallel::SendMode::kSynchronous
+                                                   : parallel::SendMode::kStandard);
     }
   }
 
@@ -480,7 +484,9 @@ class RankLoop {
     const auto now = Clock::now();
     if (now - last_pump_ < std::chrono::milliseconds(5)) return;
     last_pump_ = now;
-    while (handle_pending()) {
+    // Bounded: a collector that is also a worker must get back to its own chain and to the
+    // checkpoint triggers even while record batches keep arriving.
+    for (int i = 0; i < kMaxMessagesPerPump && handle_pending(); ++i) {
     }
     check_checkpoint_triggers();
     if (!is_coordinator() && now - last_progress_send_ > std::chrono::seconds(1))
@@ -584,6 +590,8 @@ class RankLoop {
   std::vector<int> todo_;                                // task indices to hand out
   std::vector<int> leaders_;
   // Coordinator.
+  static constexpr int kMaxMessagesPerPump = 64;
+  bool signal_seen_ = false;
   bool stop_requested_ = false, stopping_ = false, epoch_active_ = false;
   std::int64_t epoch_ = 0, done_at_checkpoint_ = 0;
   Clock::time_point last_checkpoint_;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of deploy/slurm/*.sbatch against a real single-node Slurm (slurm-local.sh).
-# Not part of ctest's default suite: it needs root (slurm-local installs and starts Slurm daemons)
-# and takes a few minutes, most of it the requeue test waiting for Slurm's time-limit signal.
+# In ctest's default suite as slurm.sbatch_scripts (label "slurm"); needs root (slurm-local installs
+# and starts Slurm daemons; skipped, status 77, otherwise) and takes about three minutes, most of it
+# the long-job tests waiting for Slurm's time-limit signal.
 #
 #   tests/slurm/run_slurm_tests.sh [BUILD_DIR]       (default BUILD_DIR: ./build; needs pemc-dist and
 #                                                     pemc-report built there)
@@ -20,6 +21,10 @@ DIST="$BIN/pemc-dist"
 REPORT="$BIN/pemc-report"
 CFG="$ROOT/tests/data/configs/slurm_gaussian.pbtxt"
 [ -x "$DIST" ] && [ -x "$REPORT" ] || { echo "run_slurm_tests: build pemc-dist and pemc-report in $BIN first" >&2; exit 2; }
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run_slurm_tests: SKIPPED: slurm-local.sh installs and starts the Slurm daemons, which needs root" >&2
+  exit 77  # ctest: skipped
+fi
 [ -x "$SLURM_LOCAL" ] || { echo "run_slurm_tests: no slurm-local.sh at $SLURM_LOCAL (set SLURM_LOCAL)" >&2; exit 2; }
 
 T_START=$(date +%s)
@@ -213,7 +218,10 @@ if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
     elif ! grep -q "\[attempt 1\].*SIGUSR1" "$log" || ! grep -q "\[attempt 1\].*not requeueing" "$log"; then
       fail $name "attempt 1 did not stop on SIGUSR1 without requeueing" "$log"
     elif ! grep -q "pemc-dist stopped (status" "$log"; then fail $name "no 'pemc-dist stopped' line" "$log"
-    elif ! grep -q "\[attempt 1\].*--resume" "$log"; then fail $name "attempt 1 did not resume" "$log"
+    elif ! grep -q "\[attempt 1\].*--resume" "$log" || ! grep -q "resuming from checkpoint 1" "$log"; then
+      fail $name "attempt 1 did not resume" "$log"
+    elif [ "$(grep -c "checkpointed (" "$log")" != 2 ] || ! grep -q "checkpoint 2 written" "$log"; then
+      fail $name "expected one checkpoint on each stop (checkpoint 1, then 2 after the resume)" "$log"
     elif [ ! -e "$WORK/out/long.pemc.ckpt" ]; then fail $name "no checkpoint after the last stop" "$log"
     elif [ -z "$n0" ] || [ "$n0" -lt 2 ] || [ -z "$n1" ] || [ "$n1" -lt 2 ]; then
       fail $name "interrupted files do not hold header + draws: '$v0' / '$v1'" "$log"
@@ -221,6 +229,27 @@ if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
     else
       echo "  attempt 0: $v0"; echo "  attempt 1: $v1"
       grep -E "SIGUSR1|requeue|stopped" "$log" | sed 's/^/  log: /'
+      pass $name
+    fi
+  else fail $name "job $id did not end in time" "$log"; scancel "$id"; fi
+fi
+
+# ---- 8. the long job under mpirun: the script's SIGUSR1 reaches the ranks through mpirun ------
+if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
+  T0=$(date +%s); name=long-mpirun
+  id=$(PEMC_LAUNCHER=mpirun PEMC_MAX_REQUEUES=0 PEMC_STOP_GRACE=15 submit --ntasks=3 --time=1 \
+         --signal=B:USR1@50 -J "$name" "$ROOT/deploy/slurm/pemc-long.sbatch" "$CFG" \
+         --iterations 100000000 --output out/long-mpirun.pemc)
+  log="$WORK/slurm-$name-$id.out"
+  if wait_jobs 120 "$id"; then
+    v=$("$REPORT" verify "$WORK/out/long-mpirun.pemc" 2>&1)
+    if ! grep -q "pemc-dist stopped (status 4)" "$log"; then
+      fail $name "pemc-dist did not stop with status 4 (checkpointed)" "$log"
+    elif ! grep -q "checkpointed (" "$log" || [ ! -e "$WORK/out/long-mpirun.pemc.ckpt" ]; then
+      fail $name "no checkpoint on the stop" "$log"
+    elif ! echo "$v" | grep -q "checksums OK"; then fail $name "record file: $v" "$log"
+    else
+      echo "  $v"
       pass $name
     fi
   else fail $name "job $id did not end in time" "$log"; scancel "$id"; fi
