@@ -1,5 +1,7 @@
 #include "kernels/nuts.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -14,10 +16,10 @@ namespace {
 
 // Generalised no-U-turn criterion (Betancourt 2017, eq. 4.2 with velocities): the trajectory may
 // keep growing while both end velocities still point along the summed momentum rho.
-template <class Rho>
-bool no_u_turn(const Vector& p_sharp_minus, const Vector& p_sharp_plus,
-               const Eigen::MatrixBase<Rho>& rho) {
-  return p_sharp_plus.dot(rho) > 0.0 && p_sharp_minus.dot(rho) > 0.0;
+template <class Minus, class Plus, class Rho>
+bool no_u_turn(const Eigen::MatrixBase<Minus>& p_sharp_minus,
+               const Eigen::MatrixBase<Plus>& p_sharp_plus, const Eigen::MatrixBase<Rho>& rho) {
+  return (p_sharp_plus.dot(rho) > 0.0) & (p_sharp_minus.dot(rho) > 0.0);
 }
 
 // Weights s e^m with s in [kWeightMin, kWeightMax] need no rebasing: sums of up to 2^30 such
@@ -35,17 +37,16 @@ inline detail::NutsWeight leaf_weight(double log_w, double e) {
   return {log_w, 1.0};
 }
 
-// a + b; *share_b (if given) = b / (a + b).
-inline detail::NutsWeight add_weights(const detail::NutsWeight& a, const detail::NutsWeight& b,
-                                      double* share_b) {
+// a + b; *share_b (if given) = b / (a + b). The general case: different scales, or a sum
+// leaving the linear range (some |H - H0| > kLinearLogWeight). Out of line: it is rare.
+[[gnu::noinline]] inline detail::NutsWeight add_weights_rescaled(const detail::NutsWeight& a,
+                                                                 const detail::NutsWeight& b,
+                                                                 double* share_b) {
   detail::NutsWeight out;
   double sa = a.s, sb = b.s;
-  out.m = a.m;
-  if (a.m != b.m) {  // rare: some point had |H - H0| > kLinearLogWeight
-    out.m = a.m > b.m ? a.m : b.m;
-    sa *= std::exp(a.m - out.m);
-    sb *= std::exp(b.m - out.m);
-  }
+  out.m = a.m > b.m ? a.m : b.m;
+  sa *= std::exp(a.m - out.m);
+  sb *= std::exp(b.m - out.m);
   out.s = sa + sb;
   if (share_b) *share_b = sb / out.s;
   if (!(out.s <= kWeightMax && out.s >= kWeightMin)) {
@@ -53,6 +54,15 @@ inline detail::NutsWeight add_weights(const detail::NutsWeight& a, const detail:
     out.s = 1.0;
   }
   return out;
+}
+
+inline detail::NutsWeight add_weights(const detail::NutsWeight& a, const detail::NutsWeight& b,
+                                      double* share_b) {
+  const double s = a.s + b.s;
+  if (a.m != b.m || !(s <= kWeightMax && s >= kWeightMin))
+    return add_weights_rescaled(a, b, share_b);
+  if (share_b) *share_b = b.s / s;
+  return {a.m, s};
 }
 
 // b / a.
@@ -63,15 +73,122 @@ inline double weight_ratio(const detail::NutsWeight& b, const detail::NutsWeight
 
 namespace {
 
-// O(1) exchange of two phase points' buffers.
-void swap_points(hmc::PhasePoint& a, hmc::PhasePoint& b) {
-  a.q.swap(b.q);
-  a.p.swap(b.p);
-  a.grad.swap(b.grad);
-  a.velocity.swap(b.velocity);
-  std::swap(a.potential, b.potential);
-  std::swap(a.kinetic, b.kinetic);
+// v as a vector of compile-time size N (a no-op view for N = Dynamic): copies between the
+// phase points' dynamic vectors then compile to a few moves for small N.
+template <int N>
+auto sized(Vector& v) {
+  if constexpr (N == Eigen::Dynamic)
+    return Eigen::Map<Vector>(v.data(), v.size());
+  else
+    return Eigen::Map<Eigen::Matrix<double, N, 1>>(v.data());
 }
+template <int N>
+auto sized(const Vector& v) {
+  if constexpr (N == Eigen::Dynamic)
+    return Eigen::Map<const Vector>(v.data(), v.size());
+  else
+    return Eigen::Map<const Eigen::Matrix<double, N, 1>>(v.data());
+}
+
+}  // namespace
+
+namespace detail {
+
+// Indices of the trajectory's two sides.
+constexpr int kBackward = 0;
+constexpr int kForward = 1;
+
+template <int N>
+struct NutsWork {
+  using Vec = Eigen::Matrix<double, N, 1>;
+  // Momentum p and velocity p# = M^{-1} p at one end of a subtree.
+  struct Edge {
+    Vec p, p_sharp;
+    explicit Edge(int dim) : p(Vec::Zero(dim)), p_sharp(Vec::Zero(dim)) {}
+  };
+  // What the sampler keeps of a candidate point: enough to become the next ChainState.
+  struct Candidate {
+    Vec q, grad;
+    double potential = 0.0, kinetic = 0.0;
+    explicit Candidate(int dim) : q(Vec::Zero(dim)), grad(Vec::Zero(dim)) {}
+  };
+  // Scratch for one level of the recursion (index = the depth of the subtree being built): the
+  // left half's last edge, the right half's first edge, and each half's summed momenta.
+  struct Level {
+    Edge init_end, final_beg;
+    Vec rho_init, rho_final;
+    explicit Level(int dim)
+        : init_end(dim), final_beg(dim), rho_init(Vec::Zero(dim)), rho_final(Vec::Zero(dim)) {}
+  };
+
+  static constexpr bool kFixed = N != Eigen::Dynamic;
+
+  NutsWork(int dim, int max_tree_depth)
+      : tip(kFixed ? dim : 0), outer{Edge(dim), Edge(dim)}, inner{Edge(dim), Edge(dim)},
+        rho(Vec::Zero(dim)), part_rho{Vec::Zero(dim), Vec::Zero(dim)} {
+    levels.reserve(static_cast<std::size_t>(max_tree_depth));
+    for (int i = 0; i < max_tree_depth; ++i) levels.emplace_back(dim);
+    // Live candidates: the current sample, one pending left-half sample per recursion level
+    // (at most max_tree_depth - 1) and the point just computed.
+    const int n_slots = max_tree_depth + 2;
+    candidates.reserve(static_cast<std::size_t>(n_slots));
+    for (int i = 0; i < n_slots; ++i) candidates.emplace_back(dim);
+    free_slots.resize(static_cast<std::size_t>(n_slots));
+  }
+
+  // Slot bookkeeping: a stack of free indices into `candidates`. Every path through a transition
+  // releases what it acquired; reset_slots() only repairs the pool after an exception escaped a
+  // transition (e.g. from a user's target).
+  bool all_slots_free() const { return n_free == static_cast<int>(free_slots.size()); }
+  void reset_slots() {
+    n_free = static_cast<int>(free_slots.size());
+    for (int i = 0; i < n_free; ++i) free_slots[static_cast<std::size_t>(i)] = i;
+  }
+  int acquire() { return free_slots[static_cast<std::size_t>(--n_free)]; }
+  void release(int slot) { free_slots[static_cast<std::size_t>(n_free++)] = slot; }
+
+  // The point the integrator has just computed, as the tree code reads it: with fixed-size
+  // vectors a copy taken once per leaf (later reads are then fixed-size), with dynamic ones z.
+  void note_tip(const hmc::PhasePoint& z) {
+    if constexpr (kFixed) {
+      tip.p = z.p;
+      tip.p_sharp = z.velocity;
+    }
+  }
+  const Vec& tip_p(const hmc::PhasePoint& z) const {
+    if constexpr (kFixed) return tip.p; else return z.p;
+  }
+  const Vec& tip_sharp(const hmc::PhasePoint& z) const {
+    if constexpr (kFixed) return tip.p_sharp; else return z.velocity;
+  }
+  void edge_at_tip(Edge& e, const hmc::PhasePoint& z) const {
+    e.p = tip_p(z);
+    e.p_sharp = tip_sharp(z);
+  }
+  void store_candidate(int slot, const hmc::PhasePoint& z) {
+    Candidate& c = candidates[static_cast<std::size_t>(slot)];
+    c.q = z.q;
+    c.grad = z.grad;
+    c.potential = z.potential;
+    c.kinetic = z.kinetic;
+  }
+
+  Edge tip;  // fixed sizes only
+  // The trajectory as two parts, backward (index kBackward) and forward (kForward) of where the
+  // last doubling joined them: each part's outer edge (Stan's p_bck_bck, p_fwd_fwd), its inner
+  // edge at the join (p_bck_fwd, p_fwd_bck) and its summed momenta; rho sums the whole.
+  std::array<Edge, 2> outer, inner;
+  Vec rho;
+  std::array<Vec, 2> part_rho;
+  std::vector<Level> levels;
+  std::vector<Candidate> candidates;
+  std::vector<int> free_slots;
+  int n_free = 0;
+};
+
+}  // namespace detail
+
+namespace {
 
 NutsOptions validated(NutsOptions o, int target_dim, int metric_dim) {
   if (!(o.step_size > 0.0) || !std::isfinite(o.step_size))
@@ -89,6 +206,31 @@ NutsOptions validated(NutsOptions o, int target_dim, int metric_dim) {
   return o;
 }
 
+// pick ? a : b without a branch. The picks below are coin flips on random draws; GCC compiles the
+// plain conditional (and release(c ? x : y)) to jumps, mispredicted about half the time. The
+// empty asm hides the mask's origin so the selection stays arithmetic.
+inline int select_slot(bool pick, int a, int b) {
+  int mask = -static_cast<int>(pick);
+#if defined(__GNUC__)
+  asm("" : "+r"(mask));
+#endif
+  return b ^ ((a ^ b) & mask);
+}
+
+// Uniform-in-subtree multinomial sampling when two sibling subtrees merge: keep the second
+// half's sample with probability w_final / (w_init + w_final) (one uniform, as Stan draws it).
+// The choice selects a slot index (a conditional move); the other slot returns to the pool.
+template <int N>
+int merge_samples(detail::NutsWork<N>& w, int slot_init, int slot_final,
+                  const detail::NutsWeight& w_init, const detail::NutsWeight& w_final,
+                  detail::NutsWeight& merged, detail::NutsDraws& draws) {
+  double share_final;
+  merged = add_weights(w_init, w_final, &share_final);
+  const bool take = draws.uniform() < share_final;
+  w.release(select_slot(take, slot_init, slot_final));
+  return select_slot(take, slot_final, slot_init);
+}
+
 }  // namespace
 
 NutsKernel::NutsKernel(targets::TargetPtr target, hmc::Metric metric, NutsOptions options)
@@ -96,111 +238,136 @@ NutsKernel::NutsKernel(targets::TargetPtr target, hmc::Metric metric, NutsOption
       metric_(std::move(metric)),
       options_(validated(options, target_->dim(), metric_.dim())),
       hamiltonian_(*target_, metric_),
-      z_(target_->dim()),
-      z_fwd_(target_->dim()),
-      z_bck_(target_->dim()),
-      sample_(target_->dim()),
-      propose_(target_->dim()),
-      fwd_fwd_(target_->dim()),
-      fwd_bck_(target_->dim()),
-      bck_fwd_(target_->dim()),
-      bck_bck_(target_->dim()),
-      rho_(target_->dim()),
-      rho_fwd_(target_->dim()),
-      rho_bck_(target_->dim()) {
-  // build_tree(depth) uses levels_[depth] for depth in [1, max_tree_depth - 1].
-  levels_.reserve(static_cast<std::size_t>(options_.max_tree_depth));
-  for (int i = 0; i < options_.max_tree_depth; ++i) levels_.emplace_back(target_->dim());
+      ends_{hmc::PhasePoint(target_->dim()), hmc::PhasePoint(target_->dim())} {
+  const int d = target_->dim();
+  const int depth = options_.max_tree_depth;
+  switch (d) {
+    case 1: work1_ = std::make_unique<detail::NutsWork<1>>(d, depth); break;
+    case 2: work2_ = std::make_unique<detail::NutsWork<2>>(d, depth); break;
+    case 3: work3_ = std::make_unique<detail::NutsWork<3>>(d, depth); break;
+    case 4: work4_ = std::make_unique<detail::NutsWork<4>>(d, depth); break;
+    default: work_ = std::make_unique<detail::NutsWork<Eigen::Dynamic>>(d, depth); break;
+  }
 }
 
-bool NutsKernel::build_tree(int depth, double eps, rng::Stream& stream, Candidate& propose,
-                            Edge& beg, Edge& end, Vector* rho, Weight& sum_weight) {
+NutsKernel::~NutsKernel() = default;
+
+template <int N>
+bool NutsKernel::leaf(detail::NutsWork<N>& w, hmc::PhasePoint& z, double eps, int& slot,
+                      Weight& weight) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (depth == 0) {
-    const bool finite = hmc::leapfrog_step(z_, eps, hamiltonian_);
-    ++n_leapfrog_;
-    double h = finite ? z_.hamiltonian() : kInf;
-    if (std::isnan(h)) h = kInf;
-    if (!finite) nonfinite_ = true;
-    if (h - h0_ > options_.max_energy_error) divergent_ = true;  // inf - h0 = inf included
+  const bool finite = hmc::leapfrog_step(z, eps, hamiltonian_);
+  ++n_leapfrog_;
+  double h = finite ? z.hamiltonian() : kInf;
+  if (std::isnan(h)) h = kInf;
+  if (!finite) nonfinite_ = true;
 
-    const double log_w = h0_ - h;
-    // One exp serves both the acceptance statistic and the multinomial weight.
-    const double w = std::exp(log_w);
-    sum_metro_prob_ += log_w > 0.0 ? 1.0 : w;
-    if (divergent_) return false;  // nothing below is used once the subtree is abandoned
-    sum_weight = leaf_weight(log_w, w);
+  const double log_w = h0_ - h;
+  // One exp serves both the acceptance statistic and the multinomial weight; min(1, e) is
+  // Stan's (log_w > 0 ? 1 : e) without a branch (e = 0 when h = inf).
+  const double e = std::exp(log_w);
+  sum_metro_prob_ += std::min(1.0, e);
+  if (h - h0_ > options_.max_energy_error) {  // inf - h0 = inf included
+    divergent_ = true;
+    return false;
+  }
+  weight = leaf_weight(log_w, e);
+  slot = w.acquire();
+  w.store_candidate(slot, z);
+  w.note_tip(z);
+  return true;
+}
 
-    propose.assign(z_);
-    beg.p = z_.p;
-    beg.p_sharp = z_.velocity;
-    if (&end != &beg) {
-      end.p = z_.p;
-      end.p_sharp = z_.velocity;
-    }
-    if (rho) *rho = z_.p;
+template <int N, class Edge, class Vec>
+bool NutsKernel::build_tree(detail::NutsWork<N>& w, hmc::PhasePoint& z, int depth, double eps,
+                            detail::NutsDraws& draws, Edge& beg, Vec& rho, int& propose,
+                            Weight& sum_weight) {
+  if (depth == 0) {  // a single point (only the top level asks for one)
+    if (!leaf(w, z, eps, propose, sum_weight)) return false;
+    w.edge_at_tip(beg, z);
+    rho = w.tip_p(z);
     return true;
   }
+  if (depth == 1) {
+    // Two points: each half's summed momentum is its only momentum, and the checks across the
+    // merge coincide with the subtree's own check (same ends, same sum).
+    int first, second;
+    Weight w_first, w_second;
+    if (!leaf(w, z, eps, first, w_first)) return false;
+    w.edge_at_tip(beg, z);
+    if (!leaf(w, z, eps, second, w_second)) {
+      w.release(first);
+      return false;
+    }
+    propose = merge_samples(w, first, second, w_first, w_second, sum_weight, draws);
+    rho = beg.p + w.tip_p(z);
+    return no_u_turn(beg.p_sharp, w.tip_sharp(z), rho);
+  }
 
-  Level& s = levels_[static_cast<std::size_t>(depth)];
-  // At depth 1 both halves are single points: the first half's last edge is `beg`, the second
-  // half's first edge is `end`, and each half's summed momentum is its only momentum. Aliasing
-  // them saves the copies (the values are identical to separate buffers).
-  const bool halves_are_points = depth == 1;
-  Edge& init_end = halves_are_points ? beg : s.init_end;
-  Edge& final_beg = halves_are_points ? end : s.final_beg;
-  Vector* rho_init_out = halves_are_points ? nullptr : &s.rho_init;
-  Vector* rho_final_out = halves_are_points ? nullptr : &s.rho_final;
-
-  // First half: starts where the caller's subtree starts.
-  Weight sum_weight_init;
-  if (!build_tree(depth - 1, eps, stream, propose, beg, init_end, rho_init_out, sum_weight_init))
+  auto& s = w.levels[static_cast<std::size_t>(depth)];
+  // First half: starts where the caller's subtree starts (so it fills the caller's `beg`).
+  int propose_init, propose_final;
+  Weight sum_weight_init, sum_weight_final;
+  if (!build_tree(w, z, depth - 1, eps, draws, beg, s.rho_init, propose_init, sum_weight_init))
     return false;
-  // Second half: continues from where the first half stopped (z_).
-  Weight sum_weight_final;
-  if (!build_tree(depth - 1, eps, stream, s.propose_final, final_beg, end, rho_final_out,
-                  sum_weight_final))
+  w.edge_at_tip(s.init_end, z);
+  // Second half: continues from where the first half stopped.
+  if (!build_tree(w, z, depth - 1, eps, draws, s.final_beg, s.rho_final, propose_final,
+                  sum_weight_final)) {
+    w.release(propose_init);
     return false;
-  const Vector& rho_init = halves_are_points ? beg.p : s.rho_init;
-  const Vector& rho_final = halves_are_points ? end.p : s.rho_final;
+  }
+  propose = merge_samples(w, propose_init, propose_final, sum_weight_init, sum_weight_final,
+                          sum_weight, draws);
 
-  // Uniform-in-subtree multinomial sampling: take the second half's sample with probability
-  // w_final / (w_init + w_final).
-  double share_final;
-  sum_weight = add_weights(sum_weight_init, sum_weight_final, &share_final);
-  if (stream.uniform() < share_final) propose.swap(s.propose_final);
-
-  // Criterion over the merged subtree, then across the merge (Stan >= 2.26): the first half's
-  // momenta plus the second half's first momentum, and the second half's momenta plus the first
-  // half's last momentum. With single-point halves the extra checks coincide with the first one.
-  Vector& rho_subtree = *rho;  // internal nodes always report rho
-  rho_subtree = rho_init + rho_final;
-  if (!no_u_turn(beg.p_sharp, end.p_sharp, rho_subtree)) return false;
-  if (halves_are_points) return true;
-  return no_u_turn(beg.p_sharp, final_beg.p_sharp, rho_init + final_beg.p) &&
-         no_u_turn(init_end.p_sharp, end.p_sharp, rho_final + init_end.p);
+  // Criterion over the merged subtree (its last point is the tip), then across the merge (Stan
+  // >= 2.26): the first half's momenta plus the second half's first momentum, and the second
+  // half's momenta plus the first half's last momentum.
+  rho = s.rho_init + s.rho_final;
+  // (`&`, not `&&`: one branch for the three criteria, which hold together until a U-turn.)
+  return no_u_turn(beg.p_sharp, w.tip_sharp(z), rho) &
+         no_u_turn(beg.p_sharp, s.final_beg.p_sharp, s.rho_init + s.final_beg.p) &
+         no_u_turn(s.init_end.p_sharp, w.tip_sharp(z), s.rho_final + s.init_end.p);
 }
 
 TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
+  if (work2_) return run(*work2_, state, stream);
+  if (work_) return run(*work_, state, stream);
+  if (work1_) return run(*work1_, state, stream);
+  if (work3_) return run(*work3_, state, stream);
+  return run(*work4_, state, stream);
+}
+
+template <int N>
+TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::Stream& stream) {
   const std::int64_t evals_before = hamiltonian_.n_gradient_evals();
   const double eps = options_.step_size;
+  hmc::PhasePoint& fwd_end = ends_[detail::kForward];
+  hmc::PhasePoint& bck_end = ends_[detail::kBackward];
+  if (state.x.size() != fwd_end.q.size() || state.grad.size() != fwd_end.q.size())
+    throw ConfigError("nuts: the chain state has dimension " + std::to_string(state.x.size()) +
+                      " (gradient " + std::to_string(state.grad.size()) + "), the target " +
+                      std::to_string(fwd_end.q.size()));
 
-  z_.q = state.x;
-  z_.grad = state.grad;
-  z_.potential = state.potential;
-  hamiltonian_.sample_momentum(stream, z_);
-  h0_ = z_.hamiltonian();
-
-  // Both ends start at the initial point; z_ itself is scratch between doublings. The inner
-  // edges (fwd_bck_, bck_fwd_) are set before each doubling reads them, and sample_ is only read
-  // after a move, so neither needs initialising here.
-  fwd_fwd_.p = z_.p;
-  fwd_fwd_.p_sharp = z_.velocity;
-  bck_bck_.p = z_.p;
-  bck_bck_.p_sharp = z_.velocity;
-  rho_ = z_.p;
-  z_fwd_ = z_;
-  swap_points(z_bck_, z_);
+  // Both ends start at the initial point with a fresh momentum.
+  sized<N>(fwd_end.q) = sized<N>(state.x);
+  sized<N>(fwd_end.grad) = sized<N>(state.grad);
+  fwd_end.potential = state.potential;
+  hamiltonian_.sample_momentum(stream, fwd_end);
+  h0_ = fwd_end.hamiltonian();
+  sized<N>(bck_end.q) = sized<N>(fwd_end.q);
+  sized<N>(bck_end.p) = sized<N>(fwd_end.p);
+  sized<N>(bck_end.grad) = sized<N>(fwd_end.grad);
+  sized<N>(bck_end.velocity) = sized<N>(fwd_end.velocity);
+  bck_end.potential = fwd_end.potential;
+  bck_end.kinetic = fwd_end.kinetic;
+  w.note_tip(fwd_end);
+  w.edge_at_tip(w.outer[detail::kForward], fwd_end);
+  w.outer[detail::kBackward] = w.outer[detail::kForward];
+  w.rho = w.outer[detail::kForward].p;
+  if (!w.all_slots_free()) w.reset_slots();
+  // The sample's slot; its contents are read only once the sampler has moved.
+  int sample = w.acquire();
 
   Weight sum_weight;  // exp(H0 - H0) = 1: the initial point's weight
   n_leapfrog_ = 0;
@@ -209,47 +376,51 @@ TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
   nonfinite_ = false;
   bool moved = false;
   int depth = 0;
+  const double signed_eps[2] = {-eps, eps};
+  detail::NutsDraws draws(stream);
 
   while (depth < options_.max_tree_depth) {
+    // Extend forwards from the forward end (the old trajectory becomes the backward part) or
+    // backwards from the backward end (it becomes the forward part). The direction is a coin
+    // flip, so everything that depends on it is indexed by it: a branch (which the compiler makes
+    // of `forward ? a : b` on references) would be mispredicted half the time.
+    const int dir = draws.forward(depth) ? detail::kForward : detail::kBackward;
+    const int old_side = 1 - dir;
+    hmc::PhasePoint& z = ends_[dir];
+    // The old trajectory's end on this side becomes the old part's inner edge.
+    w.inner[old_side] = w.outer[dir];
+    w.part_rho[old_side].swap(w.rho);
+    int propose;
     Weight sum_weight_subtree;
-    bool valid;
-    // Extend forwards from the forward end (the old trajectory becomes the backward subtree) or
-    // backwards from the backward end (it becomes the forward subtree). The direction is a coin
-    // flip, so the two cases are selected by reference rather than by a branch, which would be
-    // mispredicted half the time. Swapping (O(1)) instead of copying: z_ holds scratch between
-    // doublings.
-    const bool forward = stream.uniform() > 0.5;
-    hmc::PhasePoint& z_end = forward ? z_fwd_ : z_bck_;
-    Vector& rho_old = forward ? rho_bck_ : rho_fwd_;
-    Vector& rho_new = forward ? rho_fwd_ : rho_bck_;
-    Edge& old_inner = forward ? bck_fwd_ : fwd_bck_;   // the old trajectory's end on this side
-    Edge& new_inner = forward ? fwd_bck_ : bck_fwd_;   // the new subtree's first edge
-    Edge& new_outer = forward ? fwd_fwd_ : bck_bck_;   // the new subtree's last edge
-    swap_points(z_, z_end);
-    rho_old.swap(rho_);
-    old_inner = new_outer;
-    valid = build_tree(depth, forward ? eps : -eps, stream, propose_, new_inner, new_outer,
-                       &rho_new, sum_weight_subtree);
-    swap_points(z_, z_end);
-    if (!valid) break;
+    if (!build_tree(w, z, depth, signed_eps[dir], draws, w.inner[dir], w.part_rho[dir], propose,
+                    sum_weight_subtree))
+      break;
+    w.edge_at_tip(w.outer[dir], z);
     ++depth;
 
     // Biased progressive sampling: move to the new subtree's sample with probability
-    // min(1, w_new / w_old), which favours points far from the start.
+    // min(1, w_new / w_old), which favours points far from the start. Stan draws the uniform only
+    // when the ratio is below 1; uniform_if draws the same way without branching on it.
     const double ratio = weight_ratio(sum_weight_subtree, sum_weight);
-    if (ratio > 1.0) {
-      sample_.swap(propose_);
-      moved = true;
-    } else if (stream.uniform() < ratio) {
-      sample_.swap(propose_);
-      moved = true;
-    }
+    const bool take = draws.uniform_if(!(ratio > 1.0)) < ratio;
+    moved |= take;
+    w.release(select_slot(take, sample, propose));
+    sample = select_slot(take, propose, sample);
     sum_weight = add_weights(sum_weight, sum_weight_subtree, nullptr);
 
-    rho_ = rho_bck_ + rho_fwd_;
-    const bool persist = no_u_turn(bck_bck_.p_sharp, fwd_fwd_.p_sharp, rho_) &&
-                         no_u_turn(bck_bck_.p_sharp, fwd_bck_.p_sharp, rho_bck_ + fwd_bck_.p) &&
-                         no_u_turn(bck_fwd_.p_sharp, fwd_fwd_.p_sharp, rho_fwd_ + bck_fwd_.p);
+    const auto& bck = w.outer[detail::kBackward];  // the backward end
+    const auto& fwd = w.outer[detail::kForward];   // the forward end
+    const auto& bck_join = w.inner[detail::kBackward];  // the backward part's last point
+    const auto& fwd_join = w.inner[detail::kForward];   // the forward part's first point
+    const auto& rho_bck = w.part_rho[detail::kBackward];
+    const auto& rho_fwd = w.part_rho[detail::kForward];
+    w.rho = rho_bck + rho_fwd;
+    bool persist = no_u_turn(bck.p_sharp, fwd.p_sharp, w.rho);
+    // After the first doubling both parts are single points and the checks across the join
+    // repeat this one (same ends, same sum).
+    if (depth > 1)
+      persist &= no_u_turn(bck.p_sharp, fwd_join.p_sharp, rho_bck + fwd_join.p) &
+                 no_u_turn(bck_join.p_sharp, fwd.p_sharp, rho_fwd + bck_join.p);
     if (!persist) break;
   }
 
@@ -262,12 +433,15 @@ TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
   stats.divergent = divergent_;
   stats.nonfinite = nonfinite_;
   stats.accepted = moved;
-  stats.energy = moved ? sample_.potential + sample_.kinetic : h0_;
+  stats.energy = h0_;
   if (moved) {
-    state.x = sample_.q;
-    state.grad = sample_.grad;
-    state.potential = sample_.potential;
+    const auto& c = w.candidates[static_cast<std::size_t>(sample)];
+    stats.energy = c.potential + c.kinetic;
+    sized<N>(state.x) = c.q;
+    sized<N>(state.grad) = c.grad;
+    state.potential = c.potential;
   }
+  w.release(sample);
   return stats;
 }
 

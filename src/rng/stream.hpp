@@ -32,12 +32,24 @@ class Stream {
 
   // Uniform on the open interval (0, 1): 52 random bits, centred in their cell (exactly
   // representable, so never 0 or 1). Inline, like bits(): kernels draw a few per transition.
-  double uniform() {
+  double uniform() { return to_uniform(bits()); }
+  // The uniform() of a 64-bit word (for callers that read words ahead, e.g. NUTS).
+  static double to_uniform(std::uint64_t bits) {
     // (k + 0.5) / 2^52 for k in [0, 2^52): the centre of one of 2^52 equal cells. k + 0.5 needs
     // at most 53 significant bits, so it is exact and the result lies in [2^-53, 1 - 2^-53]:
     // never 0 or 1, so log(u) and log1p(-u) are always finite. (With 53 bits, k + 0.5 is not
     // representable for k >= 2^52 and rounds to even, so k = 2^53 - 1 gave exactly 1.0.)
-    return (static_cast<double>(bits() >> 12) + 0.5) * 0x1.0p-52;
+    return (static_cast<double>(bits >> 12) + 0.5) * 0x1.0p-52;
+  }
+  // uniform() if `draw`, else 0.0 and nothing is consumed: the same values in the same order as
+  // calling uniform() only when `draw` holds, without a branch on `draw` (for draws a caller
+  // skips unpredictably, e.g. NUTS's top-level sampling). The next block may be generated before
+  // it is needed, which changes nothing that is drawn.
+  double uniform_if(bool draw) {
+    if (used_ == 4) refill();
+    const double u = to_uniform(block_.v[used_]);
+    used_ += static_cast<int>(draw);
+    return u * static_cast<double>(draw);  // not `draw ? u : 0.0`, which compiles to a jump
   }
   // Standard normal, exact: a 256-layer ziggurat (Marsaglia & Tsang 2000) with the exact tail
   // and wedge tests; about 1.01 64-bit words per draw and no transcendental function in ~99% of

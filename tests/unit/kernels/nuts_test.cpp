@@ -233,6 +233,64 @@ TEST(Nuts, ZeroLengthWarmupKeepsTheInitialStepSize) {
   EXPECT_DOUBLE_EQ(kernel.step_size(), 0.37);
 }
 
+// A wrong chain state is reported, not read out of bounds (the small-dimension paths copy with
+// compile-time sizes).
+TEST(Nuts, RejectsAChainStateOfTheWrongDimension) {
+  auto g = standard_gaussian(2);
+  NutsKernel kernel(g, hmc::Metric::unit(2), NutsOptions{});
+  ChainState s = state_at(*standard_gaussian(3), Vector::Zero(3));
+  auto stream = transition_stream(1, 0);
+  EXPECT_THROW(kernel.transition(s, stream), ConfigError);
+}
+
+// ---- the draw protocol (detail::NutsDraws) ----------------------------------------------------
+
+// Directions are the low bits of the first word, whose high bits are the first uniform; the
+// second word is the second uniform; everything after comes from the stream in order.
+TEST(NutsDraws, DirectionsAndUniformsAreTheStreamsWordsInOrder) {
+  for (std::uint64_t step = 0; step < 20; ++step) {
+    rng::Stream a = transition_stream(3, step), b = transition_stream(3, step);
+    detail::NutsDraws draws(a);
+    const std::uint64_t w0 = b.bits(), w1 = b.bits();
+    for (int k = 0; k < detail::NutsDraws::kDirectionBits; ++k)
+      EXPECT_EQ(draws.forward(k), ((w0 >> k) & 1u) == 1u) << "doubling " << k;
+    EXPECT_EQ(draws.uniform(), rng::Stream::to_uniform(w0));
+    EXPECT_EQ(draws.uniform(), rng::Stream::to_uniform(w1));
+    // Past the look-ahead: the stream's own uniforms, also for directions beyond the 12th.
+    EXPECT_EQ(draws.uniform(), b.uniform());
+    EXPECT_EQ(draws.forward(detail::NutsDraws::kDirectionBits), b.uniform() > 0.5);
+    EXPECT_EQ(draws.uniform(), b.uniform());
+  }
+}
+
+// uniform_if(false) returns 0 and consumes nothing, in the look-ahead and from the stream (where
+// rng::Stream::uniform_if may generate a block early): the uniforms drawn are exactly the
+// sequence of plain draws, across several Philox blocks.
+TEST(NutsDraws, SkippedDrawsConsumeNothing) {
+  rng::Stream pattern(9, rng::Domain::kTest, 0, 0);
+  for (std::uint64_t step = 0; step < 50; ++step) {
+    rng::Stream a = transition_stream(4, step), b = transition_stream(4, step);
+    detail::NutsDraws draws(a), plain(b);
+    int drawn = 0;
+    for (int i = 0; i < 30; ++i) {
+      const bool draw = pattern.uniform() < 0.5;
+      const double u = draws.uniform_if(draw);
+      if (draw) {
+        EXPECT_EQ(u, plain.uniform()) << "draw " << drawn;
+        ++drawn;
+      } else {
+        EXPECT_EQ(u, 0.0);
+      }
+    }
+    EXPECT_EQ(draws.uniform(), plain.uniform()) << "after " << drawn << " draws";
+  }
+}
+
+TEST(NutsDraws, UniformsLieStrictlyInsideTheUnitInterval) {
+  EXPECT_EQ(rng::Stream::to_uniform(0), 0x1.0p-53);
+  EXPECT_EQ(rng::Stream::to_uniform(~std::uint64_t{0}), 1.0 - 0x1.0p-53);
+}
+
 // ---- non-finite proposals ---------------------------------------------------------------------
 
 // +inf (x_0 > 1) or NaN (x_0 < -1) outside a band around 0; a standard normal inside.
