@@ -115,6 +115,17 @@ void fill_target(pemc::v1::TargetConfig& t) {
   }
 }
 
+// Continuous-tempering bootstrap rounds: each round's warmup defaults to the run's (already
+// defaulted) warmup; the refitted covariance is used as estimated.
+void fill_ct_bootstrap(pemc::v1::RunConfig& cfg) {
+  if (!cfg.sampler().has_continuous_tempering() ||
+      !cfg.sampler().continuous_tempering().has_bootstrap())
+    return;
+  auto& b = *cfg.mutable_sampler()->mutable_continuous_tempering()->mutable_bootstrap();
+  if (!b.has_warmup()) b.set_warmup(cfg.warmup());
+  if (!b.has_covariance_scale()) b.set_covariance_scale(1.0);
+}
+
 }  // namespace
 
 void apply_defaults(LoadedConfig& c) {
@@ -137,6 +148,7 @@ void apply_defaults(LoadedConfig& c) {
   }
 
   if (cfg.has_sampler()) fill_sampler(*cfg.mutable_sampler());
+  fill_ct_bootstrap(cfg);
   if (cfg.has_target()) fill_target(*cfg.mutable_target());
 }
 

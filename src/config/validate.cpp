@@ -657,6 +657,39 @@ void check_continuous_tempering(const v1::ContinuousTemperingConfig& c, const st
   }
 }
 
+// Bootstrap rounds (tempering.proto ContinuousTemperingBootstrapConfig). Needs the run: the
+// rounds add to its iterations, and its checkpoints cannot hold the refitted bases.
+void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Problems& p) {
+  const auto& c = cfg.sampler().continuous_tempering();
+  if (!c.has_bootstrap()) return;
+  const auto& b = c.bootstrap();
+  const std::string bp = pre + ".bootstrap";
+  constexpr std::int64_t kMaxRounds = 100;
+  if (b.rounds() < 1 || b.rounds() > kMaxRounds)
+    p.add(bp + ".rounds", "must be in [1, " + num(kMaxRounds) +
+                              "] (bootstrap rounds before the final one; omit bootstrap for none)",
+          num(std::int64_t{b.rounds()}));
+  if (b.draws_per_round() < 1)
+    p.add(bp + ".draws_per_round", "must be >= 1 (post-warmup draws per chain in a bootstrap round)",
+          num(b.draws_per_round()));
+  else if (b.draws_per_round() > kMaxIterations)
+    p.add(bp + ".draws_per_round", "more than the limit " + num(kMaxIterations), num(b.draws_per_round()));
+  if (b.has_warmup() && b.warmup() < 0) p.add(bp + ".warmup", "must be >= 0", num(b.warmup()));
+  optional_positive(p, bp + ".covariance_scale", b.has_covariance_scale(), b.covariance_scale());
+  if (!p.has(bp + ".rounds") && !p.has(bp + ".draws_per_round") && !p.has(bp + ".warmup") &&
+      cfg.iterations() >= 0 && cfg.warmup() >= 0) {
+    const double per_round = static_cast<double>(b.has_warmup() ? b.warmup() : cfg.warmup()) +
+                             static_cast<double>(b.draws_per_round());
+    if (b.rounds() * per_round + static_cast<double>(cfg.warmup()) +
+            static_cast<double>(cfg.iterations()) > static_cast<double>(kMaxIterations))
+      p.add(bp + ".rounds", "rounds x (warmup + draws_per_round) + warmup + iterations is more than "
+                            "the limit " + num(kMaxIterations), num(std::int64_t{b.rounds()}));
+  }
+  if (cfg.checkpoint().every_seconds() > 0 || cfg.checkpoint().every_iterations() > 0)
+    p.add(bp, "runs with bootstrap rounds cannot be checkpointed (a checkpoint does not hold the "
+              "refitted bases): set checkpoint.every_seconds and checkpoint.every_iterations to 0");
+}
+
 void check_parallel_tempering(const v1::ParallelTemperingConfig& c, const std::string& pre,
                               Problems& p) {
   check_local_kernel_of(c, pre, p);
@@ -735,6 +768,7 @@ void check_sampler(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Pr
       break;
     case v1::SamplerConfig::kContinuousTempering:
       check_continuous_tempering(s.continuous_tempering(), "sampler.continuous_tempering", p);
+      check_ct_bootstrap(cfg, "sampler.continuous_tempering", p);
       break;
     case v1::SamplerConfig::kParallelTempering:
       check_parallel_tempering(s.parallel_tempering(), "sampler.parallel_tempering", p);

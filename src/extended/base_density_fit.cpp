@@ -370,12 +370,17 @@ LocalGaussianFit moment_match(const std::vector<LocalGaussianFit>& fits) {
   return out;
 }
 
-BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log_zeta_used) {
+BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log_zeta_used,
+                       double covariance_scale) {
   const double log_z = acc.log_z(log_zeta_used);
   if (!std::isfinite(log_z))
     throw NumericalError("bootstrap refit: no log Z estimate (no positive weights yet)");
+  if (!(covariance_scale > 0.0) || !std::isfinite(covariance_scale))
+    throw NumericalError("bootstrap refit: covariance scale must be finite and > 0, got " +
+                         std::to_string(covariance_scale));
   try {
-    return BaseDensity{GaussianBase::from_covariance(acc.mean(), acc.covariance()), log_z,
+    return BaseDensity{GaussianBase::from_covariance(acc.mean(), covariance_scale * acc.covariance()),
+                       log_z,
                        "bootstrap refit from " + std::to_string(acc.count()) + " draws"};
   } catch (const NumericalError& e) {
     throw NumericalError(std::string("bootstrap refit: ") + e.what());

@@ -135,9 +135,11 @@ LocalGaussianFit moment_match(const std::vector<LocalGaussianFit>& fits);
 // One bootstrap step (Section 6, last paragraph): the Gaussian with the Rao-Blackwellised target
 // mean and covariance of a run (eq. (21)) and log zeta = that run's log Z estimate (eq. (20)), the
 // run having used `log_zeta_used`. `acc` is normally the merge, in global chain id order, of every
-// chain's accumulator. Throws NumericalError when the estimate is not usable (no positive weights,
-// a covariance that is not positive definite).
-BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log_zeta_used);
+// chain's accumulator. covariance_scale (> 0) multiplies the refitted covariance (a wider base
+// covers tails the run under-sampled). Throws NumericalError when the estimate is not usable (no
+// positive weights, a covariance that is not positive definite).
+BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log_zeta_used,
+                       double covariance_scale = 1.0);
 
 // The base density a config asks for, for `target` (its original space). `field` names the config
 // path in errors (e.g. "sampler.continuous_tempering.base"). Throws ConfigError for missing/

@@ -91,6 +91,7 @@ JointTemperingTarget::JointTemperingTarget(TemperingParts parts, double control_
   if (!(initial_beta > 0.0 && initial_beta < 1.0))
     throw ConfigError("continuous tempering (joint): initial beta must be in (0, 1)");
   initial_u_ = scale_ * std::log(initial_beta / (1.0 - initial_beta));
+  log_scale_ = std::log(scale_);  // once, not in every (extended) gradient evaluation
   grad_phi_.resize(d_);
   grad_psi_.resize(d_);
 }
@@ -106,7 +107,7 @@ double JointTemperingTarget::potential(ConstVectorRef z) const {
   const Sigmoid sg = sigmoid_terms(z[d_] / scale_);
   // eq. (14) without the kinetic terms; -log beta'(u) = softplus(t) + softplus(-t) + log c.
   return sg.beta * (phi + parts_.log_zeta) + sg.one_minus_beta * psi + sg.softplus_sum +
-         std::log(scale_);
+         log_scale_;
 }
 
 double JointTemperingTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
@@ -124,8 +125,7 @@ double JointTemperingTarget::potential_and_gradient(ConstVectorRef z, VectorRef 
   grad.head(d_).noalias() = beta * grad_phi_ + one_minus_beta * grad_psi_;
   // d/du [beta Delta + softplus(t) + softplus(-t)] = (beta (1 - beta) Delta + beta - (1 - beta)) / c
   grad[d_] = (beta * one_minus_beta * delta + (beta - one_minus_beta)) / scale_;
-  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + sg.softplus_sum +
-         std::log(scale_);
+  return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + sg.softplus_sum + log_scale_;
 }
 
 bool JointTemperingTarget::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {

@@ -108,6 +108,7 @@ class JointTemperingTarget final : public targets::Target {
   TemperingParts parts_;
   int d_;
   double scale_;
+  double log_scale_;
   double initial_u_;
   mutable Vector grad_phi_, grad_psi_;
   DeltaMemo memo_;

@@ -2,6 +2,7 @@
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
+#include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <set>
 #include <cstring>
 #include <iostream>
@@ -23,6 +25,7 @@
 #include "config/validate.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "extended/continuous_tempering_bootstrap.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/messenger.hpp"
 #include "parallel/mpi_group_comm.hpp"
@@ -44,6 +47,26 @@ enum CheckpointTag : int {
   kTagCkptPart = 23,     // group leader -> collector: CheckpointPart
   kTagCkptWritten = 24,  // collector -> coordinator: CheckpointPart {epoch, error}
 };
+
+// Continuous-tempering bootstrap rounds (src/extended/continuous_tempering_bootstrap.hpp).
+enum BootstrapTag : int {
+  kTagBootstrapReport = 31,  // group leader -> coordinator: BootstrapChainReport of one round
+  kTagBootstrapBase = 32,    // coordinator -> every worker: BootstrapBroadcast (next round's base)
+};
+// take_next_task(): nothing to hand out now, but a bootstrap round still to finish will add items.
+constexpr int kWaitForRound = -2;
+// A bootstrap round of a chain that finished: its report went to the coordinator, nothing to file.
+constexpr const char* kStatusBootstrapRound = "bootstrap round done";
+
+// Runs with bootstrap rounds cannot be resumed: a checkpoint holds neither the round index nor the
+// refitted bases (and chains of one round are pooled before the next starts).
+void refuse_bootstrap_resume(const std::vector<v1::RunConfig>& runs, const std::filesystem::path& ckpt) {
+  for (const auto& run : runs)
+    if (extended::bootstrap_settings(run))
+      throw ConfigError(ckpt.string() + ": run '" + run.name() + "' has continuous tempering "
+                        "bootstrap rounds (sampler.continuous_tempering.bootstrap), which cannot be "
+                        "resumed from a checkpoint; start over with --overwrite");
+}
 
 // Set by SIGTERM/SIGUSR1; the event loops notice it between iterations.
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -154,6 +177,7 @@ Agreed load_on_rank0(const RunOptions& o) {
       const auto ckpt = checkpoint_path(plan);
       std::error_code ec;
       if (std::filesystem::exists(ckpt, ec)) {
+        refuse_bootstrap_resume(runs, ckpt);
         auto c = read_checkpoint(ckpt);
         if (c.config_hash() != config_hash(plan))
           throw ConfigError(ckpt.string() + ": the checkpoint was written for a different config "
@@ -210,8 +234,9 @@ class RankLoop {
     rank_ = messenger_.rank();
     for (const auto& t : tasks_) {
       const auto& run = runs_[static_cast<std::size_t>(t.run_index)];
-      total_iterations_ += run.warmup() + run.iterations();
+      total_iterations_ += run.warmup() + run.iterations() + extended::bootstrap_extra_iterations(run);
     }
+    init_bootstrap();
     progress_interval_ = runs_.front().logging().progress_interval_seconds();
     start_ = last_log_ = last_progress_send_ = last_checkpoint_ = Clock::now();
     // The task farm hands out what the checkpoint did not finish; running chains continue.
@@ -302,7 +327,10 @@ class RankLoop {
       double next = !leader ? -1.0 : stopped_ ? -1.0 : static_cast<double>(request_task());
       if (group) group->broadcast(std::span<double>(&next, 1), 0);
       if (next < 0) break;
-      const auto& task = tasks_[static_cast<std::size_t>(next)];
+      // An item is a task index plus n_chains() x its bootstrap round (0 for other runs).
+      const int item = static_cast<int>(next);
+      const int round = item / n_chains();
+      const auto& task = tasks_[static_cast<std::size_t>(item % n_chains())];
       const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
       flush_every = std::max(1, run.output().flush_every());
       spdlog::debug("task {} (run {}, seed {}) starting", task.id, run.name(), task.seed);
@@ -310,9 +338,12 @@ class RankLoop {
       const v1::ChainCheckpoint* resume = resume_it == resume_of_.end() ? nullptr : resume_it->second;
       current_sampler_ = config::sampler_kind_name(run.sampler());
       in_chain_ = true;
-      auto summary = run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed}, cb,
-                               group, resume);
+      auto summary = is_bootstrap_run(task.run_index)
+                         ? run_bootstrap_item(task, round, cb, group)
+                         : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
+                                     cb, group, resume);
       in_chain_ = false;
+      if (summary.status() == kStatusBootstrapRound) continue;  // reported to the coordinator
       summary.set_rank(rank_);
       summary.set_run_id(run.name());
       if (!leader) {
@@ -392,6 +423,7 @@ class RankLoop {
   void start_epoch(bool stop) {
     epoch_active_ = true;
     stopping_ = stopping_ || stop;
+    if (stopping_) serve_bootstrap_waiting();  // ranks waiting for a bootstrap round: none left
     ++epoch_;
     std::string bytes(2 * sizeof(std::int64_t), '\0');
     const std::int64_t v[2] = {epoch_, stop ? 1 : 0};
@@ -443,7 +475,8 @@ class RankLoop {
 
   // The coordinator hands out tasks in order (those a checkpoint left); -1 = none left, or stopping.
   int take_next_task() {
-    if (stopping_ || next_task_ >= static_cast<int>(todo_.size())) return -1;
+    if (stopping_) return -1;
+    if (next_task_ >= static_cast<int>(todo_.size())) return take_bootstrap_item();
     return todo_[static_cast<std::size_t>(next_task_++)];
   }
 
@@ -455,7 +488,11 @@ class RankLoop {
   }
 
   int request_task() {
-    if (rank_ == layout_.coordinator) return take_next_task();
+    if (rank_ == layout_.coordinator) {
+      int task;
+      while ((task = take_next_task()) == kWaitForRound) service_wait();
+      return task;
+    }
     messenger_.send(layout_.coordinator, parallel::kTagTaskRequest, std::string());
     while (true) {
       auto m = messenger_.poll();
@@ -552,6 +589,10 @@ class RankLoop {
       }
       case parallel::kTagTaskRequest: {
         const int task = take_next_task();
+        if (task == kWaitForRound) {
+          bootstrap_waiting_.push_back(m.source);  // answered when the round completes
+          break;
+        }
         std::string bytes(sizeof task, '\0');
         std::memcpy(bytes.data(), &task, sizeof task);
         deliver(m.source, parallel::kTagTaskAssign, std::move(bytes));
@@ -562,6 +603,15 @@ class RankLoop {
         std::memcpy(v, m.bytes.data(), sizeof v);
         progress_[static_cast<std::size_t>(m.source)] = v[0];
         finished_[static_cast<std::size_t>(m.source)] = v[1] != 0;
+        break;
+      }
+      case kTagBootstrapReport:
+        on_bootstrap_report(m.bytes);
+        break;
+      case kTagBootstrapBase: {
+        auto b = extended::BootstrapBroadcast::decode(m.bytes);
+        const auto key = std::make_pair(b.run_index, b.round);
+        bootstrap_bases_[key] = std::move(b);
         break;
       }
       default:
@@ -584,6 +634,178 @@ class RankLoop {
                  100.0 * done / std::max<std::int64_t>(1, total_iterations_), done,
                  total_iterations_, rate, eta);
   }
+
+  // ---- continuous-tempering bootstrap rounds (src/extended/continuous_tempering_bootstrap.hpp) --
+  // Every round of every chain of a bootstrap run is an item of the task farm (task index +
+  // n_chains() x round). Round 0 items are the ordinary tasks; the coordinator adds a run's items
+  // of round k + 1 once every live chain reported round k, after merging their accumulators in
+  // ascending global chain id, refitting the base to the pooled estimates, logging and recording
+  // them, and sending the new base to every worker. Workers asking meanwhile wait for an answer.
+
+  void init_bootstrap() {
+    std::map<int, std::vector<int>> chains;
+    for (std::size_t i = 0; i < tasks_.size(); ++i) {
+      const auto& t = tasks_[i];
+      if (!is_bootstrap_run(t.run_index)) continue;
+      chains[t.run_index].push_back(t.id);
+      bootstrap_task_of_[t.id] = static_cast<int>(i);
+    }
+    for (auto& [r, ids] : chains) {
+      const auto s = *extended::bootstrap_settings(runs_[static_cast<std::size_t>(r)]);
+      bootstrap_.emplace(r, extended::BootstrapRounds(r, s, std::move(ids)));
+    }
+  }
+
+  bool is_bootstrap_run(int run_index) const {
+    return extended::bootstrap_settings(runs_[static_cast<std::size_t>(run_index)]).has_value();
+  }
+
+  // Coordinator: an item of a later bootstrap round, kWaitForRound while a round is still running,
+  // -1 when nothing is left.
+  int take_bootstrap_item() {
+    if (!bootstrap_ready_.empty()) {
+      const int item = bootstrap_ready_.front();
+      bootstrap_ready_.pop_front();
+      return item;
+    }
+    for (const auto& [r, b] : bootstrap_)
+      if (b.round() < b.settings().rounds && !b.live_chains().empty()) return kWaitForRound;
+    return -1;
+  }
+
+  // Coordinator: answers the ranks waiting for an item, as far as there are items (or none left).
+  void serve_bootstrap_waiting() {
+    while (!bootstrap_waiting_.empty()) {
+      const int task = take_next_task();
+      if (task == kWaitForRound) return;
+      std::string bytes(sizeof task, '\0');
+      std::memcpy(bytes.data(), &task, sizeof task);
+      deliver(bootstrap_waiting_.front(), parallel::kTagTaskAssign, std::move(bytes));
+      bootstrap_waiting_.pop_front();
+    }
+  }
+
+  // Coordinator: a chain finished a bootstrap round.
+  void on_bootstrap_report(const std::string& bytes) {
+    auto report = extended::BootstrapChainReport::decode(bytes);
+    const int chain = report.chain_id;
+    const auto at = bootstrap_task_of_.find(chain);
+    if (at == bootstrap_task_of_.end())
+      throw IoError("bootstrap report of chain " + std::to_string(chain) + ", not a bootstrap chain");
+    const int run_index = tasks_[static_cast<std::size_t>(at->second)].run_index;
+    const auto& run = runs_[static_cast<std::size_t>(run_index)];
+    auto& rounds = bootstrap_.at(run_index);
+    if (!report.ok())
+      spdlog::warn("{}: chain {} failed in bootstrap round {}; left out from now on: {}", run.name(),
+                   chain, report.round + 1, report.status);
+    const auto result = rounds.on_report(std::move(report));
+    if (!result) return;
+    const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    const std::string line = run.name() + ": " + extended::describe(*result, rounds.settings());
+    if (result->next_base)
+      spdlog::info("{}", line);
+    else
+      spdlog::error("{}", line);
+    for (Eigen::Index i = 0; i < result->mean.size(); ++i)
+      spdlog::debug("{}: bootstrap round {}: E[x{}] = {:.6g} ± {:.3g}, Var = {:.6g} ± {:.3g}",
+                    run.name(), result->round + 1, i, result->mean[i], result->mean_se[i],
+                    result->variance[i], result->variance_se[i]);
+    std::string frames;
+    records::append_frame(extended::bootstrap_snapshot(*result, run.name(), rounds.settings(), secs),
+                          frames);
+    deliver(layout_.collector, parallel::kTagRecords, std::move(frames));
+    const std::string base = rounds.broadcast(*result).encode();
+    for (int w : layout_.workers) deliver(w, kTagBootstrapBase, base);
+    for (int id : rounds.live_chains())
+      bootstrap_ready_.push_back(bootstrap_task_of_.at(id) + n_chains() * rounds.round());
+    serve_bootstrap_waiting();
+  }
+
+  // Worker: round `round` of a bootstrap run's chain. A bootstrap round's draws go into the
+  // chain's accumulator (not to the records) and the leader reports it to the coordinator; the
+  // final round (round == rounds) is the chain's recorded run with the last refitted base.
+  // Returns the chain's final summary (its final round, or the failure that ended it), or one with
+  // status kStatusBootstrapRound after a bootstrap round that finished.
+  v1::ChainSummary run_bootstrap_item(const config::Task& task, int round, const ChainCallbacks& cb,
+                                      parallel::GroupCommPtr group) {
+    const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
+    const auto settings = *extended::bootstrap_settings(run);
+    const extended::BootstrapBroadcast* b = nullptr;
+    if (round > 0) {
+      const auto key = std::make_pair(task.run_index, round);
+      while (!bootstrap_bases_.count(key)) service_wait();  // sent before the item; normally here
+      b = &bootstrap_bases_.at(key);
+    }
+    v1::ChainSummary prior;  // this chain's bootstrap totals before this round
+    if (b)
+      if (const auto it = b->totals.find(task.id); it != b->totals.end()) prior = it->second;
+    auto failed = [&](const std::string& why, const v1::ChainSummary* this_round) {
+      v1::ChainSummary s;
+      s.set_chain_id(task.id);
+      s.set_seed(task.seed);
+      s.set_status(why);
+      if (this_round) {
+        s.set_n_gradient_evals(this_round->n_gradient_evals());
+        s.set_wall_seconds(this_round->wall_seconds());
+      }
+      extended::add_bootstrap_totals(s, prior, settings);
+      return s;
+    };
+    if (b && !b->base)
+      return failed(fmt::format("failed: bootstrap refit after round {} of {}: {}", round,
+                                settings.rounds, b->error), nullptr);
+    // A checkpoint holds neither the round nor the refitted base: such a chain's checkpoint
+    // fails (the runner's message names the sampler below), and --resume refuses these runs.
+    current_sampler_ = "continuous_tempering (with bootstrap rounds)";
+    ChainCallbacks round_cb = cb;
+    if (cb.on_checkpoint)
+      round_cb.on_checkpoint = [orig = cb.on_checkpoint](const v1::ChainCheckpoint& ck) {
+        v1::ChainCheckpoint unusable = ck;
+        unusable.mutable_kernel()->Clear();
+        orig(unusable);
+      };
+    const auto config = extended::bootstrap_round_config(run, round, b ? &*b->base : nullptr);
+    const auto target = target_of(task.run_index);
+    if (round == settings.rounds) {
+      auto summary = run_chain(config, target, ChainTask{task.id, task.seed}, round_cb, group);
+      if (summary.status() != kStatusCheckpointed)
+        extended::add_bootstrap_totals(summary, prior, settings);
+      return summary;
+    }
+    const bool leader = layout_.is_group_leader(rank_);
+    extended::BootstrapChainReport report;
+    report.chain_id = task.id;
+    report.round = round;
+    if (leader)
+      round_cb.emit = [&report](const v1::Record& r) {
+        if (r.has_draw() && !r.draw().warmup())
+          report.log_zeta = extended::add_ct_draw(report.acc, r.draw());
+      };
+    else
+      round_cb.emit = nullptr;
+    auto summary = run_chain(config, target,
+                             ChainTask{task.id, extended::bootstrap_round_seed(task.seed, round)},
+                             round_cb, group);
+    if (summary.status() == kStatusCheckpointed) return summary;
+    if (leader) {
+      report.status = summary.status();
+      report.gradient_evals = summary.n_gradient_evals();
+      report.wall_seconds = summary.wall_seconds();
+      deliver(layout_.coordinator, kTagBootstrapReport, report.encode());
+    }
+    if (summary.status() == "ok") {
+      summary.set_status(kStatusBootstrapRound);
+      return summary;
+    }
+    return failed(fmt::format("failed in bootstrap round {} of {}: {}", round + 1, settings.rounds,
+                              summary.status()), &summary);
+  }
+
+  std::map<int, extended::BootstrapRounds> bootstrap_;  // coordinator: by run index
+  std::map<int, int> bootstrap_task_of_;                 // chain id -> task index (bootstrap runs)
+  std::deque<int> bootstrap_ready_;                      // coordinator: items of later rounds
+  std::deque<int> bootstrap_waiting_;                    // coordinator: ranks waiting for an item
+  std::map<std::pair<int, int>, extended::BootstrapBroadcast> bootstrap_bases_;  // (run, round)
 
   CheckpointOptions ck_;
   std::map<int, const v1::ChainCheckpoint*> resume_of_;  // chain id -> its saved state

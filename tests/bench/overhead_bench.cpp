@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "config/factories.hpp"
+#include "extended/base_density_fit.hpp"
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
 
@@ -276,6 +277,61 @@ void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int c
   st.counters["overhead_ratio"] = sampler_ns / bare_ns;
 }
 
+// BM_CtGradient/<base>/boltzmann28: the extended gradient of joint continuous tempering alone (no
+// kernel: JointTemperingTarget::potential_and_gradient), at points z = (x, u) with x drawn from the
+// pe28 base and u ~ N(0, 1), against the bare target gradient at the same x in the same benchmark
+// iteration: overhead_ratio = extended / bare. This is the part of BM_Overhead/ct_joint_* that the
+// CT code owns (the rest is the HMC/NUTS kernel's own, cf. BM_Overhead/hmc/boltzmann28).
+//   dense_base:    the shipped base (dense Cholesky factor: two O(d^2) triangular products)
+//   diagonal_base: the same base's variances only (O(d)), to show what the dense base costs
+void BM_CtGradient(benchmark::State& st, bool dense) {
+  const auto target = pemc::config::make_target(parse<pemc::v1::TargetConfig>(kBoltzmann.pbtxt));
+  const auto shipped = parse<pemc::v1::SamplerConfig>(
+      "continuous_tempering { " PEMC_BENCH_HMC " " PEMC_BENCH_PE28_BASE " }");
+  const auto base =
+      pemc::extended::make_base_density(shipped.continuous_tempering().base(), *target, "base");
+  auto sampler = shipped;
+  if (!dense) {
+    auto* g = sampler.mutable_continuous_tempering()->mutable_base()->mutable_gaussian();
+    g->clear_cov_chol_file();
+    const Vector var = base.psi.covariance().diagonal();
+    for (double v : var) g->add_variance(v);
+  }
+  const auto setup = pemc::config::make_sampler(sampler, target);
+  const int d = target->dim();
+  std::vector<Vector> points;
+  for (std::uint64_t i = 0; i < 256; ++i) {
+    pemc::rng::Stream s(4, pemc::rng::Domain::kTransition, 0, i);
+    Vector z(d + 1);
+    base.psi.sample(s, z.head(d));
+    z[d] = s.normal();
+    points.push_back(z);
+  }
+  Vector g(d + 1), gphi(d);
+  double ext_ns = 0, bare_ns = 0;
+  std::int64_t n = 0;
+  for (auto _ : st) {
+    const auto t0 = Clock::now();
+    for (const auto& z : points) {
+      benchmark::DoNotOptimize(setup.space->potential_and_gradient(z, g));
+      benchmark::ClobberMemory();
+    }
+    const auto t1 = Clock::now();
+    for (const auto& z : points) {
+      benchmark::DoNotOptimize(target->potential_and_gradient(z.head(d), gphi));
+      benchmark::ClobberMemory();
+    }
+    const auto t2 = Clock::now();
+    ext_ns += (t1 - t0).count();
+    bare_ns += (t2 - t1).count();
+    n += static_cast<std::int64_t>(points.size());
+    st.SetIterationTime((t1 - t0).count() * 1e-9);
+  }
+  st.counters["ns_per_grad_extended"] = ext_ns / static_cast<double>(n);
+  st.counters["ns_per_grad_bare"] = bare_ns / static_cast<double>(n);
+  st.counters["overhead_ratio"] = ext_ns / bare_ns;
+}
+
 const bool kRegistered = [] {
   for (const auto& t : kTargets)
     benchmark::RegisterBenchmark((std::string("BM_Gradient/") + t.name).c_str(), BM_Gradient, &t);
@@ -289,6 +345,13 @@ const bool kRegistered = [] {
     benchmark::RegisterBenchmark(
         (std::string("BM_Overhead/") + e.name + "/" + e.target->name).c_str(), BM_Overhead,
         e.target, e.pbtxt, e.calls)
+        ->UseManualTime()
+        ->MinTime(1.0);
+  for (const bool dense : {true, false})
+    benchmark::RegisterBenchmark(
+        (std::string("BM_CtGradient/") + (dense ? "dense_base" : "diagonal_base") + "/boltzmann28")
+            .c_str(),
+        BM_CtGradient, dense)
         ->UseManualTime()
         ->MinTime(1.0);
   return true;

@@ -12,17 +12,20 @@
 //   ct_study [--config FILE ...] [--set FIELD=VALUE ...] [--iterations N] [--warmup N]
 //            [--seeds K] [--threads T] [--no-check] [--bootstrap N1]
 //
-// --bootstrap N1 (Section 6's bootstrap, one round): every chain first runs N1 draws with the
-// configured base; the accumulators are merged in chain order and refitted (refit_base: mean and
-// covariance by eq. (21), log zeta by eq. (20)); then every chain runs iterations - N1 draws (same
-// warmup, fresh streams: chain ids offset by the number of chains) with the refitted Gaussian base,
-// and only that second round is scored.
+// Bootstrap rounds (Section 6): a config with sampler.continuous_tempering.bootstrap runs them
+// exactly as pemc-dist does (src/extended/continuous_tempering_bootstrap.hpp: the same round
+// configs, seeds, pooled merge in chain order and refit), so every chain's estimates are
+// bit-identical to pemc-dist's; only the final round is scored, and the printed gradient counts
+// include the bootstrap rounds. --bootstrap N1 is shorthand for
+// `bootstrap { rounds: 1 draws_per_round: N1 }` with iterations - N1 in the final round (the same
+// total number of draws per chain, plus one more warmup).
 //
 // Without --config: the four configs above. Runs from PEMC_SOURCE_DIR (the configs' data paths are
 // relative to the repository root). Exit status 0 iff every check passes (--no-check: always 0,
 // for tuning runs with --set).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -31,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -47,6 +51,7 @@
 #include "extended/base_density.hpp"
 #include "extended/base_density_fit.hpp"
 #include "extended/continuous_tempering.hpp"
+#include "extended/continuous_tempering_bootstrap.hpp"
 #include "rng/stream.hpp"
 
 namespace {
@@ -142,14 +147,19 @@ ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int
   return r;
 }
 
-std::vector<ChainResult> run_all(const pemc::v1::RunConfig& config, int threads, int id_offset = 0) {
+// round >= 0: a bootstrap round, whose streams use bootstrap_round_seed(seed, round).
+std::vector<ChainResult> run_all(const pemc::v1::RunConfig& config, int threads, int round = -1) {
   const auto seeds = pemc::config::expand_seeds(config);
   const int per_seed = std::max(1, config.chains_per_seed());
   const int n = static_cast<int>(seeds.size()) * per_seed;
   std::vector<ChainResult> out(n);
   std::atomic<int> next{0};
   auto worker = [&] {
-    for (int i; (i = next++) < n;) out[i] = run_chain(config, seeds[i / per_seed], i + id_offset);
+    for (int i; (i = next++) < n;) {
+      const auto seed = seeds[i / per_seed];
+      out[i] = run_chain(config, round < 0 ? seed : pemc::extended::bootstrap_round_seed(seed, round), i);
+      out[i].seed = seed;
+    }
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, threads); ++t) pool.emplace_back(worker);
@@ -224,38 +234,71 @@ Truth truth_for(const pemc::v1::RunConfig& config) {
 bool study(const std::filesystem::path& path, const pemc::config::CommandLineOverrides& overrides,
            int threads, bool check, std::int64_t bootstrap) {
   auto loaded = pemc::config::load_config(path);
+  if (bootstrap > 0) {
+    auto& c = loaded.config;
+    auto* b = c.mutable_sampler()->mutable_continuous_tempering()->mutable_bootstrap();
+    b->set_rounds(1);
+    b->set_draws_per_round(bootstrap);
+    c.set_iterations(c.iterations() - bootstrap);
+  }
   pemc::config::apply_overrides(loaded, overrides);
   pemc::config::apply_defaults(loaded);
   pemc::config::validate(loaded);
   auto config = loaded.config;
   Truth truth = truth_for(config);
-  std::printf("\n== %s (%s, %lld warmup + %lld draws per chain)\n", config.name().c_str(),
+  const auto bs = pemc::extended::bootstrap_settings(config);
+  std::printf("\n== %s (%s, %lld warmup + %lld draws per chain", config.name().c_str(),
               path.string().c_str(), static_cast<long long>(config.warmup()),
               static_cast<long long>(config.iterations()));
+  if (bs)
+    std::printf(", after %d bootstrap round(s) of %lld warmup + %lld draws, covariance x %g",
+                bs->rounds, static_cast<long long>(bs->warmup),
+                static_cast<long long>(bs->draws_per_round), bs->covariance_scale);
+  std::printf(")\n");
   const auto t0 = Clock::now();
   std::vector<ChainResult> chains;
-  if (bootstrap > 0 && bootstrap < config.iterations()) {
-    const std::int64_t total = config.iterations();
-    config.set_iterations(bootstrap);
-    const auto first = run_all(config, threads);
-    pemc::estimators::TemperingRbAccumulator merged;
-    for (const auto& c : first) merged.merge(c.acc);
-    const auto base = pemc::extended::refit_base(merged, first.front().log_zeta);
-    std::printf("  bootstrap: round 1 (%lld draws per chain) log Z %.4f (err %+.4f); refitted base "
-                "RMSE E[x] %.5f\n",
-                static_cast<long long>(bootstrap), base.log_zeta, base.log_zeta - truth.log_z,
-                std::sqrt((base.psi.mean() - truth.mean).squaredNorm() / truth.mean.size()));
-    auto* g = config.mutable_sampler()->mutable_continuous_tempering()->mutable_base()->mutable_gaussian();
-    g->Clear();
-    const auto d = base.psi.dim();
-    const Matrix cov = base.psi.covariance();
-    for (Eigen::Index i = 0; i < d; ++i) g->add_mean(base.psi.mean()[i]);
-    for (Eigen::Index i = 0; i < d; ++i)
-      for (Eigen::Index j = 0; j < d; ++j) g->add_covariance(cov(i, j));
-    g->set_log_zeta(base.log_zeta);
-    config.set_iterations(total - bootstrap);
-    chains = run_all(config, threads, static_cast<int>(first.size()));
-    // Scored against the original base (the criterion compares with the configured base).
+  std::int64_t bootstrap_evals = 0;
+  if (bs) {
+    // The same rounds as pemc-dist (chain ids 0..n-1 = the run's global chain ids).
+    std::optional<pemc::v1::GaussianBaseConfig> base;
+    std::optional<pemc::extended::BootstrapRounds> rounds;
+    for (int r = 0; r < bs->rounds; ++r) {
+      const auto round_config = pemc::extended::bootstrap_round_config(config, r, base ? &*base : nullptr);
+      const auto res = run_all(round_config, threads, r);
+      if (!rounds) {
+        std::vector<int> ids(res.size());
+        for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+        rounds.emplace(0, *bs, ids);
+      }
+      std::optional<pemc::extended::BootstrapRoundResult> result;
+      for (std::size_t i = 0; i < res.size(); ++i) {
+        bootstrap_evals += res[i].grad_evals;
+        if (std::find(rounds->live_chains().begin(), rounds->live_chains().end(),
+                      static_cast<int>(i)) == rounds->live_chains().end())
+          continue;  // failed in an earlier round
+        pemc::extended::BootstrapChainReport rep;
+        rep.chain_id = static_cast<int>(i);
+        rep.round = r;
+        rep.status = res[i].status;
+        rep.log_zeta = res[i].log_zeta;
+        rep.acc = res[i].acc;
+        rep.gradient_evals = res[i].grad_evals;
+        rep.wall_seconds = res[i].seconds;
+        if (auto done = rounds->on_report(rep)) result = done;
+      }
+      if (!result) throw pemc::Error("ct_study: bootstrap round did not complete");
+      std::printf("  %s\n", pemc::extended::describe(*result, *bs).c_str());
+      if (!result->next_base) return false;
+      base = result->next_base;
+      const auto d = truth.mean.size();
+      const Eigen::Map<const Vector> m(base->mean().data(), d);
+      const Eigen::Map<const Matrix> c(base->covariance().data(), d, d);
+      std::printf("    refitted base: log zeta err %+.4f, RMSE E[x] %.5f, RMSE Cov %.5f\n",
+                  base->log_zeta() - truth.log_z, std::sqrt((m - truth.mean).squaredNorm() / d),
+                  std::sqrt((c - truth.cov).squaredNorm() / (d * d)));
+    }
+    chains = run_all(pemc::extended::bootstrap_round_config(config, bs->rounds, &*base), threads);
+    // Scored against the configured base (the criterion compares with it).
   } else {
     chains = run_all(config, threads);
   }
@@ -298,8 +341,9 @@ bool study(const std::filesystem::path& path, const pemc::config::CommandLineOve
               std::fabs(*std::max_element(err_log_z.begin(), err_log_z.end(),
                                           [](double a, double b) { return std::fabs(a) < std::fabs(b); })));
   std::printf("  wall %.2f s for %zu chains on %d threads (sum of chain times %.2f s), %lld gradient "
-              "evaluations\n",
-              wall, chains.size(), threads, chain_seconds, static_cast<long long>(evals));
+              "evaluations (%lld of them in bootstrap rounds)\n",
+              wall, chains.size(), threads, chain_seconds,
+              static_cast<long long>(evals + bootstrap_evals), static_cast<long long>(bootstrap_evals));
   const double log_zeta = chains.front().log_zeta;
   if (truth.bimodal) {
     const double pooled_z = pooled.log_z(log_zeta) - truth.log_z;

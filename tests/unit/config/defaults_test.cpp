@@ -127,6 +127,30 @@ TEST(ApplyDefaults, Horseshoe) {
   EXPECT_DOUBLE_EQ(h.p0(), 3);  // no default: validate() requires it
 }
 
+TEST(ApplyDefaults, ContinuousTemperingBootstrap) {
+  auto c = parse_text_config(
+      "sampler { continuous_tempering { hmc {} base { gaussian { mean: [0] log_zeta: 0 } }"
+      " bootstrap { rounds: 2 draws_per_round: 100 } } } warmup: 321",
+      "x.pbtxt");
+  apply_defaults(c);
+  const auto& b = c.config.sampler().continuous_tempering().bootstrap();
+  EXPECT_EQ(b.warmup(), 321);  // each round's warmup: the run's
+  EXPECT_EQ(b.covariance_scale(), 1.0);
+  auto d = parse_text_config(
+      "sampler { continuous_tempering { hmc {} base { gaussian { mean: [0] log_zeta: 0 } }"
+      " bootstrap { rounds: 2 draws_per_round: 100 warmup: 5 covariance_scale: 2 } } }",
+      "x.pbtxt");
+  apply_defaults(d);
+  EXPECT_EQ(d.config.sampler().continuous_tempering().bootstrap().warmup(), 5);
+  EXPECT_EQ(d.config.sampler().continuous_tempering().bootstrap().covariance_scale(), 2.0);
+  // No bootstrap: nothing added.
+  auto e = parse_text_config(
+      "sampler { continuous_tempering { hmc {} base { gaussian { mean: [0] log_zeta: 0 } } } }",
+      "x.pbtxt");
+  apply_defaults(e);
+  EXPECT_FALSE(e.config.sampler().continuous_tempering().has_bootstrap());
+}
+
 TEST(ApplyDefaults, IsIdempotent) {
   auto c = parse_text_config("sampler { nuts {} } target { flower {} }", "x.pbtxt");
   apply_defaults(c);

@@ -236,6 +236,32 @@ TEST_F(Validate, ContinuousTempering) {
              "sampler.continuous_tempering", "required: set hmc or nuts");
 }
 
+TEST_F(Validate, ContinuousTemperingBootstrap) {
+  const std::string ct = "sampler { continuous_tempering { hmc { step_size: 0.1 n_leapfrog: 5 }"
+                         " base { gaussian { mean: [0, 0] log_zeta: 1.5 } }";
+  const std::string pre = "sampler.continuous_tempering.bootstrap";
+  auto with = [&](const std::string& b) { return cfg(kTarget, ct + " bootstrap { " + b + " } } }"); };
+  EXPECT_EQ(problems(with("rounds: 2 draws_per_round: 500")), kNoError);
+  EXPECT_EQ(problems(with("rounds: 1 draws_per_round: 1 warmup: 0 covariance_scale: 1.5")), kNoError);
+  expect_one(with("draws_per_round: 500"), 2, pre + ".rounds", "must be in [1, 100]");
+  expect_one(with("rounds: 101 draws_per_round: 500"), 2, pre + ".rounds", "must be in [1, 100] (bootstrap rounds");
+  expect_one(with("rounds: 1"), 2, pre + ".draws_per_round", "must be >= 1 (post-warmup draws per chain");
+  expect_one(with("rounds: 1 draws_per_round: -3"), 2, pre + ".draws_per_round", "must be >= 1");
+  expect_one(with("rounds: 1 draws_per_round: 10 warmup: -1"), 2, pre + ".warmup", "must be >= 0");
+  expect_one(with("rounds: 1 draws_per_round: 10 covariance_scale: 0"), 2, pre + ".covariance_scale",
+             "must be > 0");
+  expect_one(with("rounds: 100 draws_per_round: 100000000000"), 2, pre + ".rounds",
+             "rounds x (warmup + draws_per_round) + warmup + iterations is more than the limit");
+  // Checkpoints cannot hold the refitted bases.
+  expect_one(cfg(kTarget, ct + " bootstrap { rounds: 1 draws_per_round: 10 } } }",
+                 "checkpoint { every_seconds: 60 }"),
+             2, pre, "cannot be checkpointed");
+  expect_one(cfg(kTarget, ct + " bootstrap { rounds: 1 draws_per_round: 10 } } }",
+                 "checkpoint { every_iterations: 100 }"),
+             2, pre, "set checkpoint.every_seconds and checkpoint.every_iterations to 0");
+  EXPECT_EQ(problems(cfg(kTarget, ct + " } }", "checkpoint { every_seconds: 60 }")), kNoError);
+}
+
 TEST_F(Validate, TemperingLaddersAndReferences) {
   const std::string k = " hmc { step_size: 0.1 n_leapfrog: 5 }";
   const std::string ref = " reference { variance: [4] }";
