@@ -46,6 +46,16 @@ std::vector<PseudoExtendedIssue> config_problems(const v1::PseudoExtendedConfig&
   if (c.ranks_per_chain() < 0)
     out.push_back(
         {p + "ranks_per_chain", "must be >= 1 (0 means 1)", std::to_string(c.ranks_per_chain())});
+  // With blocks, each rank integrates only its own pseudo-samples; a dense metric couples them.
+  const bool dense = (c.has_hmc() && c.hmc().metric() == v1::DENSE) ||
+                     (c.has_nuts() && c.nuts().metric() == v1::DENSE);
+  if (dense && c.ranks_per_chain() > 1)
+    out.push_back({p + (c.has_hmc() ? "hmc" : "nuts") + ".metric",
+                   "a DENSE metric couples all pseudo-samples, so it cannot be used with "
+                   "ranks_per_chain " + std::to_string(c.ranks_per_chain()) +
+                       " (each rank integrates only its own pseudo-samples): use DIAGONAL or UNIT, "
+                       "or ranks_per_chain 1",
+                   "DENSE"});
   if (c.has_fixed_beta()) {
     if (!(c.fixed_beta() >= 0.0 && c.fixed_beta() <= 1.0))
       out.push_back({p + "fixed_beta", "must be in [0, 1]", num(c.fixed_beta())});

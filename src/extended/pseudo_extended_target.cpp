@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <new>
 #include <span>
 
 #include "core/error.hpp"
@@ -16,8 +18,27 @@ namespace pemc::extended {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// Per-item header in the gathered array: [phi, status], then grad phi when gradients are wanted.
-constexpr int kItemHeader = 2;
+
+// The record of one pseudo-sample that the members exchange (the same layout with one member):
+// everything the log-sum-exp, the sums outside it and the eta-gradient need from item i.
+enum Slot : int {
+  kStatus,     // kOk, kNonFinite (phi or grad phi) or kThrew (the base target threw)
+  kPhi,        // phi_i
+  kA,          // a_i = log pi(beta_i) - log g(beta_i) - (1 - beta_i) phi_i
+  kOuter,      // log g(beta_i) - |eta_i| - beta_i phi_i: item i's share of the sum outside the
+               // log-sum-exp (log J_i's log(hi - lo) and -2 log(1 + e_i) are added in assemble)
+  kJacFactor,  // 1 + e_i, e_i = exp(-|eta_i|)
+  kDbeta,      // d beta_i / d eta_i
+  kDjac,       // d log J_i / d eta_i
+  kDlogRatio,  // (log pi - log g)'(beta_i)   (non-flat priors only)
+  kDlogG,      // (log g)'(beta_i)             (non-flat priors only)
+  kSlots
+};
+// Records hold only the slots the mode uses: fixed beta up to kOuter, flat priors up to kDjac.
+constexpr int kSlotsFixed = kJacFactor, kSlotsFlat = kDlogRatio;
+constexpr double kOk = 0.0, kNonFinite = 1.0, kThrew = 2.0;
+// weighted_view's record: [a_i, beta_i, status].
+constexpr int kViewSlots = 3;
 
 std::string num(double v) { return fmt::format("{}", v); }
 
@@ -50,9 +71,13 @@ inline double c_div(double c, double v) { return c == 0.0 ? 0.0 : c / v; }
 
 PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtendedOptions options,
                                            parallel::GroupCommPtr group)
-    : base_(std::move(base)), options_(options), group_(std::move(group)) {
+    : base_(std::move(base)),
+      options_(options),
+      group_(group ? std::move(group) : std::make_shared<parallel::SerialGroup>()),
+      blocks_({std::max(1, options.n_pseudo), base_ ? std::max(1, base_->dim()) : 1,
+               !options.fixed_beta.has_value()},
+              group_) {
   if (!base_) throw ConfigError("pseudo-extended target: no base target");
-  if (!group_) group_ = std::make_shared<parallel::SerialGroup>();
   n_ = options_.n_pseudo;
   d_ = base_->dim();
   if (n_ < 1)
@@ -81,17 +106,22 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
     check_shape(options_.beta_instrumental, "g(beta)");
     log_range_ = std::log(hi - lo);
   }
-  dim_ = n_ * d_ + (options_.fixed_beta ? 0 : n_);
+  // The extended state must fit a Target's int dimension; one that does not (more than 2^31
+  // doubles, 16 GiB) cannot be allocated either, which is how callers report it (runner/run.cpp
+  // turns std::bad_alloc into a size error naming the sampler and the target's dimension).
+  const std::int64_t dim = static_cast<std::int64_t>(n_) * (d_ + (options_.fixed_beta ? 0 : 1));
+  if (dim > std::numeric_limits<int>::max()) throw std::bad_alloc();
+  dim_ = static_cast<int>(dim);
   log_n_ = std::log(static_cast<double>(n_));
-  stride_grad_ = kItemHeader + d_;
-  all_.assign(static_cast<std::size_t>(n_) * stride_grad_, 0.0);
-  const int k = group_->size();
-  const int max_block = (n_ + k - 1) / k;
-  mine_.assign(static_cast<std::size_t>(max_block) * stride_grad_, 0.0);
-  a_.assign(static_cast<std::size_t>(n_), 0.0);
-  for (auto* v : {&beta_, &omb_, &dbeta_, &djac_, &dlog_ratio_, &dlog_g_})
-    v->assign(static_cast<std::size_t>(n_), 0.0);
   flat_priors_ = options_.beta_target.flat() && options_.beta_instrumental.flat();
+  stride_ = options_.fixed_beta ? kSlotsFixed : flat_priors_ ? kSlotsFlat : kSlots;
+  // weighted_view's records (kViewSlots) reuse these buffers.
+  const std::size_t slots = static_cast<std::size_t>(std::max(stride_, kViewSlots));
+  all_.assign(static_cast<std::size_t>(n_) * slots, 0.0);
+  if (group_->size() > 1) mine_.assign(static_cast<std::size_t>(blocks_.n_local()) * slots, 0.0);
+  w_.assign(static_cast<std::size_t>(n_), 0.0);
+  beta_.assign(static_cast<std::size_t>(n_), 0.0);
+  omb_.assign(static_cast<std::size_t>(n_), 0.0);
 }
 
 PseudoExtendedTarget::Temper PseudoExtendedTarget::temper(double eta, double e) const {
@@ -126,80 +156,18 @@ double PseudoExtendedTarget::eta_of_beta(double beta) const {
   return std::log(u) - std::log1p(-u);
 }
 
-void PseudoExtendedTarget::evaluate_items(ConstVectorRef z, bool with_grad) const {
-  const int stride = with_grad ? stride_grad_ : kItemHeader;
-  const int k = group_->size();
-  if (k == 1) {
-    // One member: evaluate straight into the global array; exceptions propagate unchanged.
-    for (int i = 0; i < n_; ++i) {
-      double* item = all_.data() + static_cast<std::size_t>(i) * stride;
-      Eigen::Map<const Vector> x(z.data() + static_cast<Eigen::Index>(i) * d_, d_);
-      if (with_grad) {
-        Eigen::Map<Vector> g(item + kItemHeader, d_);
-        item[0] = base_->potential_and_gradient(x, g);
-      } else {
-        item[0] = base_->potential(x);
-      }
-      item[1] = 0.0;
-    }
-    return;
-  }
-  // Several members: an exception on one member must not leave the others waiting in the
-  // collective, so it travels as a status flag and every member throws after the gather.
-  const auto block = group_->my_block(n_);
-  for (int i = block.begin; i < block.end; ++i) {
-    double* item = mine_.data() + static_cast<std::size_t>(i - block.begin) * stride;
-    Eigen::Map<const Vector> x(z.data() + static_cast<Eigen::Index>(i) * d_, d_);
-    try {
-      if (with_grad) {
-        Eigen::Map<Vector> g(item + kItemHeader, d_);
-        item[0] = base_->potential_and_gradient(x, g);
-      } else {
-        item[0] = base_->potential(x);
-      }
-      item[1] = 0.0;
-    } catch (const std::exception& e) {
-      item[0] = kNaN;
-      item[1] = 1.0;
-      local_error_ = e.what();
-    }
-  }
-  const std::size_t n_mine = static_cast<std::size_t>(block.end - block.begin) * stride;
-  group_->allgather_blocks(std::span<const double>(mine_.data(), n_mine), n_, stride,
-                           std::span<double>(all_.data(), static_cast<std::size_t>(n_) * stride));
-  for (int i = 0; i < n_; ++i) {
-    if (all_[static_cast<std::size_t>(i) * stride + 1] == 0.0) continue;
-    const bool mine = i >= block.begin && i < block.end;
-    throw NumericalError(
-        "pseudo-extended target: the target threw at pseudo-sample " + std::to_string(i) +
-        (mine ? ": " + local_error_ : " (on another member of the chain's group)"));
-  }
-}
-
-double PseudoExtendedTarget::assemble(ConstVectorRef z, double* grad) const {
-  const int stride = grad ? stride_grad_ : kItemHeader;
-  auto reject = [&] {
-    if (grad)
-      for (int j = 0; j < dim_; ++j) grad[j] = kNaN;
-    return kInf;
-  };
-  // A non-finite potential or gradient at any pseudo-sample rejects the whole point (the status
-  // slots are 0 here, so every gathered value must be finite).
-  if (!all_finite(all_.data(), static_cast<std::size_t>(n_) * stride)) return reject();
-  // a_i (eq. 8: the terms of the sum) and the sums outside it, in global index order. This loop
-  // is the sampler's whole per-item overhead, so it keeps to one exp and one division per item
-  // and stores only what the gradient needs (see temper() for the same quantities commented).
+void PseudoExtendedTarget::item_terms(ConstVectorRef z, double* out) const {
+  // The sampler's whole per-item overhead: one exp and one division per item (see temper() for
+  // the same quantities commented).
   const bool sampled = !options_.fixed_beta;
+  const double lo = options_.beta_lower, hi = options_.beta_upper, range = hi - lo;
   const Eigen::Index eta0 = static_cast<Eigen::Index>(n_) * d_;
-  const double lo = options_.beta_lower, range = options_.beta_upper - options_.beta_lower;
-  const double one_minus_hi = 1.0 - options_.beta_upper;
-  double max_a = -kInf, outer = 0.0;
-  // Product of the (1 + e_i) of the logit Jacobians, flushed into log_prod before its square can
-  // overflow (each factor is in (1, 2]); its log is taken together with the log-sum-exp's.
-  double prod = 1.0, log_prod = 0.0;
-  for (int i = 0; i < n_; ++i) {
-    const double phi = all_[static_cast<std::size_t>(i) * stride];
-    double beta = fixed_.beta, omb = fixed_.one_minus_beta, log_ratio = 0.0;
+  const int first = blocks_.first_item();
+  for (int i = first; i < blocks_.end_item(); ++i) {
+    double* rec = out + static_cast<std::size_t>(i - first) * stride_;
+    if (rec[kStatus] == kThrew) continue;
+    const double phi = rec[kPhi];
+    double beta = fixed_.beta, omb = fixed_.one_minus_beta, log_ratio = 0.0, outer = 0.0;
     if (sampled) {
       const double eta = z[eta0 + i];
       const double e = std::exp(-std::fabs(eta));
@@ -207,70 +175,172 @@ double PseudoExtendedTarget::assemble(ConstVectorRef z, double* grad) const {
       const double s = select(eta >= 0.0, inv, e * inv);
       const double sm = select(eta >= 0.0, e * inv, inv);
       beta = lo + range * s;
-      omb = one_minus_hi + range * sm;
-      dbeta_[i] = range * s * sm;
-      djac_[i] = sm - s;
-      outer -= std::fabs(eta);  // log J_i = log(hi - lo) - |eta_i| - 2 log(1 + e_i)
-      prod *= 1.0 + e;
-      if (prod > 1e150) {
-        log_prod += std::log(prod);
-        prod = 1.0;
-      }
+      omb = (1.0 - hi) + range * sm;
+      rec[kJacFactor] = 1.0 + e;
+      rec[kDbeta] = range * s * sm;
+      rec[kDjac] = sm - s;
+      outer = -std::fabs(eta);  // log J_i = log(hi - lo) - |eta_i| - 2 log(1 + e_i)
       if (!flat_priors_) {
         const Temper t = temper(eta, e);
         log_ratio = t.log_ratio;
         outer += t.log_g;
-        dlog_ratio_[i] = t.dlog_ratio;
-        dlog_g_[i] = t.dlog_g;
+        rec[kDlogRatio] = t.dlog_ratio;
+        rec[kDlogG] = t.dlog_g;
       }
     }
-    beta_[i] = beta;
-    omb_[i] = omb;
-    const double a = log_ratio - omb * phi;
-    a_[i] = a;
-    if (a > max_a) max_a = a;
-    outer -= beta * phi;
+    beta_[static_cast<std::size_t>(i)] = beta;
+    omb_[static_cast<std::size_t>(i)] = omb;
+    rec[kA] = log_ratio - omb * phi;
+    rec[kOuter] = outer - beta * phi;
   }
-  if (!std::isfinite(max_a)) return reject();
+}
+
+void PseudoExtendedTarget::evaluate_items(ConstVectorRef z, double* grad) const {
+  const int first = blocks_.first_item(), end = blocks_.end_item();
+  const bool serial = group_->size() == 1;
+  // One member: the records go straight into all_ and exceptions propagate unchanged. Several:
+  // an exception on one member must not leave the others waiting in the exchange, so it travels
+  // as a status and every member throws after it.
+  double* out = serial ? all_.data() : mine_.data();
+  error_item_ = -1;
+  double phi_check = 0.0;  // sum of phi_i * 0: NaN unless every phi_i is finite
+  for (int i = first; i < end; ++i) {
+    double* rec = out + static_cast<std::size_t>(i - first) * stride_;
+    Eigen::Map<const Vector> x(z.data() + static_cast<Eigen::Index>(i) * d_, d_);
+    double phi;
+    if (serial) {
+      if (grad) {
+        Eigen::Map<Vector> g(grad + static_cast<std::size_t>(i) * d_, d_);
+        phi = base_->potential_and_gradient(x, g);
+      } else {
+        phi = base_->potential(x);
+      }
+    } else {
+      try {
+        if (grad) {
+          Eigen::Map<Vector> g(grad + static_cast<std::size_t>(i) * d_, d_);
+          phi = base_->potential_and_gradient(x, g);
+        } else {
+          phi = base_->potential(x);
+        }
+      } catch (const std::exception& e) {
+        std::fill(rec, rec + stride_, 0.0);
+        rec[kStatus] = kThrew;
+        if (error_item_ < 0) {
+          error_item_ = i;
+          local_error_ = e.what();
+        }
+        continue;
+      }
+    }
+    phi_check += phi * 0.0;
+    rec[kStatus] = kOk;
+    rec[kPhi] = phi;
+  }
+  item_terms(z, out);
+  // One check over this member's phi_i and its whole (contiguous) block of grad phi_i, reported
+  // as the status of its first item: any non-finite value rejects the point on every member.
+  if (end > first) {
+    const bool finite =
+        phi_check == 0.0 &&
+        (!grad || all_finite(grad + static_cast<std::size_t>(first) * d_,
+                             static_cast<std::size_t>(end - first) * d_));
+    if (!finite && out[kStatus] == kOk) out[kStatus] = kNonFinite;
+  }
+  if (!serial) {
+    const std::size_t n_mine = static_cast<std::size_t>(end - first) * stride_;
+    blocks_.gather_items(std::span<const double>(mine_.data(), n_mine), stride_,
+                         std::span<double>(all_.data(), static_cast<std::size_t>(n_) * stride_));
+  }
+}
+
+double PseudoExtendedTarget::assemble(double* grad) const {
+  const int first = blocks_.first_item(), end = blocks_.end_item();
+  const bool sampled = !options_.fixed_beta;
+  const Eigen::Index eta0 = static_cast<Eigen::Index>(n_) * d_;
+  const double* all = all_.data();
+  auto rec = [&](int i) { return all + static_cast<std::size_t>(i) * stride_; };
+  if (grad && group_->size() > 1) blocks_.zero_nonlocal(Eigen::Map<Vector>(grad, dim_));
+  auto reject = [&] {
+    if (grad)
+      for (const auto& r : blocks_.local_ranges()) std::fill_n(grad + r.begin, r.size, kNaN);
+    return kInf;
+  };
+  // In index order: the statuses, max a_i, the sums outside the log-sum-exp, and the product of
+  // the (1 + e_i) of the logit Jacobians, flushed into log_prod before its square can overflow
+  // (each factor is in (1, 2]); its log is taken together with the log-sum-exp's.
+  int threw = -1;
+  bool nonfinite = false;
+  double max_a = -kInf, outer = 0.0, prod = 1.0, log_prod = 0.0;
+  for (int i = 0; i < n_; ++i) {
+    const double* r = rec(i);
+    if (r[kStatus] != kOk) {
+      if (r[kStatus] == kThrew && threw < 0) threw = i;
+      nonfinite = true;
+    }
+    if (r[kA] > max_a) max_a = r[kA];
+    outer += r[kOuter];
+    if (sampled) {
+      prod *= r[kJacFactor];
+      if (prod > 1e150) {
+        log_prod += std::log(prod);
+        prod = 1.0;
+      }
+    }
+  }
+  // A throw anywhere throws on every member (the first in index order).
+  if (threw >= 0)
+    throw NumericalError(
+        "pseudo-extended target: the target threw at pseudo-sample " + std::to_string(threw) +
+        (threw == error_item_ ? ": " + local_error_ : " (on another member of the chain's group)"));
+  if (nonfinite || !std::isfinite(max_a)) return reject();
   // Sum of log J_i (eq. 8 on the logit scale), except -2 log(prod); zero for fixed beta.
   if (sampled) outer += n_ * log_range_ - 2.0 * log_prod;
   double sum = 0.0;
   for (int i = 0; i < n_; ++i) {
-    a_[i] = std::exp(a_[i] - max_a);  // now the unnormalised weights exp(a_i - max)
-    sum += a_[i];
+    const double w = std::exp(rec(i)[kA] - max_a);  // the unnormalised weight exp(a_i - max)
+    w_[static_cast<std::size_t>(i)] = w;
+    sum += w;
   }
   // log sum - 2 log prod in one log (prod = 1 for fixed beta).
   const double log_density = max_a + std::log(sum / (prod * prod)) - log_n_ + outer;
   if (!std::isfinite(log_density)) return reject();
-  if (grad) {
-    const double inv_sum = 1.0 / sum;
-    for (int i = 0; i < n_; ++i) {
-      const double* item = all_.data() + static_cast<std::size_t>(i) * stride;
-      const double w = a_[i] * inv_sum;
-      const double c = beta_[i] + w * omb_[i];
-      double* gx = grad + static_cast<std::size_t>(i) * d_;
-      for (int j = 0; j < d_; ++j) gx[j] = c * item[kItemHeader + j];
-      if (sampled) {
-        const double phi = item[0];
-        double dlogp_dbeta = (w - 1.0) * phi;
-        if (!flat_priors_) dlogp_dbeta += w * dlog_ratio_[i] + dlog_g_[i];
-        grad[eta0 + i] = -(dlogp_dbeta * dbeta_[i] + djac_[i]);
-      }
+  if (!grad) return -log_density;
+  const double inv_sum = 1.0 / sum;
+  // Every member forms every eta-gradient (O(N) scalars) so that a non-finite one rejects the
+  // point on all of them; each stores its own, and scales its own x-gradients. Only the
+  // eta-gradients can overflow: the x-gradients are c_i (in [0, 1]) times finite values.
+  double check = 0.0;
+  for (int i = 0; i < n_; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const double w = w_[k] * inv_sum;
+    const bool mine = i >= first && i < end;
+    if (sampled) {
+      const double* r = rec(i);
+      double dlogp_dbeta = (w - 1.0) * r[kPhi];
+      if (!flat_priors_) dlogp_dbeta += w * r[kDlogRatio] + r[kDlogG];
+      const double g = -(dlogp_dbeta * r[kDbeta] + r[kDjac]);
+      check += g * 0.0;
+      if (mine) grad[eta0 + i] = g;
     }
-    // The x-gradients are c_i (in [0, 1]) times finite values; only the eta-gradients can overflow.
-    if (sampled && !all_finite(grad + eta0, static_cast<std::size_t>(n_))) return reject();
+    if (mine) {
+      const double c = beta_[k] + w * omb_[k];
+      double* gx = grad + k * static_cast<std::size_t>(d_);
+      for (int j = 0; j < d_; ++j) gx[j] *= c;
+    }
   }
+  if (!(check == 0.0)) return reject();
   return -log_density;
 }
 
 double PseudoExtendedTarget::potential(ConstVectorRef z) const {
-  evaluate_items(z, false);
-  return assemble(z, nullptr);
+  evaluate_items(z, nullptr);
+  return assemble(nullptr);
 }
 
 double PseudoExtendedTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
-  evaluate_items(z, true);
-  return assemble(z, grad.data());
+  evaluate_items(z, grad.data());
+  return assemble(grad.data());
 }
 
 bool PseudoExtendedTarget::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {
@@ -278,17 +348,50 @@ bool PseudoExtendedTarget::weighted_view(ConstVectorRef z, targets::WeightedView
   out.log_weights.resize(n_);
   out.extra.resize(static_cast<std::size_t>(n_));
   const Eigen::Index eta0 = static_cast<Eigen::Index>(n_) * d_;
-  for (int i = 0; i < n_; ++i) {
+  const int first = blocks_.first_item(), end = blocks_.end_item();
+  const bool serial = group_->size() == 1;
+  // [a_i, beta_i, status] per item: this member's into its own slots, then exchanged (k > 1).
+  double* view = serial ? all_.data() : mine_.data();
+  error_item_ = -1;
+  for (int i = first; i < end; ++i) {
+    double* rec = view + static_cast<std::size_t>(i - first) * kViewSlots;
     Eigen::Map<const Vector> x(z.data() + static_cast<Eigen::Index>(i) * d_, d_);
-    out.samples.col(i) = x;
     const double eta = options_.fixed_beta ? 0.0 : z[eta0 + i];
     const Temper t = options_.fixed_beta ? fixed_ : temper(eta, std::exp(-std::fabs(eta)));
-    const double phi = base_->potential(x);
+    double phi = kNaN;
+    rec[2] = kOk;
+    if (serial) {
+      phi = base_->potential(x);
+    } else {
+      try {
+        phi = base_->potential(x);
+      } catch (const std::exception& e) {
+        rec[2] = kThrew;
+        if (error_item_ < 0) {
+          error_item_ = i;
+          local_error_ = e.what();
+        }
+      }
+    }
     // Theorem 2.1: weight ∝ gamma(x_i) pi(beta_i) / q(x_i, beta_i) = exp(a_i). A pseudo-sample
     // with an unusable potential (never the case at a valid chain state) gets weight zero.
     const double a = t.log_ratio - t.one_minus_beta * phi;
-    out.log_weights[i] = std::isnan(a) ? -kInf : a;
-    out.extra[static_cast<std::size_t>(i)] = t.beta;
+    rec[0] = std::isnan(a) ? -kInf : a;
+    rec[1] = t.beta;
+  }
+  if (!serial)
+    blocks_.gather_items(
+        std::span<const double>(mine_.data(), static_cast<std::size_t>(end - first) * kViewSlots),
+        kViewSlots, std::span<double>(all_.data(), static_cast<std::size_t>(n_) * kViewSlots));
+  for (int i = 0; i < n_; ++i) {
+    const double* rec = all_.data() + static_cast<std::size_t>(i) * kViewSlots;
+    if (rec[2] == kThrew)
+      throw NumericalError(
+          "pseudo-extended target: the target threw at pseudo-sample " + std::to_string(i) +
+          (i == error_item_ ? ": " + local_error_ : " (on another member of the chain's group)"));
+    out.samples.col(i) = Eigen::Map<const Vector>(z.data() + static_cast<Eigen::Index>(i) * d_, d_);
+    out.log_weights[i] = rec[0];
+    out.extra[static_cast<std::size_t>(i)] = rec[1];
   }
   return true;
 }

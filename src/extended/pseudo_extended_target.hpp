@@ -19,13 +19,21 @@
 // Post-hoc weights (Theorem 2.1): the weight of pseudo-sample i is gamma(x_i) pi(beta_i) /
 // q(x_i, beta_i) ∝ exp(a_i); weighted_view reports a_i.
 //
-// Pseudo-sample blocks (one chain over the k ranks of a GroupComm): each member evaluates phi and
-// grad phi at its contiguous block of pseudo-samples, the blocks are allgathered into global index
-// order, and every member then assembles the log-sum-exp, the sums and the gradient identically in
-// index order. potential() and potential_and_gradient() are therefore COLLECTIVE over the group
-// (every member must call them with the same z) and return bit-identical results for any k.
-// weighted_view() is NOT collective: it evaluates the N base potentials locally, so a group's
-// leader alone may call it.
+// Pseudo-sample blocks (one chain over the k ranks of a GroupComm; pseudo_extended_blocks.hpp):
+// member r owns the contiguous pseudo-samples GroupComm::my_block(N) — their x_i and eta_i — and
+// the target is an hmc::PartitionedSpace, so HMC/NUTS integrate only those coordinates on r. Each
+// member evaluates phi and grad phi at its own pseudo-samples, forms their per-item terms (a_i,
+// the terms of the sums outside the log-sum-exp, the eta-gradient factors: a few doubles each),
+// and the members allgather those terms — O(N) doubles, never a gradient. Every member then
+// assembles the log-sum-exp, the sums and the eta-gradients identically in index order, and
+// scales its own x-gradients by their weights. So potential() and potential_and_gradient() are
+// COLLECTIVE over the group (every member calls them with the same z, of which only its own
+// pseudo-samples are read); they return the full potential, bit-identical for any k, and the
+// gradient of the member's pseudo-samples, with zeros for the others' (hmc/partition.hpp). With
+// one member (k = 1) that is the whole gradient, by the same arithmetic.
+// weighted_view() is collective too for k > 1 (each member evaluates its own pseudo-samples' log
+// weights); it reads every pseudo-sample of z, which must therefore be the full state (the chain
+// driver gathers it first).
 //
 // No heap allocation per potential/gradient call: every buffer is sized at construction. Not
 // thread-safe (scratch buffers), like every Target.
@@ -33,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include "extended/pseudo_extended_blocks.hpp"
+#include "hmc/partition.hpp"
 #include "parallel/group_comm.hpp"
 #include "targets/target.hpp"
 
@@ -55,7 +65,7 @@ struct PseudoExtendedOptions {
   BetaShape beta_instrumental;       // g(beta)
 };
 
-class PseudoExtendedTarget final : public targets::Target {
+class PseudoExtendedTarget final : public targets::Target, public hmc::PartitionedSpace {
  public:
   // Throws ConfigError for options outside the documented ranges. group = nullptr: this rank
   // alone.
@@ -65,12 +75,15 @@ class PseudoExtendedTarget final : public targets::Target {
   int dim() const override { return dim_; }
   std::string name() const override { return "pseudo_extended_" + base_->name(); }
   // Collective over the group (see above). Non-finite phi or grad phi at any pseudo-sample gives
-  // +inf (a rejected proposal); the gradient is then NaN.
+  // +inf (a rejected proposal) on every member; the member's gradient entries are then NaN. A
+  // base target that throws at any pseudo-sample makes every member throw NumericalError (with
+  // one member the exception propagates unchanged).
   double potential(ConstVectorRef z) const override;
   double potential_and_gradient(ConstVectorRef z, VectorRef grad) const override;
 
   int original_dim() const override { return d_; }
-  // samples = the N pseudo-samples (d x N), log_weights = a_i, extra = beta_1..beta_N. Local.
+  // samples = the N pseudo-samples (d x N), log_weights = a_i, extra = beta_1..beta_N.
+  // Collective for k > 1; z must hold every pseudo-sample (see above).
   bool weighted_view(ConstVectorRef z, targets::WeightedView& out) const override;
   // x_i from draw_original in order i = 1..N; eta_i from beta_init (default: the midpoint).
   void initial_point(const std::function<void(VectorRef)>& draw_original,
@@ -84,6 +97,8 @@ class PseudoExtendedTarget final : public targets::Target {
   double beta(ConstVectorRef z, int i) const;
   // The eta that maps to beta (lower < beta < upper).
   double eta_of_beta(double beta) const;
+  // The pseudo-sample blocks over the group (item i = (x_i, eta_i)).
+  const hmc::Partition& partition() const override { return blocks_; }
 
  private:
   // beta_i, 1 - beta_i and the prior terms of pseudo-sample i (see the header comment).
@@ -95,10 +110,14 @@ class PseudoExtendedTarget final : public targets::Target {
   };
   // e = exp(-|eta|), computed by the caller.
   Temper temper(double eta, double e) const;
-  // Evaluates phi (and grad phi) at every pseudo-sample into all_ (global index order): the local
-  // block, then the allgather when the group has several members.
-  void evaluate_items(ConstVectorRef z, bool with_grad) const;
-  double assemble(ConstVectorRef z, double* grad) const;
+  // Evaluates phi (and grad phi, into grad's block i) at this member's pseudo-samples and their
+  // per-item terms, then exchanges the terms: all_ holds every item's record in index order.
+  void evaluate_items(ConstVectorRef z, double* grad) const;
+  // The potential (and this member's gradient entries) from all_, identically on every member.
+  double assemble(double* grad) const;
+  // Completes the records of this member's items (`out`, their phi_i set) and caches their
+  // beta_i, 1 - beta_i.
+  void item_terms(ConstVectorRef z, double* out) const;
 
   targets::TargetPtr base_;
   PseudoExtendedOptions options_;
@@ -107,16 +126,16 @@ class PseudoExtendedTarget final : public targets::Target {
   double log_n_ = 0.0;
   double log_range_ = 0.0;  // log(hi - lo)
   Temper fixed_;            // fixed-beta mode
+  bool flat_priors_ = true; // pi and g flat: no prior terms at all
+  PseudoSampleBlocks blocks_;
 
-  // Scratch, sized at construction. Item i holds [phi_i, status_i, grad phi_i (d)].
-  int stride_grad_ = 0;
-  mutable std::vector<double> all_;   // n_ * stride
-  mutable std::vector<double> mine_;  // the local block (groups of several members)
-  bool flat_priors_ = true;           // pi and g flat: no prior terms at all
-  mutable std::vector<double> a_;     // a_i, then exp(a_i - max a)
-  // Per item, for the gradient: beta_i, 1 - beta_i, d beta_i / d eta_i, d log J_i / d eta_i and
-  // (non-flat priors only) (log pi - log g)'(beta_i), (log g)'(beta_i).
-  mutable std::vector<double> beta_, omb_, dbeta_, djac_, dlog_ratio_, dlog_g_;
+  // Scratch, sized at construction. all_: one record per item (stride_ doubles, see the .cpp);
+  // mine_: this member's records (groups of several members).
+  int stride_ = 0;
+  mutable std::vector<double> all_, mine_;
+  mutable std::vector<double> w_;           // exp(a_i - max a)
+  mutable std::vector<double> beta_, omb_;  // beta_i, 1 - beta_i of this member's items
+  mutable int error_item_ = -1;             // the first local item whose target threw
   mutable std::string local_error_;
 };
 

@@ -65,6 +65,24 @@ void Metric::sample_momentum(rng::Stream& stream, VectorRef p) const {
   }
 }
 
+void Metric::sample_momentum(rng::Stream& stream, VectorRef p, Eigen::Index begin,
+                             Eigen::Index size) const {
+  switch (kind_) {
+    case MetricKind::kUnit: stream.fill_normal(p.segment(begin, size)); break;
+    case MetricKind::kDiagonal:
+      stream.fill_normal(p.segment(begin, size));
+      p.segment(begin, size).array() *= sqrt_diagonal_.segment(begin, size).array();
+      break;
+    case MetricKind::kDense: dense_segment_error();
+  }
+}
+
+void Metric::dense_segment_error() {
+  throw NumericalError(
+      "dense metric: it couples all coordinates, so it cannot act on a subset of them (a chain "
+      "whose pseudo-samples are spread over several ranks needs a unit or diagonal metric)");
+}
+
 Vector Metric::inverse_diagonal_or_dense_diagonal() const {
   switch (kind_) {
     case MetricKind::kUnit: return Vector::Ones(dim_);

@@ -26,14 +26,34 @@ class Metric {
       case MetricKind::kDense: v.noalias() = inverse_dense_ * p; break;
     }
   }
+  // The same on the coordinates [begin, begin + size) only; the others are not touched. A dense
+  // metric couples all coordinates: it takes the whole vector only (NumericalError otherwise).
+  void velocity(ConstVectorRef p, VectorRef v, Eigen::Index begin, Eigen::Index size) const {
+    switch (kind_) {
+      case MetricKind::kUnit: v.segment(begin, size) = p.segment(begin, size); break;
+      case MetricKind::kDiagonal:
+        v.segment(begin, size) =
+            inverse_diagonal_.segment(begin, size).cwiseProduct(p.segment(begin, size));
+        break;
+      case MetricKind::kDense:
+        if (begin != 0 || size != dim_) dense_segment_error();
+        v.noalias() = inverse_dense_ * p;
+        break;
+    }
+  }
   // p ~ N(0, M)
   void sample_momentum(rng::Stream& stream, VectorRef p) const;
+  // p[begin, begin + size) ~ N(0, M) restricted to those coordinates (size normals from `stream`
+  // in order); the others are not touched. Unit or diagonal metric only (NumericalError).
+  void sample_momentum(rng::Stream& stream, VectorRef p, Eigen::Index begin,
+                       Eigen::Index size) const;
 
   const Vector& inverse_diagonal() const { return inverse_diagonal_; }  // kDiagonal
   const Matrix& inverse_dense() const { return inverse_dense_; }        // kDense
   Vector inverse_diagonal_or_dense_diagonal() const;
 
  private:
+  [[noreturn]] static void dense_segment_error();
   MetricKind kind_ = MetricKind::kUnit;
   int dim_ = 0;
   Vector inverse_diagonal_;

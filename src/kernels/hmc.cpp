@@ -21,8 +21,13 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   if (options_.jitter_n_leapfrog && n_steps > 1)
     n_steps = 1 + static_cast<int>(stream.below(static_cast<std::uint64_t>(2 * n_steps - 1)));
 
-  z_.q = state.x;
-  z_.grad = state.grad;
+  // Only the Hamiltonian's ranges() are read and moved: the whole vector, or this member's
+  // pseudo-samples when the chain's space is partitioned over a group (hmc/partition.hpp).
+  const auto ranges = hamiltonian_.ranges();
+  for (const auto& r : ranges) {
+    z_.q.segment(r.begin, r.size) = state.x.segment(r.begin, r.size);
+    z_.grad.segment(r.begin, r.size) = state.grad.segment(r.begin, r.size);
+  }
   z_.potential = state.potential;
   hamiltonian_.sample_momentum(stream, z_);
   const double h0 = z_.hamiltonian();
@@ -31,14 +36,21 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   // n_steps separate leapfrog_step calls): one velocity, one drift and one kick per gradient.
   bool finite = true;
   int taken = 0;
-  z_.p.noalias() -= (0.5 * eps) * z_.grad;
+  auto kick = [&](double size) {
+    for (const auto& r : ranges)
+      z_.p.segment(r.begin, r.size).noalias() -= size * z_.grad.segment(r.begin, r.size);
+  };
+  kick(0.5 * eps);
   const bool unit_metric = hamiltonian_.metric().kind() == hmc::MetricKind::kUnit;
   while (taken < n_steps) {
-    if (unit_metric) {
-      z_.q.noalias() += eps * z_.p;  // velocity = p: skip the copy
-    } else {
-      hamiltonian_.metric().velocity(z_.p, z_.velocity);
-      z_.q.noalias() += eps * z_.velocity;
+    for (const auto& r : ranges) {
+      if (unit_metric) {
+        // velocity = p: skip the copy
+        z_.q.segment(r.begin, r.size).noalias() += eps * z_.p.segment(r.begin, r.size);
+      } else {
+        hamiltonian_.metric().velocity(z_.p, z_.velocity, r.begin, r.size);
+        z_.q.segment(r.begin, r.size).noalias() += eps * z_.velocity.segment(r.begin, r.size);
+      }
     }
     hamiltonian_.update_potential_gradient(z_);
     ++taken;
@@ -46,7 +58,7 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
       finite = false;
       break;
     }
-    z_.p.noalias() -= (taken < n_steps ? eps : 0.5 * eps) * z_.grad;
+    kick(taken < n_steps ? eps : 0.5 * eps);
   }
   if (finite) hamiltonian_.update_kinetic(z_);
 
@@ -61,8 +73,10 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   stats.accept_stat = std::min(1.0, std::exp(log_accept));
   stats.divergent = !finite || (h1 - h0) > 1000.0;
   if (std::log(stream.uniform()) < log_accept) {
-    state.x = z_.q;
-    state.grad = z_.grad;
+    for (const auto& r : ranges) {
+      state.x.segment(r.begin, r.size) = z_.q.segment(r.begin, r.size);
+      state.grad.segment(r.begin, r.size) = z_.grad.segment(r.begin, r.size);
+    }
     state.potential = z_.potential;
     stats.accepted = true;
     stats.energy = h1;

@@ -15,11 +15,12 @@ namespace pemc::kernels {
 namespace {
 
 // Generalised no-U-turn criterion (Betancourt 2017, eq. 4.2 with velocities): the trajectory may
-// keep growing while both end velocities still point along the summed momentum rho.
+// keep growing while both end velocities still point along the summed momentum rho. Through the
+// Hamiltonian: its dot products are collective when the space is partitioned over a group.
 template <class Minus, class Plus, class Rho>
-bool no_u_turn(const Eigen::MatrixBase<Minus>& p_sharp_minus,
+bool no_u_turn(const hmc::Hamiltonian& h, const Eigen::MatrixBase<Minus>& p_sharp_minus,
                const Eigen::MatrixBase<Plus>& p_sharp_plus, const Eigen::MatrixBase<Rho>& rho) {
-  return (p_sharp_plus.dot(rho) > 0.0) & (p_sharp_minus.dot(rho) > 0.0);
+  return h.no_u_turn(p_sharp_minus, p_sharp_plus, rho);
 }
 
 // Weights s e^m with s in [kWeightMin, kWeightMax] need no rebasing: sums of up to 2^30 such
@@ -301,7 +302,7 @@ bool NutsKernel::build_tree(detail::NutsWork<N>& w, hmc::PhasePoint& z, int dept
     }
     propose = merge_samples(w, first, second, w_first, w_second, sum_weight, draws);
     rho = beg.p + w.tip_p(z);
-    return no_u_turn(beg.p_sharp, w.tip_sharp(z), rho);
+    return no_u_turn(hamiltonian_, beg.p_sharp, w.tip_sharp(z), rho);
   }
 
   auto& s = w.levels[static_cast<std::size_t>(depth)];
@@ -325,9 +326,9 @@ bool NutsKernel::build_tree(detail::NutsWork<N>& w, hmc::PhasePoint& z, int dept
   // half's momenta plus the first half's last momentum.
   rho = s.rho_init + s.rho_final;
   // (`&`, not `&&`: one branch for the three criteria, which hold together until a U-turn.)
-  return no_u_turn(beg.p_sharp, w.tip_sharp(z), rho) &
-         no_u_turn(beg.p_sharp, s.final_beg.p_sharp, s.rho_init + s.final_beg.p) &
-         no_u_turn(s.init_end.p_sharp, w.tip_sharp(z), s.rho_final + s.init_end.p);
+  return no_u_turn(hamiltonian_, beg.p_sharp, w.tip_sharp(z), rho) &
+         no_u_turn(hamiltonian_, beg.p_sharp, s.final_beg.p_sharp, s.rho_init + s.final_beg.p) &
+         no_u_turn(hamiltonian_, s.init_end.p_sharp, w.tip_sharp(z), s.rho_final + s.init_end.p);
 }
 
 TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
@@ -415,12 +416,12 @@ TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::
     const auto& rho_bck = w.part_rho[detail::kBackward];
     const auto& rho_fwd = w.part_rho[detail::kForward];
     w.rho = rho_bck + rho_fwd;
-    bool persist = no_u_turn(bck.p_sharp, fwd.p_sharp, w.rho);
+    bool persist = no_u_turn(hamiltonian_, bck.p_sharp, fwd.p_sharp, w.rho);
     // After the first doubling both parts are single points and the checks across the join
     // repeat this one (same ends, same sum).
     if (depth > 1)
-      persist &= no_u_turn(bck.p_sharp, fwd_join.p_sharp, rho_bck + fwd_join.p) &
-                 no_u_turn(bck_join.p_sharp, fwd.p_sharp, rho_fwd + bck_join.p);
+      persist &= no_u_turn(hamiltonian_, bck.p_sharp, fwd_join.p_sharp, rho_bck + fwd_join.p) &
+                 no_u_turn(hamiltonian_, bck_join.p_sharp, fwd.p_sharp, rho_fwd + bck_join.p);
     if (!persist) break;
   }
 

@@ -10,6 +10,7 @@
 
 #include "config/factories.hpp"
 #include "core/error.hpp"
+#include "hmc/partition.hpp"
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
 
@@ -84,6 +85,13 @@ void call_runner(const F& f, Args&&... args) {
   }
 }
 
+// A space partitioned over several members (pseudo-sample blocks: hmc/partition.hpp), or
+// nullptr. Each member's state then holds only its own items up to date between gathers.
+const hmc::Partition* distributed_partition(const targets::Target& space) {
+  const auto* p = dynamic_cast<const hmc::PartitionedSpace*>(&space);
+  return p && p->partition().group_size() > 1 ? &p->partition() : nullptr;
+}
+
 }  // namespace
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
@@ -106,6 +114,12 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     auto setup = config::make_sampler(config.sampler(), target, group);
     auto& kernel = setup.kernel;
     const targets::Target& space = *setup.space;
+    // Blocks: a transition moves only this member's pseudo-samples (and leaves the gradient's
+    // other entries zero), so the full state is gathered — once per iteration at most — where it
+    // is needed: before warmup adaptation (every member's adapter then sees the same draws, so
+    // step size and metric stay identical), before a record, and for a checkpoint.
+    const hmc::Partition* blocks = distributed_partition(space);
+    bool state_gathered = true;
     kernels::ChainState state;
     state.x.resize(space.dim());
     bool found = resume != nullptr;
@@ -118,6 +132,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
       state.grad = Eigen::Map<const Vector>(resume->grad().data(), resume->grad_size());
       state.potential = resume->potential();
       grad_evals = resume->grad_evals();
+      // The checkpoint holds the full gradient; a member keeps its own entries (as a transition
+      // leaves them).
+      if (blocks) blocks->zero_nonlocal(state.grad);
     }
     for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
       rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
@@ -175,6 +192,11 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     } else if (n_warmup > 0) {
       kernel->begin_warmup(n_warmup);
     }
+    auto gather_state = [&] {
+      if (state_gathered) return;
+      blocks->gather(state.x);
+      state_gathered = true;
+    };
     for (std::int64_t t = t_begin; t < n_warmup + n_iter; ++t) {
       if (t > t_begin) {
         // Every member of a group checkpoints at the same boundary: the leader decides.
@@ -187,9 +209,16 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           ck.set_seed(task.seed);
           ck.set_run_id(config.name());
           ck.set_next_iteration(t);
+          gather_state();
           ck.mutable_x()->Add(state.x.data(), state.x.data() + state.x.size());
           ck.set_potential(state.potential);
-          ck.mutable_grad()->Add(state.grad.data(), state.grad.data() + state.grad.size());
+          if (blocks) {
+            Vector grad = state.grad;  // the full gradient, from every member's own entries
+            blocks->gather(grad);
+            ck.mutable_grad()->Add(grad.data(), grad.data() + grad.size());
+          } else {
+            ck.mutable_grad()->Add(state.grad.data(), state.grad.data() + state.grad.size());
+          }
           // A kernel without support leaves the state empty; the runner reports it.
           if (kernel->can_checkpoint()) kernel->save_state(*ck.mutable_kernel());
           ck.set_group_size(group_size);
@@ -216,8 +245,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
       }
       rng::Stream stream(task.seed, rng::Domain::kTransition, task.chain_id, t);
       const auto stats = kernel->transition(state, stream);
+      state_gathered = blocks == nullptr;
       grad_evals += stats.n_gradient_evals;
       if (warmup) {
+        gather_state();
         kernel->adapt(t, state, stats);
       } else {
         sum_accept += stats.accept_stat;
@@ -228,6 +259,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
       if ((warmup && config.output().write_warmup()) || (!warmup && i % thin == 0)) {
         draw.set_iteration(i);
         draw.set_warmup(warmup);
+        gather_state();
         fill_draw(draw, state, stats);
         fill_weighted_view(draw, space, state, view);
         if (cb.emit) call_runner(cb.emit, record);

@@ -141,10 +141,10 @@ name: "slow"
 target { $GAUSS }
 sampler { nuts { step_size: 0.2 metric: DIAGONAL adaptation { enabled: true adapt_metric: true } } }
 warmup: 200
-iterations: 3000000
+iterations: 12000000
 seeds { values: [5] }
 init { uniform_radius: 2.0 }
-output { path: "$WORK/slow.pemc" thin: 500 }
+output { path: "$WORK/slow.pemc" thin: 2000 }
 CFG
 run_mpi 2 "$DIST" "$WORK/slow.pbtxt" --output "$WORK/slow.full.pemc" --log-level warn
 "$REPORT" export "$WORK/slow.full.pemc" | sort > "$WORK/slow.full.csv"

@@ -42,4 +42,32 @@ done
 [ "$(wc -l < "$WORK/pe1.csv")" -eq $((2 * 150 + 1)) ] || fail "expected 301 rows from -n 1"
 cmp -s "$WORK/pe1.csv" "$WORK/pe2.csv" || fail "pemc-dist: -n 1 and -n 2 PE draws differ"
 cmp -s "$WORK/pe1.csv" "$WORK/pe4.csv" || fail "pemc-dist: -n 1 and -n 4 PE draws differ"
+# HMC with fixed beta and diagonal metric adaptation; warmup draws written and sampling draws
+# thinned, so the state is gathered at some iterations and not at others.
+cat > "$WORK/pe_hmc.pbtxt" <<CFG
+name: "pe_blocks_hmc"
+target { mixture { preset: KOU_A } }
+sampler {
+  pseudo_extended {
+    n_pseudo: 5
+    fixed_beta: 0.3
+    ranks_per_chain: 2
+    hmc { step_size: 0.05 n_leapfrog: 8 jitter_step_size: true metric: DIAGONAL
+          adaptation { enabled: true adapt_metric: true } }
+  }
+}
+warmup: 80
+iterations: 120
+seeds { base: 3 count: 2 }
+init { uniform_box { lower: 0 upper: 10 } }
+output { path: "$WORK/pe_hmc.pemc" write_warmup: true thin: 3 }
+CFG
+for n in 1 2 4; do
+  run_mpi "$n" "$DIST" "$WORK/pe_hmc.pbtxt" --output "$WORK/pe_hmc$n.pemc" --log-level warn \
+    || fail "pemc-dist (HMC) -n $n failed"
+  "$REPORT" export "$WORK/pe_hmc$n.pemc" --include-warmup | sort > "$WORK/pe_hmc$n.csv"
+done
+[ "$(wc -l < "$WORK/pe_hmc1.csv")" -eq $((2 * (80 + 40) + 1)) ] || fail "expected 241 rows from -n 1 (HMC)"
+cmp -s "$WORK/pe_hmc1.csv" "$WORK/pe_hmc2.csv" || fail "pemc-dist: -n 1 and -n 2 PE HMC draws differ"
+cmp -s "$WORK/pe_hmc1.csv" "$WORK/pe_hmc4.csv" || fail "pemc-dist: -n 1 and -n 4 PE HMC draws differ"
 echo "1 passed, 0 failed"

@@ -1,12 +1,14 @@
 // Pseudo-sample blocks over MPI ranks (issue 4): one pseudo-extended chain spread over all ranks
-// of MPI_COMM_WORLD (MpiGroupComm). Every rank evaluates its block of pseudo-samples, the blocks
-// are allgathered in global index order, and every rank assembles the rest identically, so
-//   - the potential and gradient bits, and
-//   - whole NUTS and HMC chains (with step-size and metric adaptation)
+// of MPI_COMM_WORLD (MpiGroupComm). Every rank owns a block of pseudo-samples, integrates only
+// those, and exchanges only per-pseudo-sample scalars, summed in global index order, so
+//   - the potential and the (gathered) gradient bits, and
+//   - whole NUTS and HMC chains (sampled and fixed beta, step-size and diagonal metric
+//     adaptation; the state gathered once per iteration, as the chain driver does)
 // must be the same on every rank AND the same for any number of ranks. This program prints one
 // line per case with hashes of every bit; tests/mpi/pe_blocks_test.sh runs it under mpirun -n 1, 2
-// and 4 and compares the outputs. It also exits 1 if the ranks of one run disagree, and checks
-// that a target throwing on one rank makes every rank throw (no rank left waiting).
+// and 4 and compares the outputs. It also exits 1 if the ranks of one run disagree, if a rank's
+// gradient is not zero outside its own pseudo-samples, and checks that a target throwing on one
+// rank makes every rank throw (no rank left waiting).
 //
 //   mpirun -n K pe_blocks_check
 #include <boost/mpi/collectives.hpp>
@@ -80,9 +82,10 @@ struct Case {
   extended::PseudoExtendedOptions options;
 };
 
-// Potential and gradient at fixed points; then a NUTS and an HMC chain from a fixed start.
-std::vector<std::uint64_t> run_case(const Case& c, parallel::GroupCommPtr group) {
+// Potential and gradient at fixed points; then a NUTS and two HMC chains from a fixed start.
+std::vector<std::uint64_t> run_case(const Case& c, parallel::GroupCommPtr group, int& bad) {
   auto pe = std::make_shared<extended::PseudoExtendedTarget>(kou(c.scenario_b), c.options, group);
+  const hmc::Partition& blocks = pe->partition();
   const int dim = pe->dim();
   Hash values;
   Vector g(dim), z(dim);
@@ -90,7 +93,12 @@ std::vector<std::uint64_t> run_case(const Case& c, parallel::GroupCommPtr group)
     rng::Stream s(p, rng::Domain::kTest, 1, 0);
     for (int j = 0; j < dim; ++j)
       z[j] = j < 2 * c.options.n_pseudo ? 10.0 * s.uniform() : s.normal();
+    g.setConstant(1.0);
     values.add(pe->potential_and_gradient(z, g));
+    Vector own = g;
+    blocks.zero_nonlocal(own);
+    if (own != g) ++bad;  // entries of other ranks' pseudo-samples must be zero
+    blocks.gather(g);
     values.add(g);
     values.add(pe->potential(z));
   }
@@ -110,6 +118,7 @@ std::vector<std::uint64_t> run_case(const Case& c, parallel::GroupCommPtr group)
       if (t == n_warmup) k.end_warmup();
       rng::Stream s(3, rng::Domain::kTransition, 0, static_cast<std::uint64_t>(t));
       const auto stats = k.transition(st, s);
+      blocks.gather(st.x);  // as the chain driver does, once per iteration
       if (t < n_warmup) k.adapt(t, st, stats);
       h.add(st.x);
       h.add(st.potential);
@@ -131,7 +140,14 @@ std::vector<std::uint64_t> run_case(const Case& c, parallel::GroupCommPtr group)
   ho.n_leapfrog = 10;
   ho.jitter_n_leapfrog = true;
   kernels::HmcKernel hmc(pe, hmc::Metric::unit(dim), ho);
-  return {values.h, chain(nuts, 60, 60), chain(hmc, 0, 60)};
+  kernels::HmcOptions ha;
+  ha.step_size = 0.02;
+  ha.n_leapfrog = 8;
+  ha.jitter_step_size = true;
+  ha.adaptation = adapt;
+  ha.adaptation->step_size.target_accept = 0.65;
+  kernels::HmcKernel hmc_adapt(pe, hmc::Metric::diagonal(Vector::Ones(dim)), ha);
+  return {values.h, chain(nuts, 60, 60), chain(hmc, 0, 60), chain(hmc_adapt, 60, 40)};
 }
 
 }  // namespace
@@ -161,7 +177,7 @@ int main(int argc, char** argv) {
   }
   int bad = 0;
   for (const Case& c : cases) {
-    const auto h = run_case(c, group);
+    const auto h = run_case(c, group, bad);
     for (std::size_t k = 0; k < h.size(); ++k) {
       // Every rank of this run must agree.
       std::uint64_t lo = 0, hi = 0;
@@ -170,9 +186,10 @@ int main(int argc, char** argv) {
       if (lo != hi) ++bad;
     }
     if (world.rank() == 0)
-      std::printf("%-20s values %016llx  nuts %016llx  hmc %016llx\n", c.name.c_str(),
-                  static_cast<unsigned long long>(h[0]), static_cast<unsigned long long>(h[1]),
-                  static_cast<unsigned long long>(h[2]));
+      std::printf("%-20s values %016llx  nuts %016llx  hmc %016llx  hmc_adapt %016llx\n",
+                  c.name.c_str(), static_cast<unsigned long long>(h[0]),
+                  static_cast<unsigned long long>(h[1]), static_cast<unsigned long long>(h[2]),
+                  static_cast<unsigned long long>(h[3]));
   }
   // A throw at pseudo-sample 4 of 6 (on one rank when several) must reach every rank.
   {

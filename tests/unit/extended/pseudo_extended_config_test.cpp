@@ -70,6 +70,18 @@ TEST(PseudoExtendedConfig, EachBrokenRuleNamesItsField) {
             Paths{"sampler.pseudo_extended.beta_lower"});
   EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 ranks_per_chain: -1" + k))),
             Paths{"sampler.pseudo_extended.ranks_per_chain"});
+  // Blocks over several ranks: each integrates only its own pseudo-samples, a dense metric
+  // couples them all.
+  EXPECT_EQ(paths(config_problems(
+                parse("n_pseudo: 4 ranks_per_chain: 2 nuts { step_size: 0.1 metric: DENSE }"))),
+            Paths{"sampler.pseudo_extended.nuts.metric"});
+  EXPECT_EQ(paths(config_problems(
+                parse("n_pseudo: 4 ranks_per_chain: 2 hmc { step_size: 0.1 metric: DENSE }"))),
+            Paths{"sampler.pseudo_extended.hmc.metric"});
+  EXPECT_TRUE(
+      config_problems(parse("n_pseudo: 4 ranks_per_chain: 1 nuts { metric: DENSE }")).empty());
+  EXPECT_TRUE(
+      config_problems(parse("n_pseudo: 4 ranks_per_chain: 2 nuts { metric: DIAGONAL }")).empty());
   EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 beta_instrumental { a: 0 }" + k))),
             Paths{"sampler.pseudo_extended.beta_instrumental.a"});
   EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 beta_target { b: -1 }" + k), "x")),
