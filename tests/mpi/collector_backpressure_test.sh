@@ -42,5 +42,5 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ -e "$out.ckpt" ] || fail "no checkpoint $out.ckpt"
 grep -q "checkpointed (" "$WORK/flood.err" || fail "no 'checkpointed' log line"
 v=$("$REPORT" verify "$out" 2>&1 || true)
-echo "$v" | grep -q "checksums OK" || fail "record file after the stop: $v"
+grep -q <<< "$v" "checksums OK" || fail "record file after the stop: $v"
 echo "ok: stopped with a checkpoint ${ms} ms after SIGUSR1; $v"

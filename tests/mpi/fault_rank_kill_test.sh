@@ -10,7 +10,7 @@ passed=0
 rank_pid() {
   local p
   for p in $(pgrep -P "$1"); do
-    if tr '\0' '\n' 2>/dev/null < "/proc/$p/environ" | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+    if tr '\0' '\n' 2>/dev/null < "/proc/$p/environ" | grep -cx >/dev/null "OMPI_COMM_WORLD_RANK=$2"; then
       echo "$p"; return 0
     fi
   done
@@ -62,13 +62,13 @@ for victim in 2 0; do
   v=$("$REPORT" verify "$out" || true)
   n=$(good_records "$out")
   [ "$n" -ge 2 ] || fail "rank $victim killed: verify found $n good records: $v"
-  if echo "$v" | grep -q ": OK ("; then fail "rank $victim killed: a footer was written?! $v"; fi
-  echo "$v" | grep -qE "no footer|DAMAGED at byte [0-9]+ \(record [0-9]+\): torn frame" ||
+  if grep -q <<< "$v" ": OK ("; then fail "rank $victim killed: a footer was written?! $v"; fi
+  grep -qE <<< "$v" "no footer|DAMAGED at byte [0-9]+ \(record [0-9]+\): torn frame" ||
     fail "rank $victim killed: unexpected verify result: $v"
   # ... and is summarised up to there.
   # summarize exits 1 for a damaged (torn) file, after summarising it: look at what it printed.
   s=$("$REPORT" summarize "$out" --format json 2>/dev/null || true)
-  echo "$s" | grep -qE '"n_draws": [1-9]' || fail "rank $victim killed: summarize found no draws"
+  grep -qE <<< "$s" '"n_draws": [1-9]' || fail "rank $victim killed: summarize found no draws"
   echo "rank $victim killed: exit $rc after ${secs}s; $(grep -m1 -oE "process rank $victim .*" "$log"); $v"
   passed=$((passed + 1))
 done

@@ -36,30 +36,30 @@ for key in '"by"' '"groups"' '"key"' '"sampler"' '"target"' '"dim"' '"n_chains"'
            '"excluded"' '"mean"' '"sd"' '"rmse"' '"truth"' '"second_moment"' '"rmse_all"' \
            '"wall_seconds_mean"' '"n_gradient_evals_mean"' '"n_draws_mean"' '"kish_ess_mean"' \
            '"mse_x_time"' '"mse_x_grad_evals"' '"estimates"' '"truth_log_z"' '"notes"'; do
-  echo "$json" | grep -q "$key:" || fail "compare JSON lacks key $key"
+  grep -q <<< "$json" "$key:" || fail "compare JSON lacks key $key"
 done
 [ "$(echo "$json" | grep -c '"n_chains": 3')" -eq 2 ] || fail "expected two groups of 3 chains"
-echo "$json" | grep -q '"key": "gauss_hmc"' || fail "no gauss_hmc group"
-echo "$json" | grep -q '"key": "gauss_nuts"' || fail "no gauss_nuts group"
+grep -q <<< "$json" '"key": "gauss_hmc"' || fail "no gauss_hmc group"
+grep -q <<< "$json" '"key": "gauss_nuts"' || fail "no gauss_nuts group"
 passed=$((passed + 1))
 
 # 2. Markdown (the paper's layout: truth row, one row per run) and CSV (header + one row per run).
 md=$("$REPORT" compare "$WORK/hmc.pemc" "$WORK/nuts.pemc")
-echo "$md" | grep -q '^| run | sampler | chains | E\[x1\] | E\[x2\] |' || { echo "$md"; fail "markdown header"; }
-echo "$md" | grep -q '^| \*truth\* |  |  | 1 | -1 |' || { echo "$md"; fail "markdown truth row"; }
-echo "$md" | grep -q '^| gauss_hmc | hmc | 3 |' || { echo "$md"; fail "markdown hmc row"; }
-echo "$md" | grep -q 'RMSE against the exact truth' || fail "markdown RMSE table"
+grep -q <<< "$md" '^| run | sampler | chains | E\[x1\] | E\[x2\] |' || { echo "$md"; fail "markdown header"; }
+grep -q <<< "$md" '^| \*truth\* |  |  | 1 | -1 |' || { echo "$md"; fail "markdown truth row"; }
+grep -q <<< "$md" '^| gauss_hmc | hmc | 3 |' || { echo "$md"; fail "markdown hmc row"; }
+grep -q <<< "$md" 'RMSE against the exact truth' || fail "markdown RMSE table"
 csv=$("$REPORT" compare "$WORK/hmc.pemc" "$WORK/nuts.pemc" --format csv)
 [ "$(echo "$csv" | wc -l)" -eq 3 ] || { echo "$csv"; fail "CSV: expected header + 2 rows"; }
-echo "$csv" | head -1 | grep -q '^key,sampler,target,dim,n_chains,' || fail "CSV header"
-echo "$csv" | grep -q '^gauss_nuts,nuts,gaussian,2,3,' || fail "CSV nuts row"
+echo "$csv" | head -1 | grep -c >/dev/null '^key,sampler,target,dim,n_chains,' || fail "CSV header"
+grep -q <<< "$csv" '^gauss_nuts,nuts,gaussian,2,3,' || fail "CSV nuts row"
 passed=$((passed + 1))
 
 # 3. Grouping across files: the partial NUTS file adds its chain to the gauss_nuts group
 #    (seed 4 again: diagnose warns that identical chains appear twice).
 json=$("$REPORT" compare "$WORK/nuts.pemc" "$WORK/nuts_part.pemc" --format json)
-echo "$json" | grep -q '"n_chains": 4' || fail "chains of one run in two files were not grouped"
-"$REPORT" compare "$WORK/hmc.pemc" "$WORK/nuts.pemc" --by target --format json | grep -q '"n_chains": 6' \
+grep -q <<< "$json" '"n_chains": 4' || fail "chains of one run in two files were not grouped"
+"$REPORT" compare "$WORK/hmc.pemc" "$WORK/nuts.pemc" --by target --format json | grep -c >/dev/null '"n_chains": 6' \
   || fail "--by target did not merge the two runs"
 passed=$((passed + 1))
 
@@ -68,7 +68,7 @@ diag=$("$REPORT" diagnose "$WORK/hmc.pemc" "$WORK/nuts.pemc" --format json)
 for key in '"run_id"' '"quantity"' '"max_rhat"' '"min_ess_bulk"' '"min_ess_tail"' '"parameters"' \
            '"rhat_bulk"' '"rhat_folded"' '"ess_bulk"' '"ess_tail"' '"chains"' '"mean_accept_stat"' \
            '"n_divergent"' '"mean_tree_depth"' '"kish_ess"' '"estimates"' '"files"'; do
-  echo "$diag" | grep -q "$key:" || fail "diagnose JSON lacks key $key"
+  grep -q <<< "$diag" "$key:" || fail "diagnose JSON lacks key $key"
 done
 for v in $(echo "$diag" | grep '"max_rhat"' | sed 's/.*: //; s/,//'); do
   awk -v r="$v" 'BEGIN { exit !(r < 1.05) }' || fail "max R-hat $v >= 1.05 for a 2-D Gaussian"
@@ -76,7 +76,7 @@ done
 for v in $(echo "$diag" | grep '"min_ess_bulk"' | sed 's/.*: //; s/,//'); do
   awk -v e="$v" 'BEGIN { exit !(e > 300) }' || fail "min bulk ESS $v <= 300 from 4500 draws"
 done
-"$REPORT" diagnose "$WORK/nuts.pemc" "$WORK/nuts_part.pemc" | grep -q "appears in more than one file" \
+"$REPORT" diagnose "$WORK/nuts.pemc" "$WORK/nuts_part.pemc" | grep -c >/dev/null "appears in more than one file" \
   || fail "duplicate chains not noted"
 "$REPORT" diagnose "$WORK/hmc.pemc" --coords 1 --max-draws 500 --format json > "$WORK/d.json"
 grep -q '"thinned_by": 3' "$WORK/d.json" || fail "--max-draws 500 on 1500 draws: expected stride 3"

@@ -7,10 +7,10 @@ passed=0
 
 # 1. A normal run: exit 0, verify OK, summary has the stable keys and 4 chains with 300 draws each.
 run_mpi 3 "$DIST" "$cfg" --output "$out" --iterations 300 --warmup 100 --log-level warn
-"$REPORT" verify "$out" | grep -q ": OK (" || fail "verify did not say OK"
+"$REPORT" verify "$out" | grep -c >/dev/null ": OK (" || fail "verify did not say OK"
 json=$("$REPORT" summarize "$out" --format json)
 for key in run_id sampler target seed n_draws mean second_moment n_gradient_evals wall_seconds; do
-  echo "$json" | grep -q "\"$key\":" || fail "summary JSON lacks key $key"
+  grep -q <<< "$json" "\"$key\":" || fail "summary JSON lacks key $key"
 done
 [ "$(echo "$json" | grep -c '"n_draws": 300')" -eq 4 ] || fail "expected 4 chains with 300 draws"
 passed=$((passed + 1))
@@ -28,7 +28,7 @@ passed=$((passed + 1))
 
 # 3. --overwrite replaces it.
 run_mpi 2 "$DIST" "$cfg" --output "$out" --iterations 10 --warmup 0 --overwrite --log-level warn
-"$REPORT" summarize "$out" --format json | grep -q '"n_draws": 10' || fail "--overwrite did not replace"
+"$REPORT" summarize "$out" --format json | grep -c >/dev/null '"n_draws": 10' || fail "--overwrite did not replace"
 passed=$((passed + 1))
 
 # 4. A bad config exits 2 on every rank count, before any output is created, naming file:line and field.
@@ -52,9 +52,9 @@ done
 passed=$((passed + 1))
 
 # 5. --validate checks without running; --version and --help work without mpirun.
-"$DIST" "$cfg" --validate --output "$WORK/v.pemc" | grep -q "OK" || fail "--validate did not say OK"
-"$DIST" --version | grep -q "pemc-dist" || fail "--version"
-"$DIST" --help | grep -q -- "--set" || fail "--help does not list --set"
+"$DIST" "$cfg" --validate --output "$WORK/v.pemc" | grep -c >/dev/null "OK" || fail "--validate did not say OK"
+"$DIST" --version | grep -c >/dev/null "pemc-dist" || fail "--version"
+"$DIST" --help | grep -c >/dev/null -- "--set" || fail "--help does not list --set"
 passed=$((passed + 1))
 
 # 6. A torn file (a crash mid-write) is summarised up to the damage with a warning, exit 1.

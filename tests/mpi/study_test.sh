@@ -19,9 +19,9 @@ cmp -s "$WORK/slice.csv" "$WORK/expected.csv" || fail "--task-range 3:7 differs 
 # Summaries name each run's sampler and compare with the banana's exact truth.
 json=$("$REPORT" summarize "$WORK/n4.pemc" --format json)
 for s in hmc nuts mala; do
-  echo "$json" | grep -q "\"sampler\": \"$s\"" || fail "summary lacks sampler $s"
+  grep -q <<< "$json" "\"sampler\": \"$s\"" || fail "summary lacks sampler $s"
 done
-echo "$json" | grep -q '"error_mean"' || fail "summary lacks error_mean"
+grep -q <<< "$json" '"error_mean"' || fail "summary lacks error_mean"
 # Bad ranges are config errors.
 set +e
 "$DIST" "$cfg" --validate --output "$WORK/v.pemc" --task-range 5:99 > "$WORK/log" 2>&1

@@ -94,7 +94,7 @@ id=$(submit --ntasks=3 --time=5 -J "$name" "$ROOT/deploy/slurm/pemc-dist.sbatch"
 if wait_jobs 240 "$id"; then
   st=$(job_field "$id" JobState); ec=$(job_field "$id" ExitCode); log="$WORK/slurm-$name-$id.out"
   if [ "$st" != COMPLETED ] || [ "$ec" != 0:0 ]; then fail $name "job $id state $st exit $ec" "$log"
-  elif ! "$REPORT" verify "$WORK/out/single.pemc" | grep -q ": OK ("; then fail $name "verify did not say OK" "$log"
+  elif ! "$REPORT" verify "$WORK/out/single.pemc" | grep -c >/dev/null ": OK ("; then fail $name "verify did not say OK" "$log"
   elif [ "$(draws_of "$WORK/out/single.pemc")" != "4x300 " ]; then fail $name "expected 4 chains x 300 draws, got $(draws_of "$WORK/out/single.pemc")" "$log"
   elif ! grep -q "3 ranks via srun" "$log"; then fail $name "log does not show 3 ranks via srun" "$log"
   else pass $name; fi
@@ -108,7 +108,7 @@ if wait_jobs 240 "$id"; then
   st=$(job_field "$id" JobState); ec=$(job_field "$id" ExitCode); log="$WORK/slurm-$name-$id.out"
   out="$WORK/out/slurm_gaussian.$id.pemc"
   if [ "$st" != COMPLETED ] || [ "$ec" != 0:0 ]; then fail $name "job $id state $st exit $ec" "$log"
-  elif ! "$REPORT" verify "$out" | grep -q ": OK ("; then fail $name "verify of the default output $out did not say OK" "$log"
+  elif ! "$REPORT" verify "$out" | grep -c >/dev/null ": OK ("; then fail $name "verify of the default output $out did not say OK" "$log"
   elif [ "$(means_of "$out")" != "$(means_of "$WORK/out/single.pemc")" ]; then fail $name "draws differ from the srun job's" "$log"
   else pass $name; fi
 else fail $name "job $id did not finish in 240 s"; scancel "$id"; fi
@@ -133,7 +133,7 @@ if wait_jobs 400 "$id"; then
   bad=""
   for i in 0 1 2 3; do
     f="$WORK/out/slurm_gaussian.task-$i.pemc"
-    "$REPORT" verify "$f" 2>&1 | grep -q ": OK (" || bad="$bad task-$i"
+    "$REPORT" verify "$f" 2>&1 | grep -c >/dev/null ": OK (" || bad="$bad task-$i"
   done
   logs=("$WORK"/slurm-$name-"${id}"_*.out)
   if [ -n "$bad" ]; then fail $name "not OK:$bad" "${logs[@]}"
@@ -165,7 +165,7 @@ victim=""
 for _ in $(seq 1 150); do  # up to 30 s for the job to start and flush its first batches
   for p in $(pgrep -x pemc-dist); do
     env=$(tr '\0' '\n' 2>/dev/null < "/proc/$p/environ" || true)
-    if echo "$env" | grep -qx "SLURM_JOB_ID=$id" && echo "$env" | grep -qx "SLURM_PROCID=1"; then victim=$p; fi
+    if grep -qx <<< "$env" "SLURM_JOB_ID=$id" && grep -qx <<< "$env" "SLURM_PROCID=1"; then victim=$p; fi
   done
   [ -n "$victim" ] && [ "$(stat -c %s "$WORK/out/killed.pemc" 2>/dev/null || echo 0)" -gt 4096 ] && break
   sleep 0.2
@@ -179,7 +179,7 @@ else
     if [ "$took" -gt 30 ]; then fail $name "the job took ${took}s to end after the kill" "$log"
     elif [ "$st" != FAILED ]; then fail $name "expected FAILED, got $st $ec" "$log"
     elif ! grep -qE "task 1: Killed" "$log"; then fail $name "the log does not name task 1" "$log"
-    elif ! echo "$v" | grep -qE "no footer|torn frame"; then fail $name "unexpected verify result: $v" "$log"
+    elif ! grep -qE <<< "$v" "no footer|torn frame"; then fail $name "unexpected verify result: $v" "$log"
     else echo "  ended ${took}s after the kill: $st $ec; $(grep -m1 'task 1: Killed' "$log"); $v"; pass $name; fi
   else fail $name "job $id still running 60 s after a rank was killed (hang)" "$log"; scancel "$id"; fi
 fi
@@ -225,7 +225,7 @@ if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
     elif [ ! -e "$WORK/out/long.pemc.ckpt" ]; then fail $name "no checkpoint after the last stop" "$log"
     elif [ -z "$n0" ] || [ "$n0" -lt 2 ] || [ -z "$n1" ] || [ "$n1" -lt 2 ]; then
       fail $name "interrupted files do not hold header + draws: '$v0' / '$v1'" "$log"
-    elif echo "$v0$v1" | grep -q ": OK ("; then fail $name "an interrupted file has a footer?! '$v0' / '$v1'" "$log"
+    elif echo "$v0$v1" | grep -c >/dev/null ": OK ("; then fail $name "an interrupted file has a footer?! '$v0' / '$v1'" "$log"
     else
       echo "  attempt 0: $v0"; echo "  attempt 1: $v1"
       grep -E "SIGUSR1|requeue|stopped" "$log" | sed 's/^/  log: /'
@@ -247,7 +247,7 @@ if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
       fail $name "pemc-dist did not stop with status 4 (checkpointed)" "$log"
     elif ! grep -q "checkpointed (" "$log" || [ ! -e "$WORK/out/long-mpirun.pemc.ckpt" ]; then
       fail $name "no checkpoint on the stop" "$log"
-    elif ! echo "$v" | grep -q "checksums OK"; then fail $name "record file: $v" "$log"
+    elif ! grep -q <<< "$v" "checksums OK"; then fail $name "record file: $v" "$log"
     else
       echo "  $v"
       pass $name
