@@ -1,5 +1,7 @@
 #include "records/posix_io.hpp"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 #include <unistd.h>
@@ -74,6 +76,15 @@ std::size_t read_some(int fd, char* data, std::size_t size, const std::filesyste
     total += static_cast<std::size_t>(n);
   }
   return total;
+}
+
+void fsync_parent_directory(const std::filesystem::path& path) {
+  std::filesystem::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;
+  (void)::fsync(dfd);
+  (void)::close(dfd);
 }
 
 }  // namespace pemc::records::detail

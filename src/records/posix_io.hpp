@@ -1,5 +1,5 @@
 #pragma once
-// Small POSIX helpers shared by the record writer and reader (internal to pemc::records).
+// Small POSIX helpers shared by the record writer and reader, and by the runner's checkpoint files.
 // They turn errno into messages that name the file, so every IoError says what failed and where.
 #include <cstddef>
 #include <filesystem>
@@ -20,5 +20,9 @@ void write_all(int fd, const char* data, std::size_t size, const std::filesystem
 // Reads up to `size` bytes, retrying EINTR and short reads until `size` bytes or end of file;
 // returns the byte count (0 at end of file). Throws IoError naming `path` on a read error.
 std::size_t read_some(int fd, char* data, std::size_t size, const std::filesystem::path& path);
+
+// Best effort: fsyncs the directory holding `path`, making a new or renamed entry durable. A
+// failure here loses nothing already fsynced, so it is not an error.
+void fsync_parent_directory(const std::filesystem::path& path);
 
 }  // namespace pemc::records::detail

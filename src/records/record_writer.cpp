@@ -34,17 +34,6 @@ std::int64_t count_frame_lengths(std::string_view frames) {
   return n;
 }
 
-// Best effort: makes the new directory entry durable. Failure here does not lose records already
-// fsynced, so it is not an error.
-void fsync_parent_directory(const std::filesystem::path& path) {
-  std::filesystem::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return;
-  (void)::fsync(dfd);
-  (void)::close(dfd);
-}
-
 }  // namespace
 
 RecordWriter::RecordWriter(const std::filesystem::path& path, Options options) : path_(path) {
@@ -200,7 +189,7 @@ void RecordWriter::close() {
       throw IoError(error_);
     }
   }
-  if (is_regular_file_) fsync_parent_directory(path_);
+  if (is_regular_file_) detail::fsync_parent_directory(path_);
 }
 
 void RecordWriter::release() noexcept {

@@ -6,43 +6,18 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "records/frame.hpp"
+#include "records/posix_io.hpp"
 
 namespace pemc::runner {
-namespace {
 
-std::string sys_error(const std::filesystem::path& path, const std::string& what, int e) {
-  return path.string() + ": " + what + ": " + std::strerror(e);
-}
-
-void fsync_directory_of(const std::filesystem::path& path) {
-  std::filesystem::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return;
-  (void)::fsync(dfd);
-  (void)::close(dfd);
-}
-
-void write_all_fd(int fd, const char* p, std::size_t n, const std::filesystem::path& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(sys_error(path, errno == ENOSPC ? "disk full (ENOSPC)" : "write failed", errno));
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-}  // namespace
+// Messages name the file and the errno (records/posix_io.hpp), like the record files' errors.
+using records::detail::io_message;
 
 std::filesystem::path checkpoint_path(const v1::RunConfig& plan) {
   if (!plan.checkpoint().path().empty()) return plan.checkpoint().path();
@@ -74,11 +49,11 @@ std::uint64_t config_hash(const v1::RunConfig& plan) {
 
 void fsync_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError(sys_error(path, "cannot open to sync", errno));
+  if (fd < 0) throw IoError(io_message(path, "cannot open to sync", errno));
   const int rc = ::fsync(fd);
   const int e = errno;
   ::close(fd);
-  if (rc != 0 && e != EINVAL && e != EROFS) throw IoError(sys_error(path, "fsync failed", e));
+  if (rc != 0 && e != EINVAL && e != EROFS) throw IoError(io_message(path, "fsync failed", e));
 }
 
 void write_checkpoint(const std::filesystem::path& path, const v1::Checkpoint& checkpoint) {
@@ -87,27 +62,27 @@ void write_checkpoint(const std::filesystem::path& path, const v1::Checkpoint& c
   if (!checkpoint.SerializeToString(&bytes))
     throw IoError(path.string() + ": cannot serialise the checkpoint");
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(sys_error(tmp, "cannot create checkpoint file", errno));
+  if (fd < 0) throw IoError(io_message(tmp, "cannot create checkpoint file", errno));
   try {
-    write_all_fd(fd, bytes.data(), bytes.size(), tmp);
-    if (::fsync(fd) != 0) throw IoError(sys_error(tmp, "fsync failed", errno));
+    records::detail::write_all(fd, bytes.data(), bytes.size(), tmp);
+    if (::fsync(fd) != 0) throw IoError(io_message(tmp, "fsync failed", errno));
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());
     throw;
   }
-  if (::close(fd) != 0) throw IoError(sys_error(tmp, "close failed", errno));
+  if (::close(fd) != 0) throw IoError(io_message(tmp, "close failed", errno));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    throw IoError(sys_error(path, "cannot rename " + tmp.filename().string() + " over it", e));
+    throw IoError(io_message(path, "cannot rename " + tmp.filename().string() + " over it", e));
   }
-  fsync_directory_of(path);
+  records::detail::fsync_parent_directory(path);
 }
 
 v1::Checkpoint read_checkpoint(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(sys_error(path, "cannot open checkpoint", errno));
+  if (!in) throw IoError(io_message(path, "cannot open checkpoint", errno));
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw IoError(path.string() + ": error reading the checkpoint");
   v1::Checkpoint c;
@@ -129,7 +104,7 @@ records::RecordWriter reopen_record_file(const std::filesystem::path& path, std:
     throw DataError(path.string() + ": cannot resume: the checkpoint covers " + std::to_string(bytes) +
                     " bytes of records but the file has " + std::to_string(size));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(sys_error(path, "cannot open to resume", errno));
+  if (!in) throw IoError(io_message(path, "cannot open to resume", errno));
   std::string head(records::kMagic.size(), '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   if (!in || head != records::kMagic)
@@ -174,7 +149,7 @@ records::RecordWriter reopen_record_file(const std::filesystem::path& path, std:
     writer.flush();
     fsync_file(tmp);
     if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw IoError(sys_error(path, "cannot rename " + tmp.filename().string() + " over it", errno));
+      throw IoError(io_message(path, "cannot rename " + tmp.filename().string() + " over it", errno));
   } catch (...) {
     // The original file is untouched; the partial copy goes.
     try {
@@ -184,7 +159,7 @@ records::RecordWriter reopen_record_file(const std::filesystem::path& path, std:
     ::unlink(tmp.c_str());
     throw;
   }
-  fsync_directory_of(path);
+  records::detail::fsync_parent_directory(path);
   return writer;
 }
 
