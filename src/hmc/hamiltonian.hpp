@@ -50,6 +50,40 @@ class Hamiltonian {
       u = kInfinity;
     z.potential = u;
   }
+  // Vectors of compile-time size N (small targets: NUTS's fixed-size work space): true when the
+  // *_fixed<N> methods below apply, i.e. an unpartitioned space with a unit or diagonal metric.
+  bool fixed_size_ok() const {
+    return !partitioned_ && metric_->kind() != MetricKind::kDense;
+  }
+  // update_potential_gradient() for z of size N (fixed_size_ok()): the same result, with the
+  // finiteness check unrolled (the dynamic reduction costs more than a 2-D gradient's arithmetic).
+  template <int N>
+  void update_potential_gradient_fixed(PhasePoint& z) {
+    ++n_gradient_evals_;
+    double u = target_->potential_and_gradient(z.q, z.grad);
+    const double* g = z.grad.data();
+    double zero = 0.0;  // 0 when every entry is finite, NaN otherwise (as above)
+    for (int i = 0; i < N; ++i) zero += g[i] * 0.0;
+    if (!(u < kInfinity) || (!partition_ && !(zero == 0.0))) u = kInfinity;
+    z.potential = u;
+  }
+  // sample_momentum() for z of size N (fixed_size_ok()): the same draws and the same arithmetic
+  // (p = sqrt(M) z, v = M^{-1} p, K = 0.5 p.v) on fixed-size vectors.
+  template <int N>
+  void sample_momentum_fixed(rng::Stream& stream, PhasePoint& z) const {
+    using Vec = Eigen::Matrix<double, N, 1>;
+    stream.fill_normal(z.p.data(), N);
+    Eigen::Map<Vec> p(z.p.data()), v(z.velocity.data());
+    if (metric_->kind() == MetricKind::kUnit) {
+      v = p;
+      z.kinetic = 0.5 * p.squaredNorm();
+      return;
+    }
+    p.array() *= Eigen::Map<const Vec>(metric_->sqrt_diagonal().data()).array();
+    v = Eigen::Map<const Vec>(metric_->inverse_diagonal().data()).cwiseProduct(p);
+    z.kinetic = 0.5 * p.dot(v);
+  }
+
   // K(p) and the velocity M^{-1} p.
   void update_kinetic(PhasePoint& z) const {
     if (!partitioned()) {

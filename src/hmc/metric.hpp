@@ -49,6 +49,7 @@ class Metric {
                        Eigen::Index size) const;
 
   const Vector& inverse_diagonal() const { return inverse_diagonal_; }  // kDiagonal
+  const Vector& sqrt_diagonal() const { return sqrt_diagonal_; }        // kDiagonal: sqrt(M)
   const Matrix& inverse_dense() const { return inverse_dense_; }        // kDense
   Vector inverse_diagonal_or_dense_diagonal() const;
 

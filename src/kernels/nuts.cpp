@@ -17,9 +17,16 @@ namespace {
 // Generalised no-U-turn criterion (Betancourt 2017, eq. 4.2 with velocities): the trajectory may
 // keep growing while both end velocities still point along the summed momentum rho. Through the
 // Hamiltonian: its dot products are collective when the space is partitioned over a group.
+// Fixed-size vectors on an unpartitioned space: the Hamiltonian's arithmetic inline (a call per
+// criterion costs more than two 2-D dot products; NUTS checks ~3 criteria per merge).
 template <class Minus, class Plus, class Rho>
-bool no_u_turn(const hmc::Hamiltonian& h, const Eigen::MatrixBase<Minus>& p_sharp_minus,
-               const Eigen::MatrixBase<Plus>& p_sharp_plus, const Eigen::MatrixBase<Rho>& rho) {
+inline bool no_u_turn(const hmc::Hamiltonian& h, const Eigen::MatrixBase<Minus>& p_sharp_minus,
+                      const Eigen::MatrixBase<Plus>& p_sharp_plus,
+                      const Eigen::MatrixBase<Rho>& rho) {
+  if constexpr (Rho::SizeAtCompileTime != Eigen::Dynamic) {
+    if (!h.partitioned())
+      return (p_sharp_plus.dot(rho) > 0.0) & (p_sharp_minus.dot(rho) > 0.0);
+  }
   return h.no_u_turn(p_sharp_minus, p_sharp_plus, rho);
 }
 
@@ -257,7 +264,12 @@ template <int N>
 bool NutsKernel::leaf(detail::NutsWork<N>& w, hmc::PhasePoint& z, double eps, int& slot,
                       Weight& weight) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const bool finite = hmc::leapfrog_step(z, eps, hamiltonian_);
+  bool finite;
+  if constexpr (detail::NutsWork<N>::kFixed)
+    finite = fixed_leapfrog_ ? hmc::leapfrog_step_fixed<N>(z, eps, hamiltonian_)
+                             : hmc::leapfrog_step(z, eps, hamiltonian_);
+  else
+    finite = hmc::leapfrog_step(z, eps, hamiltonian_);
   ++n_leapfrog_;
   double h = finite ? z.hamiltonian() : kInf;
   if (std::isnan(h)) h = kInf;
@@ -354,7 +366,13 @@ TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::
   sized<N>(fwd_end.q) = sized<N>(state.x);
   sized<N>(fwd_end.grad) = sized<N>(state.grad);
   fwd_end.potential = state.potential;
-  hamiltonian_.sample_momentum(stream, fwd_end);
+  fixed_leapfrog_ = detail::NutsWork<N>::kFixed && hamiltonian_.fixed_size_ok();
+  if constexpr (detail::NutsWork<N>::kFixed) {
+    if (fixed_leapfrog_) hamiltonian_.sample_momentum_fixed<N>(stream, fwd_end);
+    else hamiltonian_.sample_momentum(stream, fwd_end);
+  } else {
+    hamiltonian_.sample_momentum(stream, fwd_end);
+  }
   h0_ = fwd_end.hamiltonian();
   sized<N>(bck_end.q) = sized<N>(fwd_end.q);
   sized<N>(bck_end.p) = sized<N>(fwd_end.p);

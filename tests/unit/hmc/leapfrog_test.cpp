@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -237,6 +239,94 @@ TEST(Leapfrog, NonFinitePotentialStopsWithFalseAndPlusInfinity) {
   EXPECT_FALSE(leapfrog_step(z, 0.1, h));
   EXPECT_EQ(z.potential, std::numeric_limits<double>::infinity());  // NaN stored as +inf
   EXPECT_FALSE(z.finite());
+}
+
+// A target whose gradient has a non-finite entry (potential finite) at x[0] > 1: the fixed-size
+// finiteness check must reject it exactly as the dynamic one does.
+class InfGradientAbove final : public targets::Target {
+ public:
+  explicit InfGradientAbove(int dim) : dim_(dim) {}
+  int dim() const override { return dim_; }
+  std::string name() const override { return "inf_gradient_above"; }
+  double potential(ConstVectorRef x) const override { return 0.5 * x.squaredNorm(); }
+  double potential_and_gradient(ConstVectorRef x, VectorRef g) const override {
+    g = x;
+    if (x[0] > 1.0) g[dim_ - 1] = std::numeric_limits<double>::infinity();
+    return potential(x);
+  }
+
+ private:
+  int dim_;
+};
+
+bool same_bits(const Vector& a, const Vector& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
+}
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+// The fixed-size momentum draw and leapfrog (NUTS on small targets) against the generic ones:
+// the same values bit for bit, for every size they serve and for unit and diagonal metrics,
+// along trajectories in both directions and through a non-finite gradient.
+template <int N>
+void expect_fixed_matches_generic(const targets::Target& target, const Metric& metric,
+                                  std::uint64_t seed, double eps) {
+  Hamiltonian hf(target, metric), hg(target, metric);
+  ASSERT_TRUE(hf.fixed_size_ok());
+  for (int t = 0; t < 20; ++t) {
+    PhasePoint zf(N), zg(N);
+    for (int i = 0; i < N; ++i) zf.q[i] = zg.q[i] = 0.3 * (i + 1) - 0.1 * t;
+    hf.update_potential_gradient_fixed<N>(zf);
+    hg.update_potential_gradient(zg);
+    ASSERT_TRUE(same_bits(zf.potential, zg.potential));
+    rng::Stream sf(seed, rng::Domain::kTest, 0, static_cast<std::uint64_t>(t));
+    rng::Stream sg(seed, rng::Domain::kTest, 0, static_cast<std::uint64_t>(t));
+    hf.sample_momentum_fixed<N>(sf, zf);
+    hg.sample_momentum(sg, zg);
+    ASSERT_TRUE(same_bits(zf.p, zg.p) && same_bits(zf.velocity, zg.velocity) &&
+                same_bits(zf.kinetic, zg.kinetic))
+        << "momentum, N = " << N << ", draw " << t;
+    ASSERT_EQ(sf.bits(), sg.bits()) << "the same number of words drawn";
+    const double signed_eps = t % 2 == 0 ? eps : -eps;
+    for (int step = 0; step < 15; ++step) {
+      const bool ok_f = leapfrog_step_fixed<N>(zf, signed_eps, hf);
+      const bool ok_g = leapfrog_step(zg, signed_eps, hg);
+      ASSERT_EQ(ok_f, ok_g) << "N = " << N << ", draw " << t << ", step " << step;
+      ASSERT_TRUE(same_bits(zf.q, zg.q) && same_bits(zf.p, zg.p) &&
+                  same_bits(zf.grad, zg.grad) && same_bits(zf.potential, zg.potential))
+          << "N = " << N << ", draw " << t << ", step " << step;
+      if (!ok_f) break;
+      ASSERT_TRUE(same_bits(zf.velocity, zg.velocity) && same_bits(zf.kinetic, zg.kinetic));
+    }
+  }
+  EXPECT_EQ(hf.n_gradient_evals(), hg.n_gradient_evals());
+}
+
+template <int N>
+void expect_fixed_matches_generic_all(std::uint64_t seed) {
+  Vector diag(N);
+  for (int i = 0; i < N; ++i) diag[i] = 0.45 + 0.7 * i;
+  QuarticTarget quartic(N);
+  InfGradientAbove inf_gradient(N);
+  for (const Metric& m : {Metric::unit(N), Metric::diagonal(diag)}) {
+    expect_fixed_matches_generic<N>(quartic, m, seed, 0.11);
+    expect_fixed_matches_generic<N>(inf_gradient, m, seed + 1, 0.4);
+  }
+}
+
+TEST(Leapfrog, FixedSizeStepAndMomentumAreBitIdenticalToGeneric) {
+  expect_fixed_matches_generic_all<1>(101);
+  expect_fixed_matches_generic_all<2>(102);
+  expect_fixed_matches_generic_all<3>(103);
+  expect_fixed_matches_generic_all<4>(104);
+}
+
+TEST(Leapfrog, FixedSizeNeedsUnpartitionedUnitOrDiagonalMetric) {
+  QuarticTarget target(3);
+  const Metric dense = Metric::dense(test_inverse_metric(3));
+  EXPECT_FALSE(Hamiltonian(target, dense).fixed_size_ok());
+  const Metric unit = Metric::unit(3);
+  EXPECT_TRUE(Hamiltonian(target, unit).fixed_size_ok());
 }
 
 }  // namespace
