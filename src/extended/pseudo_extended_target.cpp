@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "targets/mixture.hpp"  // exp_nonpositive
 
 namespace pemc::extended {
 namespace {
@@ -120,6 +121,7 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
   all_.assign(static_cast<std::size_t>(n_) * slots, 0.0);
   if (group_->size() > 1) mine_.assign(static_cast<std::size_t>(blocks_.n_local()) * slots, 0.0);
   w_.assign(static_cast<std::size_t>(n_), 0.0);
+  e_.assign(static_cast<std::size_t>(std::max(1, blocks_.n_local())), 0.0);
   beta_.assign(static_cast<std::size_t>(n_), 0.0);
   omb_.assign(static_cast<std::size_t>(n_), 0.0);
 }
@@ -156,21 +158,30 @@ double PseudoExtendedTarget::eta_of_beta(double beta) const {
   return std::log(u) - std::log1p(-u);
 }
 
-void PseudoExtendedTarget::item_terms(ConstVectorRef z, double* out) const {
-  // The sampler's whole per-item overhead: one exp and one division per item (see temper() for
-  // the same quantities commented).
+void PseudoExtendedTarget::item_terms(const double* z, double* out) const {
+  // The sampler's whole per-item overhead: one exp (batched over this member's items) and one
+  // division per item (see temper() for the same quantities commented). None of it depends on
+  // phi_i, so it runs before the base target's evaluations, and the CPU overlaps the two; the
+  // terms that do depend on phi_i (a_i, the outer sum) are completed by evaluate_items.
   const bool sampled = !options_.fixed_beta;
   const double lo = options_.beta_lower, hi = options_.beta_upper, range = hi - lo;
-  const Eigen::Index eta0 = static_cast<Eigen::Index>(n_) * d_;
-  const int first = blocks_.first_item();
-  for (int i = first; i < blocks_.end_item(); ++i) {
-    double* rec = out + static_cast<std::size_t>(i - first) * stride_;
-    if (rec[kStatus] == kThrew) continue;
-    const double phi = rec[kPhi];
+  const std::size_t eta0 = static_cast<std::size_t>(n_) * d_;
+  const int first = blocks_.first_item(), end = blocks_.end_item();
+  const auto n_local = static_cast<std::size_t>(end - first);
+  if (sampled) {
+    // e_i = exp(-|eta_i|) for every local item at once (0 for |eta_i| > 708, where the exact
+    // value is below 2^-1021 and every quantity below rounds as if it were 0).
+    for (std::size_t j = 0; j < n_local; ++j) e_[j] = -std::fabs(z[eta0 + first + j]);
+    targets::exp_nonpositive(std::span<const double>(e_.data(), n_local),
+                             std::span<double>(e_.data(), n_local));
+  }
+  for (int i = first; i < end; ++i) {
+    const auto j = static_cast<std::size_t>(i - first);
+    double* rec = out + j * stride_;
     double beta = fixed_.beta, omb = fixed_.one_minus_beta, log_ratio = 0.0, outer = 0.0;
     if (sampled) {
       const double eta = z[eta0 + i];
-      const double e = std::exp(-std::fabs(eta));
+      const double e = e_[j];
       const double inv = 1.0 / (1.0 + e);
       const double s = select(eta >= 0.0, inv, e * inv);
       const double sm = select(eta >= 0.0, e * inv, inv);
@@ -190,12 +201,13 @@ void PseudoExtendedTarget::item_terms(ConstVectorRef z, double* out) const {
     }
     beta_[static_cast<std::size_t>(i)] = beta;
     omb_[static_cast<std::size_t>(i)] = omb;
-    rec[kA] = log_ratio - omb * phi;
-    rec[kOuter] = outer - beta * phi;
+    // evaluate_items subtracts (1 - beta_i) phi_i and beta_i phi_i.
+    rec[kA] = log_ratio;
+    rec[kOuter] = outer;
   }
 }
 
-void PseudoExtendedTarget::evaluate_items(ConstVectorRef z, double* grad) const {
+void PseudoExtendedTarget::evaluate_items(const double* z, double* grad) const {
   const int first = blocks_.first_item(), end = blocks_.end_item();
   const bool serial = group_->size() == 1;
   // One member: the records go straight into all_ and exceptions propagate unchanged. Several:
@@ -203,10 +215,11 @@ void PseudoExtendedTarget::evaluate_items(ConstVectorRef z, double* grad) const 
   // as a status and every member throws after it.
   double* out = serial ? all_.data() : mine_.data();
   error_item_ = -1;
+  item_terms(z, out);
   double phi_check = 0.0;  // sum of phi_i * 0: NaN unless every phi_i is finite
   for (int i = first; i < end; ++i) {
     double* rec = out + static_cast<std::size_t>(i - first) * stride_;
-    Eigen::Map<const Vector> x(z.data() + static_cast<Eigen::Index>(i) * d_, d_);
+    Eigen::Map<const Vector> x(z + static_cast<std::size_t>(i) * d_, d_);
     double phi;
     if (serial) {
       if (grad) {
@@ -236,8 +249,10 @@ void PseudoExtendedTarget::evaluate_items(ConstVectorRef z, double* grad) const 
     phi_check += phi * 0.0;
     rec[kStatus] = kOk;
     rec[kPhi] = phi;
+    // a_i = log pi(beta_i) - log g(beta_i) - (1 - beta_i) phi_i and item i's outer term.
+    rec[kA] -= omb_[static_cast<std::size_t>(i)] * phi;
+    rec[kOuter] -= beta_[static_cast<std::size_t>(i)] * phi;
   }
-  item_terms(z, out);
   // One check over this member's phi_i and its whole (contiguous) block of grad phi_i, reported
   // as the status of its first item: any non-finite value rejects the point on every member.
   if (end > first) {
@@ -296,12 +311,13 @@ double PseudoExtendedTarget::assemble(double* grad) const {
   if (nonfinite || !std::isfinite(max_a)) return reject();
   // Sum of log J_i (eq. 8 on the logit scale), except -2 log(prod); zero for fixed beta.
   if (sampled) outer += n_ * log_range_ - 2.0 * log_prod;
+  // The unnormalised weights exp(a_i - max), batched (0 below 2^-1021, see item_terms).
+  const auto n_items = static_cast<std::size_t>(n_);
+  for (std::size_t i = 0; i < n_items; ++i) w_[i] = all[i * stride_ + kA] - max_a;
+  targets::exp_nonpositive(std::span<const double>(w_.data(), n_items),
+                           std::span<double>(w_.data(), n_items));
   double sum = 0.0;
-  for (int i = 0; i < n_; ++i) {
-    const double w = std::exp(rec(i)[kA] - max_a);  // the unnormalised weight exp(a_i - max)
-    w_[static_cast<std::size_t>(i)] = w;
-    sum += w;
-  }
+  for (std::size_t i = 0; i < n_items; ++i) sum += w_[i];
   // log sum - 2 log prod in one log (prod = 1 for fixed beta).
   const double log_density = max_a + std::log(sum / (prod * prod)) - log_n_ + outer;
   if (!std::isfinite(log_density)) return reject();
@@ -333,13 +349,15 @@ double PseudoExtendedTarget::assemble(double* grad) const {
   return -log_density;
 }
 
+// z.data(), not the Ref: copying a Ref into a by-value parameter stalls on the caller's
+// just-written Ref (a 16-byte load from two 8-byte stores defeats store forwarding).
 double PseudoExtendedTarget::potential(ConstVectorRef z) const {
-  evaluate_items(z, nullptr);
+  evaluate_items(z.data(), nullptr);
   return assemble(nullptr);
 }
 
 double PseudoExtendedTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
-  evaluate_items(z, grad.data());
+  evaluate_items(z.data(), grad.data());
   return assemble(grad.data());
 }
 

@@ -112,12 +112,13 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   Temper temper(double eta, double e) const;
   // Evaluates phi (and grad phi, into grad's block i) at this member's pseudo-samples and their
   // per-item terms, then exchanges the terms: all_ holds every item's record in index order.
-  void evaluate_items(ConstVectorRef z, double* grad) const;
+  void evaluate_items(const double* z, double* grad) const;
   // The potential (and this member's gradient entries) from all_, identically on every member.
   double assemble(double* grad) const;
-  // Completes the records of this member's items (`out`, their phi_i set) and caches their
+  // The parts of this member's records (`out`) that do not depend on phi_i, computed before the
+  // base target is evaluated (evaluate_items completes a_i and the outer term), and their
   // beta_i, 1 - beta_i.
-  void item_terms(ConstVectorRef z, double* out) const;
+  void item_terms(const double* z, double* out) const;
 
   targets::TargetPtr base_;
   PseudoExtendedOptions options_;
@@ -134,6 +135,7 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   int stride_ = 0;
   mutable std::vector<double> all_, mine_;
   mutable std::vector<double> w_;           // exp(a_i - max a)
+  mutable std::vector<double> e_;           // exp(-|eta_i|) of this member's items
   mutable std::vector<double> beta_, omb_;  // beta_i, 1 - beta_i of this member's items
   mutable int error_item_ = -1;             // the first local item whose target threw
   mutable std::string local_error_;

@@ -1,8 +1,16 @@
 #include "targets/mixture.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
@@ -13,10 +21,114 @@ namespace pemc::targets {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// See exp_nonpositive in namespace simd below.
+constexpr double kExpCut = -708.0;
+constexpr double kLn2Hi = 0.693145751953125;       // 22713 / 32768: 15 significant bits
+constexpr double kLn2Lo = 1.42860682030941723212e-6;  // log 2 - kLn2Hi
 
 std::string component_field(int k) {
   return "target.mixture.components[" + std::to_string(k) + "]";
 }
+
+// A pair of doubles and the few operations evaluate() needs: SSE2 where available (every x86-64
+// build), otherwise two plain doubles with the same IEEE operations and so the same results.
+namespace simd {
+#if defined(__SSE2__)
+using Pack = __m128d;
+inline Pack load(const double* p) { return _mm_loadu_pd(p); }
+// The same from two 8-byte loads: for data just written by scalar code, where a 16-byte load
+// spanning two 8-byte stores cannot be store-forwarded and stalls until they retire. (volatile:
+// otherwise the compiler merges the two loads into that 16-byte load.)
+inline Pack load_scalars(const double* p) {
+  const volatile double* v = p;
+  const double lo = v[0], hi = v[1];
+  return _mm_set_pd(hi, lo);
+}
+inline Pack pair(double lo, double hi) { return _mm_set_pd(hi, lo); }
+inline void store(double* p, Pack v) { _mm_storeu_pd(p, v); }
+inline Pack splat(double v) { return _mm_set1_pd(v); }
+inline Pack add(Pack a, Pack b) { return _mm_add_pd(a, b); }
+inline Pack sub(Pack a, Pack b) { return _mm_sub_pd(a, b); }
+inline Pack mul(Pack a, Pack b) { return _mm_mul_pd(a, b); }
+// Lane-wise a > b ? a : b (b when either is NaN).
+inline Pack max(Pack a, Pack b) { return _mm_max_pd(a, b); }
+// v where a >= b, else +0 (also for NaN a).
+inline Pack keep_if_ge(Pack v, Pack a, Pack b) { return _mm_and_pd(v, _mm_cmpge_pd(a, b)); }
+// 2^n from m = magic + n (the rounding trick in exp_nonpositive), -1022 < n < 1024: the low
+// 64-bit word of m is bits(magic) + n, and bits(magic) has 12 zero low bits, so
+// (bits(m) + 1023) << 52 = (n + 1023) << 52 = bits(2^n).
+inline Pack pow2_of_rounded(Pack m) {
+  return _mm_castsi128_pd(
+      _mm_slli_epi64(_mm_add_epi64(_mm_castpd_si128(m), _mm_set1_epi64x(1023)), 52));
+}
+inline double lane(Pack v, int i) {
+  alignas(16) double a[2];
+  _mm_store_pd(a, v);
+  return a[i];
+}
+#else
+struct Pack {
+  double v[2];
+};
+inline Pack load(const double* p) { return {{p[0], p[1]}}; }
+inline Pack load_scalars(const double* p) { return {{p[0], p[1]}}; }
+inline Pack pair(double lo, double hi) { return {{lo, hi}}; }
+inline void store(double* p, Pack a) { p[0] = a.v[0], p[1] = a.v[1]; }
+inline Pack splat(double v) { return {{v, v}}; }
+inline Pack add(Pack a, Pack b) { return {{a.v[0] + b.v[0], a.v[1] + b.v[1]}}; }
+inline Pack sub(Pack a, Pack b) { return {{a.v[0] - b.v[0], a.v[1] - b.v[1]}}; }
+inline Pack mul(Pack a, Pack b) { return {{a.v[0] * b.v[0], a.v[1] * b.v[1]}}; }
+inline Pack max(Pack a, Pack b) {
+  return {{a.v[0] > b.v[0] ? a.v[0] : b.v[0], a.v[1] > b.v[1] ? a.v[1] : b.v[1]}};
+}
+inline Pack keep_if_ge(Pack v, Pack a, Pack b) {
+  return {{a.v[0] >= b.v[0] ? v.v[0] : 0.0, a.v[1] >= b.v[1] ? v.v[1] : 0.0}};
+}
+inline Pack pow2_of_rounded(Pack m) {
+  Pack r;
+  for (int i = 0; i < 2; ++i)
+    r.v[i] = std::bit_cast<double>((std::bit_cast<std::uint64_t>(m.v[i]) + 1023u) << 52);
+  return r;
+}
+inline double lane(Pack v, int i) { return v.v[i]; }
+#endif
+inline double lane_sum(Pack v) { return lane(v, 0) + lane(v, 1); }
+inline double lane_max(Pack v) { return std::max(lane(v, 0), lane(v, 1)); }
+
+// exp(v) for kExpCut <= v <= 0 (within ~1 ulp), and exactly 0 below kExpCut (including -inf).
+//   n = round(v / log 2), r = v - n log 2 (|r| <= log(2)/2; log 2 in two parts, the first with
+//   few enough bits that n * kLn2Hi is exact), exp(r) = 1 + r + r^2 q(r), 2^n from the bits.
+// q is a degree-9 Chebyshev fit of (exp(r) - 1 - r) / r^2 on [-log(2)/2, log(2)/2] (computed with
+// mpmath at 50 digits; its error is < 2e-17 relative to exp(r)); q only enters the r^2 q term
+// (< 9% of the result), so the rounding of its coefficients hardly matters. Measured on 4M
+// points of [kExpCut, 0] against a long double reference: max relative error 0.74 eps (glibc's
+// exp: 0.5 eps); exp(0) = 1 exactly. (Eigen's array exp() was tried first: 1.15 eps, but slower
+// than glibc here, its SSE2 floor and division being emulated/slow.)
+// Components more than 708 below the largest term weigh less than 2^-1021 relative to it, which
+// the exact sum rounds away; dropping them keeps every result a normal double (subnormal
+// arithmetic is slow on x86) and gives the exactly-zero weights evaluate() relies on.
+inline Pack exp_nonpositive(Pack v) {
+  const Pack cut = splat(kExpCut);
+  const Pack a = max(v, cut);  // also maps -inf to the cut
+  const Pack magic = splat(6755399441055744.0);  // 1.5 * 2^52: adding it rounds to an integer
+  const Pack m = add(mul(a, splat(1.4426950408889634)), magic);
+  const Pack n = sub(m, magic);
+  const Pack r = sub(sub(a, mul(n, splat(kLn2Hi))), mul(n, splat(kLn2Lo)));
+  // q(r) = sum_j c_j r^j by Estrin's scheme: pairs, then powers r^2, r^4, r^8 (a short
+  // dependency chain: the callers' loops are latency-bound, and Horner's ten dependent steps
+  // cost 15% more cycles per mixture evaluation).
+  const Pack r2 = mul(r, r), r4 = mul(r2, r2), r8 = mul(r4, r4);
+  const Pack c01 = add(splat(0.5000000000000001), mul(splat(0.16666666666666669), r));
+  const Pack c23 = add(splat(0.04166666666662413), mul(splat(0.008333333333330062), r));
+  const Pack c45 = add(splat(0.0013888888917213717), mul(splat(0.00019841269863053618), r));
+  const Pack c67 = add(splat(2.4801521295954376e-05), mul(splat(2.7557268459997064e-06), r));
+  const Pack c89 = add(splat(2.7620088445409746e-07), mul(splat(2.510038549551032e-08), r));
+  const Pack c03 = add(c01, mul(c23, r2)), c47 = add(c45, mul(c67, r2));
+  const Pack q = add(add(c03, mul(c47, r4)), mul(c89, r8));
+  const Pack p = add(splat(1.0), add(r, mul(r2, q)));
+  return keep_if_ge(mul(p, pow2_of_rounded(m)), v, cut);
+}
+}  // namespace simd
 
 }  // namespace
 
@@ -48,77 +160,162 @@ GaussianMixture::GaussianMixture(std::vector<Component> components)
   }
   if (!std::isfinite(total_weight)) throw ConfigError("mixture target: weights sum to infinity");
 
-  means_.resize(d, n_comp);
-  inv_var_.resize(d, n_comp);
-  log_norm_.resize(n_comp);
-  log_terms_.resize(n_comp);
+  dim_ = static_cast<int>(d);
+  n_pad_ = static_cast<int>(n_comp + (n_comp % 2));
+  const auto n_pad = static_cast<std::size_t>(n_pad_);
+  const auto cells = n_pad * static_cast<std::size_t>(d);
+  mean_.assign(cells, 0.0);
+  half_inv_var_.assign(cells, 0.5);
+  log_norm_.assign(n_pad, -kInf);
+  scaled_.assign(cells, 0.0);
+  terms_.assign(n_pad, 0.0);
   for (Eigen::Index k = 0; k < n_comp; ++k) {
     Component& c = components_[k];
     c.weight /= total_weight;
-    means_.col(k) = c.mean;
-    inv_var_.col(k) = c.variance.cwiseInverse();
+    for (Eigen::Index i = 0; i < d; ++i) {
+      const auto at = static_cast<std::size_t>(i) * n_pad + static_cast<std::size_t>(k);
+      mean_[at] = c.mean[i];
+      half_inv_var_[at] = 0.5 / c.variance[i];
+    }
     log_norm_[k] = std::log(c.weight) - 0.5 * static_cast<double>(d) * kLog2Pi -
                    0.5 * c.variance.array().log().sum();
   }
 }
 
-double GaussianMixture::evaluate(ConstVectorRef x, double* grad) const {
-  const Eigen::Index d = means_.rows();
-  const Eigen::Index n_comp = means_.cols();
-  // Pass 1: log w_k N(x; mu_k, var_k) and their maximum.
-  double max_term = -kInf;
-  bool saw_nan = false;
-  for (Eigen::Index k = 0; k < n_comp; ++k) {
-    const double* mu = means_.col(k).data();
-    const double* iv = inv_var_.col(k).data();
-    double q = 0.0;
-    for (Eigen::Index i = 0; i < d; ++i) {
-      const double z = x[i] - mu[i];
-      q += z * z * iv[i];
+// Two components at a time (one SSE2 register; the plain x86-64 build has nothing wider), with
+// every step branch-free: which components are near x changes from call to call, so branches on
+// it (the old per-component underflow test and zero-responsibility skip) were mispredicted.
+//   s_ki = (x_i - mu_ki) / var_ki,  t_k = log_norm_k - 1/2 sum_i s_ki (x_i - mu_ki),
+//   e_k = exp(t_k - max t) (exp_nonpositive: 0 below kExpCut),  potential = -(max t + log sum e),
+//   d potential / dx_i = sum_k e_k s_ki / sum_k e_k   (e_k / sum = the responsibilities).
+// D > 0: the dimension as a compile-time constant (small d: the coordinate loops unroll and the
+// gradient sums ride along in the exp pass); D = 0: any dimension.
+template <int D>
+double GaussianMixture::evaluate_dim(const double* x, double* grad) const {
+  using namespace simd;
+  const std::size_t d = D > 0 ? static_cast<std::size_t>(D) : static_cast<std::size_t>(dim_);
+  const std::size_t n = static_cast<std::size_t>(n_pad_);
+  const double* mean = mean_.data();
+  const double* half_inv_var = half_inv_var_.data();
+  const double* log_norm = log_norm_.data();
+  double* scaled = scaled_.data();
+  double* t = terms_.data();
+  // x_i in both lanes, loaded once (the stores below could alias x as far as the compiler knows).
+  Pack xs[D > 0 ? D : 1];
+  if constexpr (D > 0)
+    for (std::size_t i = 0; i < d; ++i) xs[i] = splat(x[i]);
+  // Pass 1: the log terms, their sum (NaN exactly when one is: each t_k is finite, -inf for an
+  // infinite coordinate or an overflowing square, or NaN for a NaN coordinate; never +inf) and
+  // their maximum. scaled_ holds half the gradient terms (x_i - mu_ki) / (2 var_ki): halving is
+  // exact, and the gradient doubles them back at the end.
+  Pack total = splat(0.0), top = splat(-kInf);
+  for (std::size_t k = 0; k < n; k += 2) {
+    Pack q = splat(0.0);
+    for (std::size_t i = 0; i < d; ++i) {
+      const std::size_t at = i * n + k;
+      const Pack xi = D > 0 ? xs[i] : splat(x[i]);
+      const Pack z = sub(xi, load(mean + at));
+      const Pack s = mul(z, load(half_inv_var + at));
+      store(scaled + at, s);
+      q = add(q, mul(z, s));
     }
-    const double t = log_norm_[k] - 0.5 * q;
-    log_terms_[k] = t;
-    if (std::isnan(t)) saw_nan = true;
-    if (t > max_term) max_term = t;
+    const Pack tk = sub(load(log_norm + k), q);
+    store(t + k, tk);
+    total = add(total, tk);
+    top = max(top, tk);
   }
+  const bool saw_nan = std::isnan(lane_sum(total));
+  const double max_term = lane_max(top);
   if (saw_nan || max_term == -kInf) {
     // NaN input -> NaN; an infinite coordinate -> density 0 -> potential +inf. Both reject.
     if (grad != nullptr)
-      for (Eigen::Index i = 0; i < d; ++i) grad[i] = kNaN;
+      for (std::size_t i = 0; i < d; ++i) grad[i] = kNaN;
     return saw_nan ? kNaN : kInf;
   }
-  // Pass 2: log-sum-exp; log_terms_ becomes the unnormalised responsibilities exp(t_k - max).
-  double sum = 0.0;
-  // Terms more than 745 below the maximum are exactly 0 in double precision; skipping exp there
-  // avoids libm's slow underflow path (errno handling), which dominated far-from-mode points.
-  for (Eigen::Index k = 0; k < n_comp; ++k) {
-    const double delta = log_terms_[k] - max_term;
-    log_terms_[k] = delta < -745.0 ? 0.0 : std::exp(delta);
-    sum += log_terms_[k];
+  // Pass 2: e_k = exp(t_k - max) and their sum (>= 1: the maximal term contributes exp(0) = 1);
+  // with D > 0 also the gradient sums sum_k e_k scaled_ki.
+  Pack sum_pack = splat(0.0);
+  const Pack shift = splat(max_term);
+  Pack g[D > 0 ? D : 1];
+  for (auto& gi : g) gi = splat(0.0);
+  for (std::size_t k = 0; k < n; k += 2) {
+    const Pack e = exp_nonpositive(sub(load(t + k), shift));
+    store(t + k, e);
+    sum_pack = add(sum_pack, e);
+    if constexpr (D > 0)
+      for (std::size_t i = 0; i < d; ++i) g[i] = add(g[i], mul(e, load(scaled + i * n + k)));
   }
+  const double sum = lane_sum(sum_pack);
   const double u = -(max_term + std::log(sum));
-  if (grad != nullptr) {
-    // d potential / dx = sum_k r_k (x - mu_k) / var_k with responsibilities r_k.
-    for (Eigen::Index i = 0; i < d; ++i) grad[i] = 0.0;
-    for (Eigen::Index k = 0; k < n_comp; ++k) {
-      const double r = log_terms_[k] / sum;
-      if (r == 0.0) continue;
-      const double* mu = means_.col(k).data();
-      const double* iv = inv_var_.col(k).data();
-      for (Eigen::Index i = 0; i < d; ++i) grad[i] += r * (x[i] - mu[i]) * iv[i];
+  if (grad == nullptr) return u;
+  const double inv_sum = 2.0 / sum;  // 2: scaled_ holds half terms
+  auto gradient_sum = [&](std::size_t i) {
+    if constexpr (D > 0) return lane_sum(g[i]) * inv_sum;
+    Pack gi = splat(0.0);
+    for (std::size_t k = 0; k < n; k += 2) gi = add(gi, mul(load(t + k), load(scaled + i * n + k)));
+    return lane_sum(gi) * inv_sum;
+  };
+  // Stored in pairs: callers (the kernels' vector updates, the pseudo-extended finiteness check)
+  // read the gradient with 16-byte loads, which cannot be store-forwarded from two 8-byte stores.
+  double check = 0.0;
+  std::size_t i = 0;
+  for (; i + 2 <= d; i += 2) {
+    const double g0 = gradient_sum(i), g1 = gradient_sum(i + 1);
+    store(grad + i, pair(g0, g1));
+    check += g0 * 0.0 + g1 * 0.0;
+  }
+  if (i < d) {
+    grad[i] = gradient_sum(i);
+    check += grad[i] * 0.0;
+  }
+  // Dropped components have e_k = 0 exactly, and scaled_ki is finite unless |x_i - mu_ki| / var_ki
+  // overflows (x ~1e300 or a tiny variance), which makes that t_k = -inf, so e_k = 0, but
+  // 0 * inf = NaN above: then sum again, skipping them (their exact contribution is 0).
+  if (!(check == 0.0)) {
+    for (std::size_t i = 0; i < d; ++i) {
+      double gi = 0.0;
+      for (std::size_t k = 0; k < n; ++k)
+        if (t[k] != 0.0) gi += t[k] * scaled[i * n + k];
+      grad[i] = gi * inv_sum;
     }
   }
   return u;
 }
 
-double GaussianMixture::potential(ConstVectorRef x) const { return evaluate(x, nullptr); }
+double GaussianMixture::evaluate(const double* x, double* grad) const {
+  switch (dim_) {
+    case 1:
+      return evaluate_dim<1>(x, grad);
+    case 2:
+      return evaluate_dim<2>(x, grad);
+    case 3:
+      return evaluate_dim<3>(x, grad);
+    case 4:
+      return evaluate_dim<4>(x, grad);
+    default:
+      return evaluate_dim<0>(x, grad);
+  }
+}
+
+void exp_nonpositive(std::span<const double> v, std::span<double> out) {
+  using namespace simd;
+  if (out.size() < v.size())
+    throw std::invalid_argument("exp_nonpositive: output shorter than input");
+  std::size_t k = 0;
+  for (; k + 2 <= v.size(); k += 2) store(&out[k], simd::exp_nonpositive(load_scalars(&v[k])));
+  if (k < v.size()) out[k] = lane(simd::exp_nonpositive(pair(v[k], 0.0)), 0);
+}
+
+// x.data(), not the Ref: copying the Ref into a by-value parameter cost a stalled 16-byte load
+// of the caller's just-written Ref (store-forwarding failure) on every call.
+double GaussianMixture::potential(ConstVectorRef x) const { return evaluate(x.data(), nullptr); }
 
 double GaussianMixture::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
-  return evaluate(x, grad.data());
+  return evaluate(x.data(), grad.data());
 }
 
 Truth GaussianMixture::truth() const {
-  const Eigen::Index d = means_.rows();
+  const Eigen::Index d = dim_;
   Vector mean = Vector::Zero(d);
   Vector second = Vector::Zero(d);
   Matrix cross = Matrix::Zero(d, d);

@@ -5,6 +5,7 @@
 // and truth().log_z == 0. It is evaluated by a log-sum-exp over components, so points hundreds of
 // standard deviations from every component still give a finite potential and gradient.
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "targets/target.hpp"
@@ -27,7 +28,7 @@ class GaussianMixture final : public Target {
   // weights or variances (message names the component index).
   explicit GaussianMixture(std::vector<Component> components);
 
-  int dim() const override { return static_cast<int>(means_.rows()); }
+  int dim() const override { return dim_; }
   std::string name() const override { return "mixture"; }
   double potential(ConstVectorRef x) const override;
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
@@ -40,19 +41,36 @@ class GaussianMixture final : public Target {
   const std::vector<Component>& components() const { return components_; }
 
  private:
-  // Shared body of potential / potential_and_gradient; grad may be null.
-  double evaluate(ConstVectorRef x, double* grad) const;
+  // Shared body of potential / potential_and_gradient at x[0..dim); grad may be null.
+  double evaluate(const double* x, double* grad) const;
+  // Its body for dimension D (D = 0: any dimension; see the .cpp).
+  template <int D>
+  double evaluate_dim(const double* x, double* grad) const;
 
   std::vector<Component> components_;
-  Matrix means_;              // dim x K, column k = mu_k
-  Matrix inv_var_;            // dim x K, 1 / var_k
-  Vector log_norm_;           // K: log w_k - d/2 log 2pi - 1/2 sum_i log var_ki
-  mutable Vector log_terms_;  // K scratch: log w_k N(x; mu_k, var_k)
+  int dim_ = 0;
+  // Structure of arrays over the components, padded to an even count n_pad_ (pairs of components
+  // are processed together, see the .cpp), so that every step of evaluate() is a vectorised loop
+  // over the components. Coordinate i of component k is at [i * n_pad_ + k]. The padding
+  // components have mean 0, variance 1 and log_norm -inf: they never contribute.
+  int n_pad_ = 0;
+  std::vector<double> mean_;      // mu_ki
+  std::vector<double> half_inv_var_;  // 1 / (2 var_ki)
+  std::vector<double> log_norm_;  // log w_k - d/2 log 2pi - 1/2 sum_i log var_ki
+  // Scratch, sized at construction (no allocation per call).
+  mutable std::vector<double> scaled_;  // (x_i - mu_ki) / (2 var_ki)
+  mutable std::vector<double> terms_;   // log w_k N(x; mu_k, var_k), then exp(term - max)
 };
 
 // The mixture of a config: a preset (BIMODAL_1D, KOU_A, KOU_B) or explicit components.
 // Throws ConfigError naming the field (target.mixture.components[k].<field>).
 std::shared_ptr<GaussianMixture> make_mixture(const v1::MixtureTarget& config);
+
+// out_k = exp(v_k) for -708 <= v_k <= 0 (within ~1 ulp: a vectorised polynomial, see the .cpp),
+// and exactly 0 for v_k < -708 (including -inf). v_k must not be NaN (it gives 0). This is the
+// exp of GaussianMixture's log-sum-exp, exposed for its accuracy test (and for other batched
+// softmax weights). Throws std::invalid_argument if out is shorter than v.
+void exp_nonpositive(std::span<const double> v, std::span<double> out);
 
 // The 20 bivariate means of Kou, Zhou & Wong (2006), used by the KOU_A/KOU_B presets
 // (pseudo-extended paper Section 4.1).

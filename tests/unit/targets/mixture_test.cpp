@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -289,6 +290,114 @@ TEST(MixtureNonFinite, NanAndInfInputsRejectWithoutCrash) {
   // and a later finite call is unaffected by the scratch state
   EXPECT_TRUE(std::isfinite(t->potential_and_gradient(Eigen::Vector2d(5.0, 5.0), g)));
   EXPECT_TRUE(g.allFinite());
+}
+
+// exp_nonpositive (the mixture's vectorised exp) against glibc's exp on [-708, 0] and against a
+// long double reference: within 2 eps relative (the polynomial's own error is < 2e-17; the rest is
+// rounding), exact at 0, exactly 0 below -708 and at -inf, any length (odd tails).
+TEST(ExpNonpositive, MatchesStdExpWithinTwoEpsAndFlushesBelowTheCut) {
+  rng::Stream s(14, rng::Domain::kTest, 1, 0);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{20001}}) {
+    std::vector<double> v(n), e(n);
+    for (std::size_t i = 0; i < n; ++i)
+      v[i] = i % 3 == 0 ? -708.0 * s.uniform() : -std::fabs(s.normal());
+    exp_nonpositive(v, e);
+    for (std::size_t i = 0; i < n; ++i) {
+      const long double ref = std::exp(static_cast<long double>(v[i]));
+      const double eps = std::numeric_limits<double>::epsilon();
+      EXPECT_LE(std::fabs(static_cast<long double>(e[i]) - ref), 2 * eps * ref) << "v = " << v[i];
+      EXPECT_LE(std::fabs(e[i] - std::exp(v[i])), 2 * eps * std::exp(v[i])) << "v = " << v[i];
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> edge = {0.0, -0.0, -708.0, std::nextafter(-708.0, -inf), -745.5, -1e300, -inf};
+  std::vector<double> out(edge.size(), -1.0);
+  exp_nonpositive(edge, out);
+  EXPECT_EQ(out[0], 1.0);
+  EXPECT_EQ(out[1], 1.0);
+  EXPECT_GT(out[2], std::numeric_limits<double>::min());  // exp(-708) is a normal double
+  EXPECT_NEAR(out[2], std::exp(-708.0), 2 * std::numeric_limits<double>::epsilon() * out[2]);
+  for (std::size_t i = 3; i < edge.size(); ++i) EXPECT_EQ(out[i], 0.0) << "v = " << edge[i];
+  std::vector<double> short_out(1);
+  EXPECT_THROW(exp_nonpositive(edge, short_out), std::invalid_argument);
+}
+
+// The vectorised evaluation against a plain long double log-sum-exp over the components, for
+// component counts that do and do not fill the SIMD pairs and dimensions with and without a
+// compile-time specialisation (1..4, and 7), with unequal weights and diagonal variances.
+TEST(MixtureVectorised, PotentialAndGradientMatchLongDoubleReference) {
+  rng::Stream s(15, rng::Domain::kTest, 1, 0);
+  for (const int d : {1, 2, 3, 4, 7}) {
+    for (const int n_comp : {1, 2, 3, 5, 20}) {
+      std::vector<GaussianMixture::Component> comps;
+      for (int k = 0; k < n_comp; ++k) {
+        GaussianMixture::Component c;
+        c.weight = 0.5 + s.uniform();
+        c.mean = random_point(s, d, 0.0, 3.0);
+        c.variance = (random_point(s, d, 0.0, 0.7).array().square() + 0.05).matrix();
+        comps.push_back(c);
+      }
+      const GaussianMixture t(comps);
+      for (int rep = 0; rep < 20; ++rep) {
+        // near the components and far from all of them (components > 708 below the maximum)
+        const Vector x = random_point(s, d, 0.0, rep < 10 ? 3.0 : 30.0);
+        std::vector<long double> lt(static_cast<std::size_t>(n_comp));
+        long double m = -INFINITY;
+        for (int k = 0; k < n_comp; ++k) {
+          const auto& c = t.components()[static_cast<std::size_t>(k)];
+          long double l = std::log(static_cast<long double>(c.weight));
+          for (int i = 0; i < d; ++i) {
+            const long double z = static_cast<long double>(x[i]) - c.mean[i];
+            l -= 0.5L * (z * z / c.variance[i] + std::log(2 * M_PIl * c.variance[i]));
+          }
+          lt[static_cast<std::size_t>(k)] = l;
+          m = std::max(m, l);
+        }
+        long double sum = 0;
+        Eigen::Matrix<long double, Eigen::Dynamic, 1> g = Eigen::Matrix<long double, Eigen::Dynamic, 1>::Zero(d);
+        for (int k = 0; k < n_comp; ++k) {
+          const auto& c = t.components()[static_cast<std::size_t>(k)];
+          const long double r = std::exp(lt[static_cast<std::size_t>(k)] - m);
+          sum += r;
+          for (int i = 0; i < d; ++i) g[i] += r * (static_cast<long double>(x[i]) - c.mean[i]) / c.variance[i];
+        }
+        const double expected = static_cast<double>(-(m + std::log(sum)));
+        Vector grad(d);
+        const double u = t.potential_and_gradient(x, grad);
+        EXPECT_NEAR(u, expected, 1e-13 * std::max(1.0, std::fabs(expected))) << "d " << d << " K " << n_comp;
+        EXPECT_EQ(t.potential(x), u);
+        const double scale = std::max(1.0, static_cast<double>((g / sum).cwiseAbs().maxCoeff()));
+        for (int i = 0; i < d; ++i)
+          EXPECT_NEAR(grad[i], static_cast<double>(g[i] / sum), 1e-12 * scale)
+              << "d " << d << " K " << n_comp << " i " << i;
+      }
+    }
+  }
+}
+
+// A far point where one component's (x - mu) / var overflows to inf (tiny variance): that
+// component's weight is exactly 0 and 0 * inf must not turn the gradient into NaN; an odd
+// component count and d = 3 also check the SIMD padding with non-finite inputs.
+TEST(MixtureVectorised, OverflowingTermsAndNonFiniteInputs) {
+  std::vector<GaussianMixture::Component> comps = {
+      {1.0, Vector::Constant(3, 0.0), Vector::Constant(3, 1e-300)},
+      {1.0, Vector::Constant(3, 1.0), Vector::Constant(3, 1.0)},
+      {2.0, Vector::Constant(3, -1.0), Vector::Constant(3, 4.0)}};
+  const GaussianMixture t(comps);
+  const Vector x = Vector::Constant(3, 1e10);
+  Vector g(3);
+  const double u = t.potential_and_gradient(x, g);
+  ASSERT_TRUE(std::isfinite(u));
+  ASSERT_TRUE(g.allFinite()) << g.transpose();
+  // Far from both finite components, component 2 (variance 4) dominates: grad = (x + 1) / 4.
+  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(g[i], (1e10 + 1.0) / 4.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(std::isnan(t.potential_and_gradient(Eigen::Vector3d(0.0, nan, 0.0), g)));
+  EXPECT_TRUE(std::isnan(g[0]));
+  EXPECT_EQ(t.potential_and_gradient(Eigen::Vector3d(0.0, 0.0, -inf), g), inf);
+  EXPECT_EQ(t.potential(Eigen::Vector3d(inf, 0.0, 0.0)), inf);
+  EXPECT_TRUE(std::isnan(t.potential(Eigen::Vector3d(inf, nan, 0.0))));
 }
 
 TEST(Mixture, WeightsAreNormalised) {
