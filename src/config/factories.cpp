@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "extended/continuous_tempering.hpp"
+#include "extended/repeated_transition_kernel.hpp"
 #include "extended/pseudo_extended.hpp"
 #include "kernels/hmc.hpp"
 #include "kernels/mala.hpp"
@@ -194,6 +195,9 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
                                  "sampler.continuous_tempering");
       };
       auto s = extended::make_continuous_tempering(ct, target, inner);
+      if (ct.has_sweeps_per_draw() && ct.sweeps_per_draw() != 1)
+        s.kernel = std::make_unique<extended::RepeatedTransitionKernel>(std::move(s.kernel),
+                                                                        ct.sweeps_per_draw());
       return {std::move(s.space), std::move(s.kernel)};
     }
     case v1::SamplerConfig::kParallelTempering: {

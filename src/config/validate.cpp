@@ -648,6 +648,7 @@ void check_continuous_tempering(const v1::ContinuousTemperingConfig& c, const st
   }
   optional_positive(p, pre + ".sigmoid_scale", c.has_sigmoid_scale(), c.sigmoid_scale());
   optional_positive(p, pre + ".control_mass", c.has_control_mass(), c.control_mass());
+  if (c.has_sweeps_per_draw()) in_range(p, pre + ".sweeps_per_draw", c.sweeps_per_draw(), 1, 10000);
   if (c.has_initial_beta()) {
     const double b0 = c.initial_beta();
     if (c.variant() == v1::ContinuousTemperingConfig::JOINT && !(b0 > 0.0 && b0 < 1.0))
@@ -679,11 +680,14 @@ void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Proble
   if (!p.has(bp + ".rounds") && !p.has(bp + ".draws_per_round") && !p.has(bp + ".warmup") &&
       cfg.iterations() >= 0 && cfg.warmup() >= 0) {
     const double per_round = static_cast<double>(b.has_warmup() ? b.warmup() : cfg.warmup()) +
-                             static_cast<double>(b.draws_per_round());
+                             static_cast<double>(b.draws_per_round()) *
+                                 (c.has_sweeps_per_draw() && c.sweeps_per_draw() > 1 ? c.sweeps_per_draw() : 1);
     if (b.rounds() * per_round + static_cast<double>(cfg.warmup()) +
             static_cast<double>(cfg.iterations()) > static_cast<double>(kMaxIterations))
       p.add(bp + ".rounds", "rounds x (warmup + draws_per_round) + warmup + iterations is more than "
-                            "the limit " + num(kMaxIterations), num(std::int64_t{b.rounds()}));
+                            "the limit " + num(kMaxIterations) +
+                            " (a bootstrap draw counts as sweeps_per_draw iterations)",
+            num(std::int64_t{b.rounds()}));
   }
   if (cfg.checkpoint().every_seconds() > 0 || cfg.checkpoint().every_iterations() > 0)
     p.add(bp, "runs with bootstrap rounds cannot be checkpointed (a checkpoint does not hold the "

@@ -98,9 +98,14 @@ std::optional<BootstrapSettings> bootstrap_settings(const v1::RunConfig& run) {
   return s;
 }
 
+std::int64_t bootstrap_sweeps_per_draw(const v1::RunConfig& run) {
+  const auto& ct = run.sampler().continuous_tempering();
+  return ct.has_sweeps_per_draw() && ct.sweeps_per_draw() > 1 ? ct.sweeps_per_draw() : 1;
+}
+
 std::int64_t bootstrap_extra_iterations(const v1::RunConfig& run) {
   const auto s = bootstrap_settings(run);
-  return s ? s->rounds * (s->warmup + s->draws_per_round) : 0;
+  return s ? s->rounds * (s->warmup + s->draws_per_round * bootstrap_sweeps_per_draw(run)) : 0;
 }
 
 std::uint64_t bootstrap_round_seed(std::uint64_t seed, int round) {
@@ -130,7 +135,11 @@ v1::RunConfig bootstrap_round_config(const v1::RunConfig& run, int round,
   }
   if (round < s->rounds) {
     c.set_warmup(s->warmup);
-    c.set_iterations(s->draws_per_round);
+    // With sweeps_per_draw k > 1 a bootstrap round runs its k x draws_per_round sweeps as
+    // single-sweep iterations: the same chain law and cost, but the refit's accumulator (built from
+    // the round's draws) then holds every sweep's state, as the final round's kernel sums do.
+    c.set_iterations(s->draws_per_round * bootstrap_sweeps_per_draw(run));
+    ct->clear_sweeps_per_draw();
     auto* out = c.mutable_output();
     out->set_thin(1);
     out->set_write_warmup(false);

@@ -56,7 +56,11 @@ struct BootstrapSettings {
 // The settings of a continuous-tempering run with bootstrap rounds; nullopt for any other run.
 std::optional<BootstrapSettings> bootstrap_settings(const v1::RunConfig& run);
 
-// Iterations per chain (warmup included) that the bootstrap rounds add to the run's own.
+// sampler.continuous_tempering.sweeps_per_draw (1 when unset).
+std::int64_t bootstrap_sweeps_per_draw(const v1::RunConfig& run);
+
+// Iterations per chain (warmup included) that the bootstrap rounds add to the run's own (a
+// bootstrap round runs draws_per_round x sweeps_per_draw single-sweep iterations).
 std::int64_t bootstrap_extra_iterations(const v1::RunConfig& run);
 
 // The stream seed of bootstrap round `round` (0-based, < rounds): seed and round mixed by the
@@ -66,7 +70,8 @@ std::uint64_t bootstrap_round_seed(std::uint64_t seed, int round);
 
 // The plain continuous-tempering run that round `round` (0 .. rounds) of `run` is: bootstrap
 // cleared; for round > 0 the base replaced by `base` (required then); for a bootstrap round
-// (round < rounds) warmup = settings.warmup, iterations = draws_per_round, thin 1, no warmup draws
+// (round < rounds) warmup = settings.warmup, iterations = draws_per_round x sweeps_per_draw with
+// sweeps_per_draw cleared (every sweep is a draw, so the refit sees every state), thin 1, no warmup draws
 // and no running estimates written. Throws ConfigError when `run` has no bootstrap rounds or a
 // base is missing.
 v1::RunConfig bootstrap_round_config(const v1::RunConfig& run, int round,

@@ -52,6 +52,7 @@
 #include "extended/base_density_fit.hpp"
 #include "extended/continuous_tempering.hpp"
 #include "extended/continuous_tempering_bootstrap.hpp"
+#include "extended/repeated_transition_kernel.hpp"
 #include "rng/stream.hpp"
 
 namespace {
@@ -66,7 +67,9 @@ constexpr double kBoltzmannPe28LogZ = 160.889297;
 
 struct ChainResult {
   std::uint64_t seed = 0;
-  pemc::estimators::TemperingRbAccumulator acc;
+  pemc::estimators::TemperingRbAccumulator acc;  // the recorded draws (what pemc-dist writes)
+  // The kernel's own RB sums (every sweep's state; = acc unless sweeps_per_draw > 1). Scored.
+  pemc::estimators::TemperingRbAccumulator sweep_acc;
   double log_zeta = 0.0;
   double log_sum_w1_right = -pemc::kInf;  // 1-D: w1 mass of x > 0
   double mean_beta = 0.0;
@@ -74,7 +77,10 @@ struct ChainResult {
   std::int64_t grad_evals = 0;
   double seconds = 0.0;
   std::string status = "ok";
-  double log_z() const { return acc.log_z(log_zeta); }
+  const pemc::estimators::TemperingRbAccumulator& scored() const {
+    return sweep_acc.count() > 0 ? sweep_acc : acc;
+  }
+  double log_z() const { return scored().log_z(log_zeta); }
 };
 
 void draw_initial_point(const pemc::v1::InitConfig& init, pemc::rng::Stream& stream,
@@ -96,7 +102,21 @@ void draw_initial_point(const pemc::v1::InitConfig& init, pemc::rng::Stream& str
   }
 }
 
-// One chain, as src/runner/chain_driver.cpp runs it; the RB sums over every post-warmup state.
+// The continuous-tempering kernel's RB accumulator (through a sweeps_per_draw wrapper), or null.
+const pemc::estimators::TemperingRbAccumulator* kernel_rb_sums(const pemc::kernels::Kernel& k) {
+  const pemc::kernels::Kernel* inner = &k;
+  if (const auto* r = dynamic_cast<const pemc::extended::RepeatedTransitionKernel*>(inner))
+    inner = &r->inner();
+  if (const auto* j = dynamic_cast<const pemc::extended::JointTemperingKernel*>(inner))
+    return &j->rb_accumulator();
+  if (const auto* g = dynamic_cast<const pemc::extended::GibbsTemperingKernel*>(inner))
+    return &g->rb_accumulator();
+  return nullptr;
+}
+
+// One chain, as src/runner/chain_driver.cpp runs it; the RB sums over every post-warmup state
+// (acc: the recorded ones; sweep_acc: the kernel's, which with sweeps_per_draw > 1 also holds the
+// states between records).
 ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int chain_id) {
   // chain_id keys the streams; the configured chain is chain_id modulo the chain count.
   ChainResult r;
@@ -140,6 +160,7 @@ ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int
       if (view.samples.rows() == 1 && view.samples(0, 0) > 0.0)
         r.log_sum_w1_right = pemc::log_add_exp(r.log_sum_w1_right, lw1);
     }
+    if (const auto* k = kernel_rb_sums(*setup.kernel)) r.sweep_acc = *k;
   } catch (const std::exception& e) {
     r.status = std::string("failed: ") + e.what();
   }
@@ -318,12 +339,12 @@ bool study(const std::filesystem::path& path, const pemc::config::CommandLineOve
       continue;
     }
     const double ez = c.log_z() - truth.log_z;
-    const double em = std::sqrt((c.acc.mean() - truth.mean).squaredNorm() / truth.mean.size());
-    const double ec = std::sqrt((c.acc.covariance() - truth.cov).squaredNorm() / truth.cov.size());
+    const double em = std::sqrt((c.scored().mean() - truth.mean).squaredNorm() / truth.mean.size());
+    const double ec = std::sqrt((c.scored().covariance() - truth.cov).squaredNorm() / truth.cov.size());
     err_log_z.push_back(ez);
     err_mean.push_back(em);
     err_cov.push_back(ec);
-    pooled.merge(c.acc);
+    pooled.merge(c.scored());
     chain_seconds += c.seconds;
     evals += c.grad_evals;
     if (truth.bimodal) {
@@ -332,7 +353,7 @@ bool study(const std::filesystem::path& path, const pemc::config::CommandLineOve
     }
     std::printf("  %4llu  %+9.4f   %9.5f  %9.5f  %9.3f  %6.3f  %7.0f  %7.2f\n",
                 static_cast<unsigned long long>(c.seed), ez, em, ec, c.mean_beta, c.accept,
-                c.acc.ess_w1(), c.seconds);
+                c.scored().ess_w1(), c.seconds);
   }
   if (err_log_z.empty()) return false;
   const double rmse_z = rms(err_log_z), rmse_m = rms(err_mean), rmse_c = rms(err_cov);
