@@ -41,12 +41,89 @@ __attribute__((target("avx2,fma"))) void triangular_product(const double* a, int
   }
 }
 
+// a * b, rounded: the empty asm keeps GCC from contracting it with a following add into one FMA
+// (it does so in functions compiled for FMA), which would change the rounding of the sums below.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256d mul_rounded(__m256d a,
+                                                                              __m256d b) {
+  __m256d p = _mm256_mul_pd(a, b);
+  asm("" : "+x"(p));
+  return p;
+}
+
+// 32 bytes as two 16-byte halves. Vectors shared with other code (x, grad phi, the gradient) are
+// written and read by it 16 bytes (Eigen's SSE2 packets) or 8 bytes at a time; a 32-byte access
+// over them would not be forwarded from (or to) those stores in flight and stalls (notably on AMD
+// CPUs, which do not forward the upper half of a 32-byte store).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256d load_halves(const double* p) {
+  return _mm256_loadu_pd(p);
+}
+__attribute__((target("avx2,fma"), always_inline)) inline void store_halves(double* p, __m256d v) {
+  _mm256_storeu_pd(p, v);
+}
+
+// Lanes 0..3 of a row block starting at `row` that lie below n (the unpadded dimension).
+__attribute__((target("avx2,fma"))) inline __m256i tail_mask(int n, int row) {
+  return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n - row), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+// Where a product's rows go: stored as they are (y = A x; the first n entries), or mixed into the
+// tempered gradient as out = w_phi * grad_phi + w_psi * y (continuous tempering's
+// beta grad phi + (1 - beta) grad psi), two products and a sum per entry — exactly the rounding of
+// that expression in Eigen. Vectors have n entries (not padded): the last row block is masked.
+struct PlainStore {
+  double* y;
+  int n;
+};
+struct MixedStore {
+  double w_phi, w_psi;
+  const double* grad_phi;
+  double* out;
+  double* y;  // null, or where y itself goes too
+  int n;
+};
+
+// The first n - row (1..3) lanes of y to p: scalar and 2-wide stores (a masked store is slow on
+// some CPUs, e.g. AMD's).
+__attribute__((target("avx2,fma"), always_inline)) inline void store_tail(double* p, int count,
+                                                                          __m256d y) {
+  const __m128d lo = _mm256_castpd256_pd128(y);
+  if (count == 1) {
+    _mm_store_sd(p, lo);
+    return;
+  }
+  _mm_storeu_pd(p, lo);
+  if (count == 3) _mm_store_sd(p + 2, _mm256_extractf128_pd(y, 1));
+}
+
+__attribute__((target("avx2,fma"))) inline void store_rows(const PlainStore& s, int row,
+                                                           __m256d y) {
+  if (row + 4 <= s.n)
+    store_halves(s.y + row, y);
+  else
+    store_tail(s.y + row, s.n - row, y);
+}
+
+__attribute__((target("avx2,fma"))) inline void store_rows(const MixedStore& s, int row,
+                                                           __m256d y) {
+  const __m256d wy = mul_rounded(_mm256_set1_pd(s.w_psi), y);
+  if (row + 4 <= s.n) {
+    const __m256d wg = mul_rounded(_mm256_set1_pd(s.w_phi), load_halves(s.grad_phi + row));
+    if (s.y) store_halves(s.y + row, y);
+    store_halves(s.out + row, _mm256_add_pd(wg, wy));
+    return;
+  }
+  const __m256d wg = mul_rounded(_mm256_set1_pd(s.w_phi),
+                                 _mm256_maskload_pd(s.grad_phi + row, tail_mask(s.n, row)));
+  if (s.y) store_tail(s.y + row, s.n - row, y);
+  store_tail(s.out + row, s.n - row, _mm256_add_pd(wg, wy));
+}
+
 // The same product for ld = 4 NV <= 32 with the column loop outside: each x_k is broadcast once
 // and the NV row blocks accumulate in registers (two sets, even and odd columns, to halve the
 // dependency chains). Fully unrolled for each NV.
-template <int NV, bool kLower>
-__attribute__((target("avx2,fma"))) void triangular_product_fixed(const double* a,
-                                                                  const double* x, double* y) {
+template <int NV, bool kLower, class Store>
+__attribute__((target("avx2,fma"), always_inline)) inline void triangular_product_fixed(
+    const double* a, const double* x, const Store& store) {
   constexpr int ld = 4 * NV;
   __m256d acc0[NV], acc1[NV];
 #pragma GCC unroll 8
@@ -65,21 +142,106 @@ __attribute__((target("avx2,fma"))) void triangular_product_fixed(const double* 
     }
   }
 #pragma GCC unroll 8
-  for (int v = 0; v < NV; ++v) _mm256_storeu_pd(y + 4 * v, _mm256_add_pd(acc0[v], acc1[v]));
+  for (int v = 0; v < NV; ++v) store_rows(store, 4 * v, _mm256_add_pd(acc0[v], acc1[v]));
 }
 
-template <bool kLower>
-void triangular_product_any(const double* a, int ld, const double* x, double* y) {
+// |r|^2 of the padded r (4 NV entries, 32-byte chunks), summed in exactly the order of Eigen's
+// vectorised r.squaredNorm() for this build's packet size, so the potential is bit-identical to
+// that expression: packets of 2 (SSE2) accumulate in two interleaved partial sums, i.e. lanes
+// (0, 1) and (2, 3) of one 4-wide sum; packets of 4 (AVX) in two sums over alternate chunks with an
+// odd last chunk added after they are combined. Without a known packet size Eigen sums instead.
+// (No Eigen code inside target("avx2") functions: its instantiations there could be the ones the
+// linker keeps for the whole program.)
+#if defined(EIGEN_VECTORIZE_AVX512) || !defined(EIGEN_VECTORIZE_SSE2)
+#define PEMC_BASE_EIGEN_NORM 1
+#endif
+
+__attribute__((target("avx2,fma"), always_inline)) inline __m256d squares(const double* r) {
+  const __m256d x = _mm256_loadu_pd(r);
+  return mul_rounded(x, x);
+}
+
+template <int NV>
+__attribute__((target("avx2,fma"), always_inline)) inline double squared_norm_fixed(
+    const double* r) {
+#if defined(EIGEN_VECTORIZE_AVX)
+  __m256d s0 = squares(r);
+  if constexpr (NV >= 2) {
+    __m256d s1 = squares(r + 4);
+#pragma GCC unroll 8
+    for (int v = 2; v + 1 < NV; v += 2) {
+      s0 = _mm256_add_pd(s0, squares(r + 4 * v));
+      s1 = _mm256_add_pd(s1, squares(r + 4 * (v + 1)));
+    }
+    s0 = _mm256_add_pd(s0, s1);
+    if constexpr (NV % 2 == 1) s0 = _mm256_add_pd(s0, squares(r + 4 * (NV - 1)));
+  }
+#else
+  __m256d s0 = squares(r);
+#pragma GCC unroll 8
+  for (int v = 1; v < NV; ++v) s0 = _mm256_add_pd(s0, squares(r + 4 * v));
+#endif
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s0), _mm256_extractf128_pd(s0, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+// One call for psi's quadratic form and (optionally) its gradient, for ld = 4 NV <= 32:
+// y = x - mu into the zero-padded y_pad, r = T y into r_pad, |r|^2 (returned), then the upper
+// product T' r to `store` when it is given. Raw pointers only: no Eigen expression or Ref on the
+// way (their copies cost more than the products at this size).
+struct FusedArgs {
+  const double* t;   // T = L^{-1}, padded column-major
+  const double* tt;  // T', padded column-major
+  const double* x;   // n entries
+  const double* mu;  // n entries
+  double* y_pad;     // 4 NV entries, zero beyond n
+  double* r_pad;     // 4 NV entries
+  int n;
+};
+
+template <int NV, class Store>
+__attribute__((target("avx2,fma"))) double fused_fixed(const FusedArgs& a, const Store* store) {
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) {
+    const int row = 4 * v;
+    __m256d y;
+    if (row + 4 <= a.n) {
+      y = _mm256_sub_pd(load_halves(a.x + row), _mm256_loadu_pd(a.mu + row));
+    } else {
+      const __m256i mask = tail_mask(a.n, row);
+      y = _mm256_sub_pd(_mm256_maskload_pd(a.x + row, mask), _mm256_maskload_pd(a.mu + row, mask));
+    }
+    _mm256_storeu_pd(a.y_pad + row, y);
+  }
+  triangular_product_fixed<NV, true>(a.t, a.y_pad, PlainStore{a.r_pad, 4 * NV});
+#ifdef PEMC_BASE_EIGEN_NORM
+  const double norm = 0.0;  // the caller sums r_pad with Eigen
+#else
+  const double norm = squared_norm_fixed<NV>(a.r_pad);
+#endif
+  if (store) triangular_product_fixed<NV, false>(a.tt, a.r_pad, *store);
+  return norm;
+}
+
+// store's rows from a padded vector g (the general path's epilogue).
+template <class Store>
+__attribute__((target("avx2,fma"))) void store_padded(const Store& store, const double* g, int ld) {
+  for (int row = 0; row < ld; row += 4) store_rows(store, row, _mm256_loadu_pd(g + row));
+}
+
+// fused_fixed for ld = 4 NV with NV = 1..8; false for larger ld.
+template <class Store>
+bool fused_small(int ld, const FusedArgs& a, const Store* store, double& norm) {
   switch (ld / 4) {
-    case 1: return triangular_product_fixed<1, kLower>(a, x, y);
-    case 2: return triangular_product_fixed<2, kLower>(a, x, y);
-    case 3: return triangular_product_fixed<3, kLower>(a, x, y);
-    case 4: return triangular_product_fixed<4, kLower>(a, x, y);
-    case 5: return triangular_product_fixed<5, kLower>(a, x, y);
-    case 6: return triangular_product_fixed<6, kLower>(a, x, y);
-    case 7: return triangular_product_fixed<7, kLower>(a, x, y);
-    case 8: return triangular_product_fixed<8, kLower>(a, x, y);
-    default: return triangular_product<kLower>(a, ld, x, y);
+    case 1: norm = fused_fixed<1>(a, store); return true;
+    case 2: norm = fused_fixed<2>(a, store); return true;
+    case 3: norm = fused_fixed<3>(a, store); return true;
+    case 4: norm = fused_fixed<4>(a, store); return true;
+    case 5: norm = fused_fixed<5>(a, store); return true;
+    case 6: norm = fused_fixed<6>(a, store); return true;
+    case 7: norm = fused_fixed<7>(a, store); return true;
+    case 8: norm = fused_fixed<8>(a, store); return true;
+    default: return false;
   }
 }
 
@@ -222,37 +384,77 @@ void GaussianBase::backward_solve(Vector& rv) const {
   }
 }
 
+#ifdef PEMC_BASE_AVX2
+template <class Store>
+double GaussianBase::products(const double* x, const Store* store) const {
+  const FusedArgs a{inv_chol_.data(), inv_chol_t_.data(), x, mean_.data(),
+                    y_pad_.data(), r_pad_.data(), dim()};
+  double norm;
+  if (fused_small(padded_, a, store, norm)) {
+#ifdef PEMC_BASE_EIGEN_NORM
+    norm = r_pad_.squaredNorm();
+#endif
+  } else {  // d > 32: the general loops
+    y_pad_.head(dim()) = Eigen::Map<const Vector>(x, dim()) - mean_;
+    triangular_product<true>(inv_chol_.data(), padded_, y_pad_.data(), r_pad_.data());
+    norm = r_pad_.squaredNorm();  // padding rows are zero
+    if (store) {
+      triangular_product<false>(inv_chol_t_.data(), padded_, r_pad_.data(), g_pad_.data());
+      store_padded(*store, g_pad_.data(), padded_);
+    }
+  }
+  return 0.5 * norm + log_norm_;
+}
+#endif
+
 double GaussianBase::potential(ConstVectorRef x) const {
 #ifdef PEMC_BASE_AVX2
-  if (products_) {
-    const int d = dim();
-    y_pad_.head(d).noalias() = x - mean_;
-    triangular_product_any<true>(inv_chol_.data(), padded_, y_pad_.data(), r_pad_.data());
-    return 0.5 * r_pad_.squaredNorm() + log_norm_;  // padding rows are zero
-  }
+  if (products_) return products<PlainStore>(x.data(), nullptr);
 #endif
   r_.noalias() = x - mean_;
   forward_solve(r_);
   return 0.5 * r_.squaredNorm() + log_norm_;
 }
 
-double GaussianBase::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
-#ifdef PEMC_BASE_AVX2
-  if (products_) {
-    const int d = dim();
-    y_pad_.head(d).noalias() = x - mean_;
-    triangular_product_any<true>(inv_chol_.data(), padded_, y_pad_.data(), r_pad_.data());
-    const double value = 0.5 * r_pad_.squaredNorm() + log_norm_;
-    triangular_product_any<false>(inv_chol_t_.data(), padded_, r_pad_.data(), g_pad_.data());
-    grad = g_pad_.head(d);
-    return value;
-  }
-#endif
+double GaussianBase::solves(ConstVectorRef x) const {
   r_.noalias() = x - mean_;
   forward_solve(r_);
   const double value = 0.5 * r_.squaredNorm() + log_norm_;
   backward_solve(r_);
+  return value;
+}
+
+double GaussianBase::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
+#ifdef PEMC_BASE_AVX2
+  if (products_) {
+    const PlainStore store{grad.data(), dim()};
+    return products(x.data(), &store);
+  }
+#endif
+  const double value = solves(x);
   grad = r_;
+  return value;
+}
+
+double GaussianBase::potential_and_mixed_gradient(std::span<const double> x,
+                                                  const MixedGradient& m) const {
+  const auto d = static_cast<std::size_t>(dim());
+  if (x.size() != d || m.grad_phi.size() != d || m.out.size() != d ||
+      !(m.grad_psi.empty() || m.grad_psi.size() == d))
+    throw NumericalError("Gaussian base: potential_and_mixed_gradient needs x, grad_phi and out "
+                         "(and grad_psi, if given) of dimension " + std::to_string(d));
+#ifdef PEMC_BASE_AVX2
+  if (products_) {
+    const MixedStore store{m.w_phi, m.w_psi, m.grad_phi.data(), m.out.data(),
+                           m.grad_psi.empty() ? nullptr : m.grad_psi.data(), dim()};
+    return products(x.data(), &store);
+  }
+#endif
+  const double value = solves(Eigen::Map<const Vector>(x.data(), dim()));
+  const auto n = static_cast<Eigen::Index>(d);
+  if (!m.grad_psi.empty()) Eigen::Map<Vector>(m.grad_psi.data(), n) = r_;
+  Eigen::Map<Vector>(m.out.data(), n).noalias() =
+      m.w_phi * Eigen::Map<const Vector>(m.grad_phi.data(), n) + m.w_psi * r_;
   return value;
 }
 

@@ -20,7 +20,12 @@
 // r = T (x - mu), grad = T' r, whose rows are independent and vectorise fully (~4x faster). The
 // triangular factor's inverse, never Sigma^{-1}: each product is O(d^2) like the solves, and the
 // condition check bounds the difference from substitution far below the potential's rounding.
+// For d <= 32 one call does x - mu, both products and |r|^2 (in Eigen's summation order, so the
+// bits are those of the Eigen expressions) on raw pointers, and continuous tempering's
+// potential_and_mixed_gradient folds beta grad phi + (1 - beta) grad psi into the last product's
+// stores.
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "core/types.hpp"
@@ -41,6 +46,19 @@ class GaussianBase {
   double potential(ConstVectorRef x) const;
   // Same value; writes Sigma^{-1} (x - mu) into grad.
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const;
+  // The tempered gradient's mixing out = w_phi grad_phi + w_psi grad psi(x) (continuous tempering's
+  // beta grad phi + (1 - beta) grad psi), without a separate pass for it: the AVX2 path mixes in
+  // the last pass over the factor. Each entry is rounded exactly as that expression in Eigen (two
+  // products, one sum), so the result is bit-identical to potential_and_gradient followed by it.
+  struct MixedGradient {
+    double w_phi = 0.0, w_psi = 1.0;
+    std::span<const double> grad_phi;  // d entries
+    std::span<double> out;             // d entries; may be grad_phi's storage (read before written)
+    std::span<double> grad_psi;        // empty, or d entries that receive grad psi(x) too
+  };
+  // psi(x), the same value as potential(x), for x of d entries. Throws NumericalError for spans of
+  // the wrong size.
+  double potential_and_mixed_gradient(std::span<const double> x, const MixedGradient& m) const;
   // x = mu + L z, z ~ N(0, I).
   void sample(rng::Stream& stream, VectorRef out) const;
 
@@ -56,6 +74,12 @@ class GaussianBase {
   void forward_solve(Vector& r) const;
   // r <- L^{-T} r in place.
   void backward_solve(Vector& r) const;
+  // psi(x), leaving L^{-T} L^{-1} (x - mu) in r_ (the substitution path).
+  double solves(ConstVectorRef x) const;
+  // The AVX2 product path: psi(x), and grad psi(x) to `store` (PlainStore or MixedStore in the
+  // .cpp) unless it is null.
+  template <class Store>
+  double products(const double* x, const Store* store) const;
 
   Vector mean_;
   Matrix chol_;          // lower triangular, column-major

@@ -2,8 +2,15 @@
 
 #include "adapt/state_io.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <span>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
@@ -65,25 +72,101 @@ inline Sigmoid sigmoid_terms(double t) {
 
 // ---- DeltaMemo -------------------------------------------------------------------------------
 
-void DeltaMemo::remember(int slot, ConstVectorRef x, double phi, double psi) const {
-  Entry& e = slots_[slot];
-  e.x = x;
-  e.phi = phi;
-  e.psi = psi;
-  e.valid = true;
+namespace {
+// Raw memory as an Eigen vector for a Target call. (The extended targets hand x and the gradient on
+// from raw pointers, not by copying the Eigen::Ref objects they were given: such a copy reads the
+// caller's freshly written Ref with one wide load, which the CPU cannot forward from the narrower
+// stores that wrote it, and stalls for about as long as the whole mixing takes.)
+Eigen::Map<const Vector> const_map(std::span<const double> x) {
+  return {x.data(), static_cast<Eigen::Index>(x.size())};
+}
+Eigen::Map<Vector> map(std::span<double> x) {
+  return {x.data(), static_cast<Eigen::Index>(x.size())};
 }
 
-const DeltaMemo::Entry* DeltaMemo::find(ConstVectorRef x) const {
-  for (const Entry& e : slots_)
-    if (e.valid && e.x.size() == x.size() && e.x == x) return &e;
-  return nullptr;
+// g[d] = v, rewriting g[d - 1] in the same 16-byte store: kernels read the gradient 16 bytes at a
+// time (Eigen's SSE2 packets), and a pair written by two 8-byte stores cannot be forwarded to
+// such a load while the stores are in flight (a stall after every gradient evaluation).
+inline void set_last(double* g, int d, double v) {
+#ifdef __SSE2__
+  if (d >= 1) {
+    _mm_storeu_pd(g + d - 1, _mm_set_pd(v, g[d - 1]));
+    return;
+  }
+#endif
+  g[d] = v;
+}
+
+std::span<const double> span_of(ConstVectorRef x) {
+  return {x.data(), static_cast<std::size_t>(x.size())};
+}
+
+bool same_bits(const double* a, const double* b, Eigen::Index n) {
+  return std::memcmp(a, b, static_cast<std::size_t>(n) * sizeof(double)) == 0;
+}
+}  // namespace
+
+void DeltaMemo::remember(std::span<const double> x, double phi, double psi) const {
+  const auto d = static_cast<Eigen::Index>(x.size());
+  const auto stride = static_cast<std::size_t>(d + 2);
+  if (d != dim_) {  // first use (or a different dimension): forget everything
+    dim_ = d;
+    capacity_ = static_cast<int>(std::clamp<std::size_t>(
+        kMaxBytes / (stride * sizeof(double)), 16, static_cast<std::size_t>(kCapacity)));
+    columns_.clear();
+    view_.clear();
+    n_ = 0;
+  }
+  const auto slot = static_cast<std::size_t>(n_ % capacity_);
+  if (columns_.size() < (slot + 1) * stride)
+    columns_.resize(std::min<std::size_t>(std::max<std::size_t>(2 * columns_.size(), 8 * stride),
+                                          static_cast<std::size_t>(capacity_) * stride));
+  double* c = columns_.data() + slot * stride;
+  std::memcpy(c, x.data(), static_cast<std::size_t>(d) * sizeof(double));
+  c[d] = phi;
+  c[d + 1] = psi;
+  if (++n_ == 2 * capacity_) n_ = capacity_;  // stays "full", same slot sequence
+}
+
+void DeltaMemo::remember_view(std::span<const double> x, double phi, double psi) const {
+  const auto d = static_cast<Eigen::Index>(x.size());
+  if (d != dim_) {
+    remember(x, phi, psi);  // sets the dimension up
+    start();
+  }
+  view_.resize(static_cast<std::size_t>(d + 2));
+  std::memcpy(view_.data(), x.data(), static_cast<std::size_t>(d) * sizeof(double));
+  view_[d] = phi;
+  view_[d + 1] = psi;
+}
+
+bool DeltaMemo::find(std::span<const double> x, double& phi, double& psi) const {
+  const auto d = static_cast<Eigen::Index>(x.size());
+  if (d != dim_) return false;
+  const auto stride = static_cast<std::size_t>(d + 2);
+  auto hit = [&](const double* c) {
+    if (!same_bits(c, x.data(), d)) return false;
+    phi = c[d];
+    psi = c[d + 1];
+    return true;
+  };
+  // The last evaluation (HMC accepted), the last view (rejected), then the rest, newest first.
+  const int n = std::min(n_, capacity_);
+  const int last = (n_ - 1) % capacity_;
+  if (n > 0 && hit(columns_.data() + static_cast<std::size_t>(last) * stride)) return true;
+  if (!view_.empty() && hit(view_.data())) return true;
+  for (int i = 1; i < n; ++i) {
+    const int slot = (last - i + capacity_) % capacity_;
+    if (hit(columns_.data() + static_cast<std::size_t>(slot) * stride)) return true;
+  }
+  return false;
 }
 
 // ---- joint ------------------------------------------------------------------------------------
 
 JointTemperingTarget::JointTemperingTarget(TemperingParts parts, double control_scale,
                                            double initial_beta)
-    : parts_(std::move(parts)), d_(0), scale_(control_scale) {
+    : parts_(std::move(parts)), d_(0), scale_(control_scale), unit_scale_(control_scale == 1.0) {
   check_parts(parts_);
   d_ = parts_.target->dim();
   if (!(control_scale > 0.0) || !std::isfinite(control_scale))
@@ -92,53 +175,53 @@ JointTemperingTarget::JointTemperingTarget(TemperingParts parts, double control_
     throw ConfigError("continuous tempering (joint): initial beta must be in (0, 1)");
   initial_u_ = scale_ * std::log(initial_beta / (1.0 - initial_beta));
   log_scale_ = std::log(scale_);  // once, not in every (extended) gradient evaluation
-  grad_phi_.resize(d_);
-  grad_psi_.resize(d_);
 }
 
-double JointTemperingTarget::beta_of(double u) const { return logistic(u / scale_); }
+double JointTemperingTarget::beta_of(double u) const { return logistic(scaled(u)); }
 
 double JointTemperingTarget::potential(ConstVectorRef z) const {
-  const auto x = z.head(d_);
+  const ConstVectorRef x = z.head(d_);
   const double phi = parts_.target->potential(x);
   if (!(phi < kInfinity)) return kInfinity;
   const double psi = parts_.base->potential(x);
-  memo_.remember(0, x, phi, psi);
-  const Sigmoid sg = sigmoid_terms(z[d_] / scale_);
+  memo_.remember(span_of(x), phi, psi);
+  const Sigmoid sg = sigmoid_terms(scaled(z[d_]));
   // eq. (14) without the kinetic terms; -log beta'(u) = softplus(t) + softplus(-t) + log c.
   return sg.beta * (phi + parts_.log_zeta) + sg.one_minus_beta * psi + sg.softplus_sum +
          log_scale_;
 }
 
 double JointTemperingTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
-  const auto x = z.head(d_);
-  const double phi = parts_.target->potential_and_gradient(x, grad_phi_);
+  // grad phi goes straight into grad's x part, where the base mixes grad psi into it in place.
+  // (x and the gradient are passed on as raw spans: copies of Eigen::Ref objects cost more
+  // here than the arithmetic around them.)
+  const auto d = static_cast<std::size_t>(d_);
+  const std::span<const double> x(z.data(), d);
+  const std::span<double> gx(grad.data(), d);
+  const double phi = parts_.target->potential_and_gradient(const_map(x), map(gx));
   if (!(phi < kInfinity)) {
     grad.setConstant(std::numeric_limits<double>::quiet_NaN());
     return kInfinity;
   }
-  const double psi = parts_.base->potential_and_gradient(x, grad_psi_);
-  memo_.remember(0, x, phi, psi);
-  const Sigmoid sg = sigmoid_terms(z[d_] / scale_);
+  const Sigmoid sg = sigmoid_terms(scaled(z[d_]));
   const double beta = sg.beta, one_minus_beta = sg.one_minus_beta;
+  // grad_x = beta grad phi + (1 - beta) grad psi.
+  const double psi = parts_.base->potential_and_mixed_gradient(x, {beta, one_minus_beta, gx, gx, {}});
+  memo_.remember(x, phi, psi);
   const double delta = phi + parts_.log_zeta - psi;
-  grad.head(d_).noalias() = beta * grad_phi_ + one_minus_beta * grad_psi_;
   // d/du [beta Delta + softplus(t) + softplus(-t)] = (beta (1 - beta) Delta + beta - (1 - beta)) / c
-  grad[d_] = (beta * one_minus_beta * delta + (beta - one_minus_beta)) / scale_;
+  grad[d_] = scaled(beta * one_minus_beta * delta + (beta - one_minus_beta));
   return beta * (phi + parts_.log_zeta) + one_minus_beta * psi + sg.softplus_sum + log_scale_;
 }
 
 bool JointTemperingTarget::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {
-  const auto x = z.head(d_);
+  const ConstVectorRef x = z.head(d_);
   double phi, psi;
-  if (const auto* e = memo_.find(x)) {
-    phi = e->phi;
-    psi = e->psi;
-  } else {
+  if (!memo_.find(span_of(x), phi, psi)) {
     phi = parts_.target->potential(x);
     psi = parts_.base->potential(x);
   }
-  memo_.remember(1, x, phi, psi);
+  memo_.remember_view(span_of(x), phi, psi);
   fill_view(x, phi, psi, beta_of(z[d_]), parts_.log_zeta, out);
   return true;
 }
@@ -158,49 +241,45 @@ GibbsTemperingSpace::GibbsTemperingSpace(TemperingParts parts, double initial_be
   d_ = parts_.target->dim();
   if (!(initial_beta >= 0.0 && initial_beta <= 1.0))
     throw ConfigError("continuous tempering (Gibbs): initial beta must be in [0, 1]");
-  grad_phi_.resize(d_);
-  grad_psi_.resize(d_);
 }
 
 double GibbsTemperingSpace::potential(ConstVectorRef z) const {
   const double beta = z[d_];
   if (!(beta >= 0.0 && beta <= 1.0)) return kInfinity;
-  const auto x = z.head(d_);
+  const ConstVectorRef x = z.head(d_);
   const double phi = parts_.target->potential(x);
   if (!(phi < kInfinity)) return kInfinity;
   const double psi = parts_.base->potential(x);
-  memo_.remember(0, x, phi, psi);
+  memo_.remember(span_of(x), phi, psi);
   return tempered_potential(beta, phi, psi, parts_.log_zeta);
 }
 
 double GibbsTemperingSpace::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
   const double beta = z[d_];
-  const auto x = z.head(d_);
+  const auto d = static_cast<std::size_t>(d_);
+  const std::span<const double> x(z.data(), d);
+  const std::span<double> gx(grad.data(), d);
   const double phi = (beta >= 0.0 && beta <= 1.0)
-                         ? parts_.target->potential_and_gradient(x, grad_phi_)
+                         ? parts_.target->potential_and_gradient(const_map(x), map(gx))
                          : kInfinity;
   if (!(phi < kInfinity)) {
     grad.setConstant(std::numeric_limits<double>::quiet_NaN());
     return kInfinity;
   }
-  const double psi = parts_.base->potential_and_gradient(x, grad_psi_);
-  memo_.remember(0, x, phi, psi);
-  grad.head(d_).noalias() = beta * grad_phi_ + (1.0 - beta) * grad_psi_;
+  const double psi = parts_.base->potential_and_mixed_gradient(x, {beta, 1.0 - beta, gx, gx, {}});
+  memo_.remember(x, phi, psi);
   grad[d_] = phi + parts_.log_zeta - psi;  // d/d beta of eq. (16)'s exponent: Delta(x)
   return tempered_potential(beta, phi, psi, parts_.log_zeta);
 }
 
 bool GibbsTemperingSpace::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {
-  const auto x = z.head(d_);
+  const ConstVectorRef x = z.head(d_);
   double phi, psi;
-  if (const auto* e = memo_.find(x)) {
-    phi = e->phi;
-    psi = e->psi;
-  } else {
+  if (!memo_.find(span_of(x), phi, psi)) {
     phi = parts_.target->potential(x);
     psi = parts_.base->potential(x);
   }
-  memo_.remember(1, x, phi, psi);
+  memo_.remember_view(span_of(x), phi, psi);
   fill_view(x, phi, psi, z[d_], parts_.log_zeta, out);
   return true;
 }
@@ -241,15 +320,19 @@ double TemperedTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) 
   } else {
     overflowed_ = true;
   }
-  e->phi = parts_.target->potential_and_gradient(x, e->grad_phi);
+  const auto d = static_cast<std::size_t>(d_);
+  const double* xd = x.data();
+  e->phi = parts_.target->potential_and_gradient(const_map({xd, d}), e->grad_phi);
   if (!(e->phi < kInfinity)) {
     grad.setConstant(std::numeric_limits<double>::quiet_NaN());
     return kInfinity;  // not recorded: never the state a kernel ends on
   }
-  e->psi = parts_.base->potential_and_gradient(x, e->grad_psi);
-  e->x = x;
+  // grad = beta grad phi + (1 - beta) grad psi, and grad psi kept for the Gibbs kernel.
+  e->psi = parts_.base->potential_and_mixed_gradient(
+      {xd, d}, {beta_, 1.0 - beta_, std::span<const double>(e->grad_phi.data(), d),
+                      std::span<double>(grad.data(), d), std::span<double>(e->grad_psi.data(), d)});
+  std::copy(xd, xd + d_, e->x.data());
   if (e != &scratch_) ++n_recorded_;
-  grad.noalias() = beta_ * e->grad_phi + (1.0 - beta_) * e->grad_psi;
   return tempered_potential(beta_, e->phi, e->psi, parts_.log_zeta);
 }
 
@@ -289,6 +372,7 @@ JointTemperingKernel::JointTemperingKernel(std::shared_ptr<const JointTemperingT
 
 kernels::TransitionStats JointTemperingKernel::transition(kernels::ChainState& state,
                                                           rng::Stream& stream) {
+  space_->start_transition();
   const auto stats = inner_->transition(state, stream);
   tracker_.observe(*space_, state);
   return stats;

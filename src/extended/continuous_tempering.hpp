@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "estimators/rb_tempering.hpp"
@@ -68,21 +69,32 @@ struct TemperingParts {
   double log_zeta = 0.0;
 };
 
-// phi(x) and psi(x) at one x, remembered so that weighted_view does not re-evaluate the target.
+// phi(x) and psi(x) at recently evaluated points, so that weighted_view does not re-evaluate the
+// target where a kernel has just evaluated it: every evaluation since the last start() (a kernel
+// transition: HMC ends on the last point, NUTS on any point of its trajectory), up to
+// capacity() of them (older ones are overwritten), and the latest view (a rejected transition
+// leaves the state there). Points are matched bit for bit; a miss costs weighted_view one
+// evaluation, never a wrong value.
 class DeltaMemo {
  public:
-  struct Entry {
-    Vector x;
-    double phi = 0.0, psi = 0.0;
-    bool valid = false;
-  };
-  // Slot 0: the latest potential evaluation; slot 1: the latest weighted_view (a rejected
-  // transition leaves the state where the previous view was).
-  void remember(int slot, ConstVectorRef x, double phi, double psi) const;
-  const Entry* find(ConstVectorRef x) const;
+  // A NUTS trajectory of tree depth 10; fewer when that would take more than kMaxBytes.
+  static constexpr int kCapacity = 1024;
+  static constexpr std::size_t kMaxBytes = std::size_t{4} << 20;
+  int capacity() const { return capacity_; }
+
+  void start() const { n_ = 0; }
+  void remember(std::span<const double> x, double phi, double psi) const;
+  void remember_view(std::span<const double> x, double phi, double psi) const;
+  // True (and phi, psi set) if x was remembered.
+  bool find(std::span<const double> x, double& phi, double& psi) const;
 
  private:
-  mutable Entry slots_[2];
+  // Column i of (x, phi, psi) for evaluation i mod kCapacity, grown on demand.
+  mutable std::vector<double> columns_;
+  mutable Eigen::Index dim_ = -1;
+  mutable int capacity_ = kCapacity;
+  mutable int n_ = 0;  // evaluations since start(); capacity_..2 capacity_ - 1 once full
+  mutable std::vector<double> view_;  // (x, phi, psi) of the latest view; empty before it
 };
 
 class JointTemperingTarget final : public targets::Target {
@@ -103,14 +115,19 @@ class JointTemperingTarget final : public targets::Target {
   double beta_of(double u) const;
   double control_scale() const { return scale_; }
   const TemperingParts& parts() const { return parts_; }
+  // The kernel's transition begins: weighted_view looks up its evaluations from here on.
+  void start_transition() const { memo_.start(); }
 
  private:
+  // t = u' / c; exact, and no division, for c = 1 (the default).
+  double scaled(double u) const { return unit_scale_ ? u : u / scale_; }
+
   TemperingParts parts_;
   int d_;
   double scale_;
+  bool unit_scale_;
   double log_scale_;
   double initial_u_;
-  mutable Vector grad_phi_, grad_psi_;
   DeltaMemo memo_;
 };
 
@@ -132,13 +149,14 @@ class GibbsTemperingSpace final : public targets::Target {
   const TemperingParts& parts() const { return parts_; }
   // The Gibbs kernel tells the space phi and psi at the state it leaves (saves weighted_view an
   // evaluation).
-  void remember(ConstVectorRef x, double phi, double psi) const { memo_.remember(0, x, phi, psi); }
+  void remember(ConstVectorRef x, double phi, double psi) const {
+    memo_.remember_view({x.data(), static_cast<std::size_t>(x.size())}, phi, psi);
+  }
 
  private:
   TemperingParts parts_;
   int d_;
   double initial_beta_;
-  mutable Vector grad_phi_, grad_psi_;
   DeltaMemo memo_;
 };
 
