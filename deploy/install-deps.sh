@@ -13,6 +13,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev
   libcli11-dev                         # command-line parsing
   librandom123-dev                     # counter-based random streams (Philox/Threefry)
+  libsleef-dev                         # vectorised 1-ULP exp (src/core/batched_exp.hpp)
   libbenchmark-dev                     # Google Benchmark, for the bench target
   zlib1g-dev                           # crc32 checksums on records
   gnuplot-nox                          # pemc-report plot

@@ -11,9 +11,9 @@
 #include <new>
 #include <span>
 
+#include "core/batched_exp.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
-#include "targets/mixture.hpp"  // exp_nonpositive
 
 namespace pemc::extended {
 namespace {
@@ -172,8 +172,8 @@ void PseudoExtendedTarget::item_terms(const double* z, double* out) const {
     // e_i = exp(-|eta_i|) for every local item at once (0 for |eta_i| > 708, where the exact
     // value is below 2^-1021 and every quantity below rounds as if it were 0).
     for (std::size_t j = 0; j < n_local; ++j) e_[j] = -std::fabs(z[eta0 + first + j]);
-    targets::exp_nonpositive(std::span<const double>(e_.data(), n_local),
-                             std::span<double>(e_.data(), n_local));
+    exp_nonpositive(std::span<const double>(e_.data(), n_local),
+                    std::span<double>(e_.data(), n_local));
   }
   for (int i = first; i < end; ++i) {
     const auto j = static_cast<std::size_t>(i - first);
@@ -314,8 +314,8 @@ double PseudoExtendedTarget::assemble(double* grad) const {
   // The unnormalised weights exp(a_i - max), batched (0 below 2^-1021, see item_terms).
   const auto n_items = static_cast<std::size_t>(n_);
   for (std::size_t i = 0; i < n_items; ++i) w_[i] = all[i * stride_ + kA] - max_a;
-  targets::exp_nonpositive(std::span<const double>(w_.data(), n_items),
-                           std::span<double>(w_.data(), n_items));
+  exp_nonpositive(std::span<const double>(w_.data(), n_items),
+                    std::span<double>(w_.data(), n_items));
   double sum = 0.0;
   for (std::size_t i = 0; i < n_items; ++i) sum += w_[i];
   // log sum - 2 log prod in one log (prod = 1 for fixed beta).

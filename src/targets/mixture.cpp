@@ -1,17 +1,15 @@
 #include "targets/mixture.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <string>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
+#include "core/batched_exp.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "pemc/v1/config.pb.h"
@@ -21,29 +19,18 @@ namespace pemc::targets {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// See exp_nonpositive in namespace simd below.
-constexpr double kExpCut = -708.0;
-constexpr double kLn2Hi = 0.693145751953125;       // 22713 / 32768: 15 significant bits
-constexpr double kLn2Lo = 1.42860682030941723212e-6;  // log 2 - kLn2Hi
 
 std::string component_field(int k) {
   return "target.mixture.components[" + std::to_string(k) + "]";
 }
 
 // A pair of doubles and the few operations evaluate() needs: SSE2 where available (every x86-64
-// build), otherwise two plain doubles with the same IEEE operations and so the same results.
+// build), otherwise two plain doubles with the same IEEE operations (the exp may round differently:
+// SLEEF's scalar and vector exps are each within 1 ulp, not bit-identical).
 namespace simd {
 #if defined(__SSE2__)
 using Pack = __m128d;
 inline Pack load(const double* p) { return _mm_loadu_pd(p); }
-// The same from two 8-byte loads: for data just written by scalar code, where a 16-byte load
-// spanning two 8-byte stores cannot be store-forwarded and stalls until they retire. (volatile:
-// otherwise the compiler merges the two loads into that 16-byte load.)
-inline Pack load_scalars(const double* p) {
-  const volatile double* v = p;
-  const double lo = v[0], hi = v[1];
-  return _mm_set_pd(hi, lo);
-}
 inline Pack pair(double lo, double hi) { return _mm_set_pd(hi, lo); }
 inline void store(double* p, Pack v) { _mm_storeu_pd(p, v); }
 inline Pack splat(double v) { return _mm_set1_pd(v); }
@@ -52,15 +39,6 @@ inline Pack sub(Pack a, Pack b) { return _mm_sub_pd(a, b); }
 inline Pack mul(Pack a, Pack b) { return _mm_mul_pd(a, b); }
 // Lane-wise a > b ? a : b (b when either is NaN).
 inline Pack max(Pack a, Pack b) { return _mm_max_pd(a, b); }
-// v where a >= b, else +0 (also for NaN a).
-inline Pack keep_if_ge(Pack v, Pack a, Pack b) { return _mm_and_pd(v, _mm_cmpge_pd(a, b)); }
-// 2^n from m = magic + n (the rounding trick in exp_nonpositive), -1022 < n < 1024: the low
-// 64-bit word of m is bits(magic) + n, and bits(magic) has 12 zero low bits, so
-// (bits(m) + 1023) << 52 = (n + 1023) << 52 = bits(2^n).
-inline Pack pow2_of_rounded(Pack m) {
-  return _mm_castsi128_pd(
-      _mm_slli_epi64(_mm_add_epi64(_mm_castpd_si128(m), _mm_set1_epi64x(1023)), 52));
-}
 inline double lane(Pack v, int i) {
   alignas(16) double a[2];
   _mm_store_pd(a, v);
@@ -71,7 +49,6 @@ struct Pack {
   double v[2];
 };
 inline Pack load(const double* p) { return {{p[0], p[1]}}; }
-inline Pack load_scalars(const double* p) { return {{p[0], p[1]}}; }
 inline Pack pair(double lo, double hi) { return {{lo, hi}}; }
 inline void store(double* p, Pack a) { p[0] = a.v[0], p[1] = a.v[1]; }
 inline Pack splat(double v) { return {{v, v}}; }
@@ -81,53 +58,20 @@ inline Pack mul(Pack a, Pack b) { return {{a.v[0] * b.v[0], a.v[1] * b.v[1]}}; }
 inline Pack max(Pack a, Pack b) {
   return {{a.v[0] > b.v[0] ? a.v[0] : b.v[0], a.v[1] > b.v[1] ? a.v[1] : b.v[1]}};
 }
-inline Pack keep_if_ge(Pack v, Pack a, Pack b) {
-  return {{a.v[0] >= b.v[0] ? v.v[0] : 0.0, a.v[1] >= b.v[1] ? v.v[1] : 0.0}};
-}
-inline Pack pow2_of_rounded(Pack m) {
-  Pack r;
-  for (int i = 0; i < 2; ++i)
-    r.v[i] = std::bit_cast<double>((std::bit_cast<std::uint64_t>(m.v[i]) + 1023u) << 52);
-  return r;
-}
 inline double lane(Pack v, int i) { return v.v[i]; }
 #endif
 inline double lane_sum(Pack v) { return lane(v, 0) + lane(v, 1); }
 inline double lane_max(Pack v) { return std::max(lane(v, 0), lane(v, 1)); }
 
-// exp(v) for kExpCut <= v <= 0 (within ~1 ulp), and exactly 0 below kExpCut (including -inf).
-//   n = round(v / log 2), r = v - n log 2 (|r| <= log(2)/2; log 2 in two parts, the first with
-//   few enough bits that n * kLn2Hi is exact), exp(r) = 1 + r + r^2 q(r), 2^n from the bits.
-// q is a degree-9 Chebyshev fit of (exp(r) - 1 - r) / r^2 on [-log(2)/2, log(2)/2] (computed with
-// mpmath at 50 digits; its error is < 2e-17 relative to exp(r)); q only enters the r^2 q term
-// (< 9% of the result), so the rounding of its coefficients hardly matters. Measured on 4M
-// points of [kExpCut, 0] against a long double reference: max relative error 0.74 eps (glibc's
-// exp: 0.5 eps); exp(0) = 1 exactly. (Eigen's array exp() was tried first: 1.15 eps, but slower
-// than glibc here, its SSE2 floor and division being emulated/slow.)
-// Components more than 708 below the largest term weigh less than 2^-1021 relative to it, which
-// the exact sum rounds away; dropping them keeps every result a normal double (subnormal
-// arithmetic is slow on x86) and gives the exactly-zero weights evaluate() relies on.
+// exp(v) for kExpCut <= v <= 0, exactly 0 below (core/batched_exp.hpp: SLEEF's 1-ULP exp, one
+// call per pair of components).
+#if defined(__SSE2__)
+inline Pack exp_nonpositive(Pack v) { return pemc::exp_nonpositive(v); }
+#else
 inline Pack exp_nonpositive(Pack v) {
-  const Pack cut = splat(kExpCut);
-  const Pack a = max(v, cut);  // also maps -inf to the cut
-  const Pack magic = splat(6755399441055744.0);  // 1.5 * 2^52: adding it rounds to an integer
-  const Pack m = add(mul(a, splat(1.4426950408889634)), magic);
-  const Pack n = sub(m, magic);
-  const Pack r = sub(sub(a, mul(n, splat(kLn2Hi))), mul(n, splat(kLn2Lo)));
-  // q(r) = sum_j c_j r^j by Estrin's scheme: pairs, then powers r^2, r^4, r^8 (a short
-  // dependency chain: the callers' loops are latency-bound, and Horner's ten dependent steps
-  // cost 15% more cycles per mixture evaluation).
-  const Pack r2 = mul(r, r), r4 = mul(r2, r2), r8 = mul(r4, r4);
-  const Pack c01 = add(splat(0.5000000000000001), mul(splat(0.16666666666666669), r));
-  const Pack c23 = add(splat(0.04166666666662413), mul(splat(0.008333333333330062), r));
-  const Pack c45 = add(splat(0.0013888888917213717), mul(splat(0.00019841269863053618), r));
-  const Pack c67 = add(splat(2.4801521295954376e-05), mul(splat(2.7557268459997064e-06), r));
-  const Pack c89 = add(splat(2.7620088445409746e-07), mul(splat(2.510038549551032e-08), r));
-  const Pack c03 = add(c01, mul(c23, r2)), c47 = add(c45, mul(c67, r2));
-  const Pack q = add(add(c03, mul(c47, r4)), mul(c89, r8));
-  const Pack p = add(splat(1.0), add(r, mul(r2, q)));
-  return keep_if_ge(mul(p, pow2_of_rounded(m)), v, cut);
+  return {{pemc::exp_nonpositive(v.v[0]), pemc::exp_nonpositive(v.v[1])}};
 }
+#endif
 }  // namespace simd
 
 }  // namespace
@@ -232,15 +176,18 @@ double GaussianMixture::evaluate_dim(const double* x, double* grad) const {
       for (std::size_t i = 0; i < d; ++i) grad[i] = kNaN;
     return saw_nan ? kNaN : kInf;
   }
-  // Pass 2: e_k = exp(t_k - max) and their sum (>= 1: the maximal term contributes exp(0) = 1);
-  // with D > 0 also the gradient sums sum_k e_k scaled_ki.
-  Pack sum_pack = splat(0.0);
+  // Pass 2: e_k = exp(t_k - max), a loop of its own: the exp is a call into SLEEF, across which
+  // every vector register is caller-saved, so sums accumulated in the same loop were spilled and
+  // reloaded around each call (BM_Gradient/kou_a: 80 ns fused, 72 ns split).
   const Pack shift = splat(max_term);
+  for (std::size_t k = 0; k < n; k += 2) store(t + k, exp_nonpositive(sub(load(t + k), shift)));
+  // Pass 3: sum_k e_k (>= 1: the maximal term contributes exp(0) = 1); with D > 0 also the
+  // gradient sums sum_k e_k scaled_ki.
+  Pack sum_pack = splat(0.0);
   Pack g[D > 0 ? D : 1];
   for (auto& gi : g) gi = splat(0.0);
   for (std::size_t k = 0; k < n; k += 2) {
-    const Pack e = exp_nonpositive(sub(load(t + k), shift));
-    store(t + k, e);
+    const Pack e = load(t + k);
     sum_pack = add(sum_pack, e);
     if constexpr (D > 0)
       for (std::size_t i = 0; i < d; ++i) g[i] = add(g[i], mul(e, load(scaled + i * n + k)));
@@ -295,15 +242,6 @@ double GaussianMixture::evaluate(const double* x, double* grad) const {
     default:
       return evaluate_dim<0>(x, grad);
   }
-}
-
-void exp_nonpositive(std::span<const double> v, std::span<double> out) {
-  using namespace simd;
-  if (out.size() < v.size())
-    throw std::invalid_argument("exp_nonpositive: output shorter than input");
-  std::size_t k = 0;
-  for (; k + 2 <= v.size(); k += 2) store(&out[k], simd::exp_nonpositive(load_scalars(&v[k])));
-  if (k < v.size()) out[k] = lane(simd::exp_nonpositive(pair(v[k], 0.0)), 0);
 }
 
 // x.data(), not the Ref: copying the Ref into a by-value parameter cost a stalled 16-byte load

@@ -5,7 +5,6 @@
 // and truth().log_z == 0. It is evaluated by a log-sum-exp over components, so points hundreds of
 // standard deviations from every component still give a finite potential and gradient.
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "targets/target.hpp"
@@ -65,12 +64,6 @@ class GaussianMixture final : public Target {
 // The mixture of a config: a preset (BIMODAL_1D, KOU_A, KOU_B) or explicit components.
 // Throws ConfigError naming the field (target.mixture.components[k].<field>).
 std::shared_ptr<GaussianMixture> make_mixture(const v1::MixtureTarget& config);
-
-// out_k = exp(v_k) for -708 <= v_k <= 0 (within ~1 ulp: a vectorised polynomial, see the .cpp),
-// and exactly 0 for v_k < -708 (including -inf). v_k must not be NaN (it gives 0). This is the
-// exp of GaussianMixture's log-sum-exp, exposed for its accuracy test (and for other batched
-// softmax weights). Throws std::invalid_argument if out is shorter than v.
-void exp_nonpositive(std::span<const double> v, std::span<double> out);
 
 // The 20 bivariate means of Kou, Zhou & Wong (2006), used by the KOU_A/KOU_B presets
 // (pseudo-extended paper Section 4.1).
