@@ -222,15 +222,21 @@ Prepared prepare(const Case& t, const char* sampler_pbtxt) {
 // Enough transitions per iteration to time well, few enough to keep the replay's points small.
 int transitions_per_iteration(const pemc::targets::Target& t) { return t.dim() > 1000 ? 4 : 20; }
 
-void BM_Gradient(benchmark::State& st, const Case* t) {
-  Prepared p = prepare(*t, kSamplers[0].pbtxt);
-  // Distinct visited points: cycling over a few would let the branch predictor learn them.
+// 256 distinct points the sampler visited: cycling over a few would let the branch predictor
+// learn them.
+std::vector<Vector> visited_points(Prepared& p) {
   std::vector<Vector> points;
   for (std::uint64_t i = 0; i < 256; ++i) {
     pemc::rng::Stream stream(2, pemc::rng::Domain::kTransition, 0, i);
     p.timed->transition(p.state, stream);
     points.push_back(p.state.x);
   }
+  return points;
+}
+
+void BM_Gradient(benchmark::State& st, const Case* t) {
+  Prepared p = prepare(*t, kSamplers[0].pbtxt);
+  std::vector<Vector> points = visited_points(p);
   Vector g(p.target->dim());
   std::size_t k = 0;
   for (auto _ : st) {
@@ -250,12 +256,7 @@ inline double chain_link(double previous_gradient, std::uint64_t mask) {
 
 void BM_GradientChained(benchmark::State& st, const Case* t) {
   Prepared p = prepare(*t, kSamplers[0].pbtxt);
-  std::vector<Vector> points;
-  for (std::uint64_t i = 0; i < 256; ++i) {
-    pemc::rng::Stream stream(2, pemc::rng::Domain::kTransition, 0, i);
-    p.timed->transition(p.state, stream);
-    points.push_back(p.state.x);
-  }
+  std::vector<Vector> points = visited_points(p);
   Vector g = Vector::Zero(p.target->dim());
   const std::uint64_t mask = g_chain_mask_source;
   std::size_t k = 0;

@@ -8,28 +8,13 @@
 #include <span>
 
 #include "extended/continuous_tempering.hpp"
+#include "support/counting_target.hpp"
 #include "targets/gaussian.hpp"
 
 namespace pemc::extended {
 namespace {
 
-class CountingTarget final : public targets::Target {
- public:
-  explicit CountingTarget(targets::TargetPtr inner) : inner_(std::move(inner)) {}
-  int dim() const override { return inner_->dim(); }
-  std::string name() const override { return "counting"; }
-  double potential(ConstVectorRef x) const override {
-    ++n_potential;
-    return inner_->potential(x);
-  }
-  double potential_and_gradient(ConstVectorRef x, VectorRef g) const override {
-    return inner_->potential_and_gradient(x, g);
-  }
-  mutable int n_potential = 0;
-
- private:
-  targets::TargetPtr inner_;
-};
+using pemc::testing::CountingTarget;
 
 std::span<const double> span(const Vector& v) { return {v.data(), static_cast<std::size_t>(v.size())}; }
 
@@ -99,7 +84,7 @@ TEST(WeightedViewMemo, ReusesAnyPointOfTheTransitionWithoutEvaluatingTheTarget) 
     points.push_back(z);
   }
   targets::WeightedView v;
-  const int before = counting->n_potential;
+  const std::int64_t before = counting->n_potential;
   joint.weighted_view(points[2], v);  // a point in the middle of the "trajectory"
   EXPECT_EQ(counting->n_potential, before);
   const Vector x = points[2].head(3);

@@ -7,6 +7,7 @@
 //    4 batch-means standard errors of the truth;
 //  - the config entry point.
 #include "extended/continuous_tempering.hpp"
+#include "support/counting_target.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,25 +27,7 @@
 namespace pemc::extended {
 namespace {
 
-// Wraps a target and counts gradient (and potential) evaluations.
-class CountingTarget final : public targets::Target {
- public:
-  explicit CountingTarget(targets::TargetPtr inner) : inner_(std::move(inner)) {}
-  int dim() const override { return inner_->dim(); }
-  std::string name() const override { return "counting"; }
-  double potential(ConstVectorRef x) const override {
-    ++n_potential;
-    return inner_->potential(x);
-  }
-  double potential_and_gradient(ConstVectorRef x, VectorRef g) const override {
-    ++n_gradient;
-    return inner_->potential_and_gradient(x, g);
-  }
-  mutable std::int64_t n_gradient = 0, n_potential = 0;
-
- private:
-  targets::TargetPtr inner_;
-};
+using pemc::testing::CountingTarget;
 
 std::shared_ptr<targets::GaussianMixture> bimodal() {
   using C = targets::GaussianMixture::Component;
