@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <string>
 
 #include "kernels/hmc.hpp"
 #include "rng/stream.hpp"
@@ -50,6 +52,85 @@ TEST(HmcFusedLeapfrog, BitIdenticalToTheTwoPassLeapfrog) {
       for (int i = 0; i < d; ++i) ASSERT_EQ(state.x[i], expected_x[i]) << "d " << d << " i " << i;
     }
   }
+}
+
+// Standard normal whose potential stays finite but whose gradient entry `bad` is NaN or +inf
+// where x_0 > 1: HmcKernel checks the gradient in its kick's pass, and must end the trajectory at
+// the first such gradient exactly as the separate check did (a non-finite, rejected transition).
+class BadGradientNormal final : public targets::Target {
+ public:
+  BadGradientNormal(int d, int bad, double value) : d_(d), bad_(bad), value_(value) {}
+  int dim() const override { return d_; }
+  std::string name() const override { return "bad_gradient_normal"; }
+  double potential(ConstVectorRef x) const override { return 0.5 * x.squaredNorm(); }
+  double potential_and_gradient(ConstVectorRef x, VectorRef g) const override {
+    g = x;
+    if (x[0] > 1.0) g[bad_] = value_;
+    return potential(x);
+  }
+
+ private:
+  int d_, bad_;
+  double value_;
+};
+
+TEST(HmcFusedLeapfrog, NonFiniteGradientEndsTheTrajectory) {
+  int n_nonfinite = 0, n_finite = 0;
+  for (int d : {1, 5, 8, 11}) {
+    for (int bad : {0, d - 1}) {
+      for (double value : {std::nan(""), std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity()}) {
+        for (bool unit : {true, false}) {
+          auto target = std::make_shared<BadGradientNormal>(d, bad, value);
+          HmcOptions o;
+          o.step_size = 0.3;
+          o.n_leapfrog = 6;
+          HmcKernel kernel(target, unit ? hmc::Metric::unit(d) : hmc::Metric::diagonal(
+                                                                      Vector::Ones(d)), o);
+          for (std::uint64_t it = 0; it < 40; ++it) {
+            ChainState state;
+            state.x = Vector::Constant(d, 0.2);
+            state.grad.resize(d);
+            state.potential = target->potential_and_gradient(state.x, state.grad);
+            // Reference: the two-pass leapfrog, stopping at the first non-finite gradient.
+            rng::Stream ref_stream(4, rng::Domain::kTransition, 0, it);
+            Vector q = state.x, g = state.grad, p(d);
+            ref_stream.fill_normal(p.data(), d);
+            p.noalias() -= (0.5 * o.step_size) * g;
+            int taken = 0;
+            bool finite = true;
+            for (int step = 1; step <= o.n_leapfrog; ++step) {
+              q.noalias() += o.step_size * p;
+              target->potential_and_gradient(q, g);
+              ++taken;
+              if (!g.allFinite()) {
+                finite = false;
+                break;
+              }
+              p.noalias() -= (step < o.n_leapfrog ? o.step_size : 0.5 * o.step_size) * g;
+            }
+            const Vector x0 = state.x;
+            rng::Stream stream(4, rng::Domain::kTransition, 0, it);
+            const TransitionStats stats = kernel.transition(state, stream);
+            ASSERT_EQ(stats.n_leapfrog, taken) << "d " << d << " iteration " << it;
+            ASSERT_EQ(stats.nonfinite, !finite) << "d " << d << " iteration " << it;
+            if (!finite) {
+              ++n_nonfinite;
+              EXPECT_FALSE(stats.accepted);
+              EXPECT_TRUE(stats.divergent);
+              EXPECT_EQ(stats.accept_stat, 0.0);
+              for (int i = 0; i < d; ++i) ASSERT_EQ(state.x[i], x0[i]);
+            } else {
+              ++n_finite;
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both kinds of trajectories occur, so the test can fail either way.
+  EXPECT_GT(n_nonfinite, 100);
+  EXPECT_GT(n_finite, 100);
 }
 
 }  // namespace
