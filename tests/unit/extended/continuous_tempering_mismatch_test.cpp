@@ -14,6 +14,7 @@
 
 #include "estimators/rb_tempering.hpp"
 #include "extended/continuous_tempering.hpp"
+#include "ct_test_support.hpp"
 #include "kernels/hmc.hpp"
 #include "targets/mixture.hpp"
 
@@ -28,16 +29,7 @@ std::shared_ptr<targets::GaussianMixture> mixture_2d() {
       C{0.2, (Vector(2) << 0.5, -2.5).finished(), (Vector(2) << 0.25, 0.25).finished()}});
 }
 
-InnerKernelFactory hmc_factory(double step, int n_leapfrog) {
-  return [=](targets::TargetPtr space) -> kernels::KernelPtr {
-    kernels::HmcOptions o;
-    o.step_size = step;
-    o.n_leapfrog = n_leapfrog;
-    o.jitter_step_size = true;
-    o.jitter_n_leapfrog = true;
-    return std::make_unique<kernels::HmcKernel>(space, hmc::Metric::unit(space->dim()), o);
-  };
-}
+using pemc::testing::hmc_factory;
 
 // Per-batch RB accumulators of one chain (chain driver loop, no warmup adaptation needed here).
 std::vector<estimators::TemperingRbAccumulator> run_batches(const ExtendedSampler& s,

@@ -7,6 +7,7 @@
 //    4 batch-means standard errors of the truth;
 //  - the config entry point.
 #include "extended/continuous_tempering.hpp"
+#include "ct_test_support.hpp"
 #include "support/counting_target.hpp"
 
 #include <gtest/gtest.h>
@@ -50,16 +51,7 @@ TemperingParts parts_3d(double log_zeta = 0.7) {
   return {target, base, log_zeta};
 }
 
-InnerKernelFactory hmc_factory(double step, int n_leapfrog, bool jitter = true) {
-  return [=](targets::TargetPtr space) -> kernels::KernelPtr {
-    kernels::HmcOptions o;
-    o.step_size = step;
-    o.n_leapfrog = n_leapfrog;
-    o.jitter_step_size = jitter;
-    o.jitter_n_leapfrog = jitter;
-    return std::make_unique<kernels::HmcKernel>(space, hmc::Metric::unit(space->dim()), o);
-  };
-}
+using pemc::testing::hmc_factory;
 
 // ---- potentials ---------------------------------------------------------------------------------
 
