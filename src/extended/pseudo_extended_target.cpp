@@ -122,6 +122,7 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
   if (group_->size() > 1) mine_.assign(static_cast<std::size_t>(blocks_.n_local()) * slots, 0.0);
   w_.assign(static_cast<std::size_t>(n_), 0.0);
   e_.assign(static_cast<std::size_t>(std::max(1, blocks_.n_local())), 0.0);
+  phi_.assign(static_cast<std::size_t>(std::max(1, blocks_.n_local())), 0.0);
   beta_.assign(static_cast<std::size_t>(n_), 0.0);
   omb_.assign(static_cast<std::size_t>(n_), 0.0);
 }
@@ -209,6 +210,8 @@ void PseudoExtendedTarget::item_terms(const double* z, double* out) const {
 
 void PseudoExtendedTarget::evaluate_items(const double* z, double* grad) const {
   const int first = blocks_.first_item(), end = blocks_.end_item();
+  const auto n_local = static_cast<std::size_t>(end - first);
+  const auto d = static_cast<std::size_t>(d_);
   const bool serial = group_->size() == 1;
   // One member: the records go straight into all_ and exceptions propagate unchanged. Several:
   // an exception on one member must not leave the others waiting in the exchange, so it travels
@@ -216,54 +219,74 @@ void PseudoExtendedTarget::evaluate_items(const double* z, double* grad) const {
   double* out = serial ? all_.data() : mine_.data();
   error_item_ = -1;
   item_terms(z, out);
-  double phi_check = 0.0;  // sum of phi_i * 0: NaN unless every phi_i is finite
-  for (int i = first; i < end; ++i) {
-    double* rec = out + static_cast<std::size_t>(i - first) * stride_;
-    Eigen::Map<const Vector> x(z + static_cast<std::size_t>(i) * d_, d_);
-    double phi;
-    if (serial) {
-      if (grad) {
-        Eigen::Map<Vector> g(grad + static_cast<std::size_t>(i) * d_, d_);
-        phi = base_->potential_and_gradient(x, g);
-      } else {
-        phi = base_->potential(x);
-      }
-    } else {
-      try {
-        if (grad) {
-          Eigen::Map<Vector> g(grad + static_cast<std::size_t>(i) * d_, d_);
-          phi = base_->potential_and_gradient(x, g);
-        } else {
-          phi = base_->potential(x);
+  // phi_i (and grad phi_i into the gradient's x_i block) of every local item in one batch call:
+  // this member's x_i are contiguous, and a target that vectorises across points (the mixture)
+  // shares the work (Target::potential_and_gradient_batch; its per-point contract keeps a
+  // chain's bits independent of how its items are split over members). Item by item only to
+  // find which item threw.
+  auto one = [&](int i) {
+    Eigen::Map<const Vector> x(z + static_cast<std::size_t>(i) * d, d_);
+    if (!grad) return base_->potential(x);
+    Eigen::Map<Vector> g(grad + static_cast<std::size_t>(i) * d, d_);
+    return base_->potential_and_gradient(x, g);
+  };
+  // potential() takes the same path, its gradients to scratch, so that its phi_i are those of
+  // potential_and_gradient bit for bit (a batch may round differently from single calls).
+  auto batch = [&] {
+    const std::size_t cells = n_local * d, offset = static_cast<std::size_t>(first) * d;
+    if (!grad && grad_scratch_.size() < cells) grad_scratch_.assign(cells, 0.0);
+    base_->potential_and_gradient_batch(
+        std::span<const double>(z + offset, cells), std::span<double>(phi_.data(), n_local),
+        std::span<double>(grad ? grad + offset : grad_scratch_.data(), cells));
+  };
+  for (std::size_t j = 0; j < n_local; ++j) out[j * stride_ + kStatus] = kOk;
+  if (serial) {
+    batch();
+  } else {
+    bool threw = false;
+    try {
+      batch();
+    } catch (const std::exception&) {
+      threw = true;  // which item? evaluate them one by one below
+    }
+    if (threw) {
+      for (int i = first; i < end; ++i) {
+        const auto j = static_cast<std::size_t>(i - first);
+        try {
+          phi_[j] = one(i);
+        } catch (const std::exception& e) {
+          std::fill(out + j * stride_, out + (j + 1) * stride_, 0.0);
+          out[j * stride_ + kStatus] = kThrew;
+          phi_[j] = 0.0;
+          if (error_item_ < 0) {
+            error_item_ = i;
+            local_error_ = e.what();
+          }
         }
-      } catch (const std::exception& e) {
-        std::fill(rec, rec + stride_, 0.0);
-        rec[kStatus] = kThrew;
-        if (error_item_ < 0) {
-          error_item_ = i;
-          local_error_ = e.what();
-        }
-        continue;
       }
     }
+  }
+  double phi_check = 0.0;  // sum of phi_i * 0: NaN unless every phi_i is finite
+  for (std::size_t j = 0; j < n_local; ++j) {
+    double* rec = out + j * stride_;
+    if (rec[kStatus] == kThrew) continue;
+    const double phi = phi_[j];
+    const auto i = static_cast<std::size_t>(first) + j;
     phi_check += phi * 0.0;
-    rec[kStatus] = kOk;
     rec[kPhi] = phi;
     // a_i = log pi(beta_i) - log g(beta_i) - (1 - beta_i) phi_i and item i's outer term.
-    rec[kA] -= omb_[static_cast<std::size_t>(i)] * phi;
-    rec[kOuter] -= beta_[static_cast<std::size_t>(i)] * phi;
+    rec[kA] -= omb_[i] * phi;
+    rec[kOuter] -= beta_[i] * phi;
   }
   // One check over this member's phi_i and its whole (contiguous) block of grad phi_i, reported
   // as the status of its first item: any non-finite value rejects the point on every member.
   if (end > first) {
-    const bool finite =
-        phi_check == 0.0 &&
-        (!grad || all_finite(grad + static_cast<std::size_t>(first) * d_,
-                             static_cast<std::size_t>(end - first) * d_));
+    const bool finite = phi_check == 0.0 &&
+                        (!grad || all_finite(grad + static_cast<std::size_t>(first) * d, n_local * d));
     if (!finite && out[kStatus] == kOk) out[kStatus] = kNonFinite;
   }
   if (!serial) {
-    const std::size_t n_mine = static_cast<std::size_t>(end - first) * stride_;
+    const std::size_t n_mine = n_local * stride_;
     blocks_.gather_items(std::span<const double>(mine_.data(), n_mine), stride_,
                          std::span<double>(all_.data(), static_cast<std::size_t>(n_) * stride_));
   }

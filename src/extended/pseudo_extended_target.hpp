@@ -136,6 +136,8 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   mutable std::vector<double> all_, mine_;
   mutable std::vector<double> w_;           // exp(a_i - max a)
   mutable std::vector<double> e_;           // exp(-|eta_i|) of this member's items
+  mutable std::vector<double> phi_;         // phi_i of this member's items (the batch's output)
+  mutable std::vector<double> grad_scratch_;  // potential()'s unused gradients (allocated on use)
   mutable std::vector<double> beta_, omb_;  // beta_i, 1 - beta_i of this member's items
   mutable int error_item_ = -1;             // the first local item whose target threw
   mutable std::string local_error_;

@@ -8,6 +8,18 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PEMC_MIXTURE_LANES4 1
+// SLEEF's AVX2 variants, called directly (sleef.h declares them only when the whole translation
+// unit is compiled for AVX; the 128-bit Sleef_*d2_u10avx2128 come with core/batched_exp.hpp's
+// sleef.h): fixed variants, so a value never depends on SLEEF's dispatcher.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // the ABI note on __m256d: only AVX2 code calls them
+extern "C" __m256d Sleef_expd4_u10avx2(__m256d);
+extern "C" __m256d Sleef_logd4_u10avx2(__m256d);
+#pragma GCC diagnostic pop
+#endif
 
 #include "core/batched_exp.hpp"
 #include "core/error.hpp"
@@ -74,6 +86,179 @@ inline Pack exp_nonpositive(Pack v) {
 #endif
 }  // namespace simd
 
+#ifdef PEMC_MIXTURE_LANES4
+// The mixture's arrays, for the lane kernel below (a free function: GCC's target attribute does
+// not mix well with member functions declared in a header compiled for plain x86-64).
+struct LaneLayout {
+  const double* mean;          // [i * n_pad + k]
+  const double* half_inv_var;  // [i * n_pad + k]
+  const double* log_norm;      // [k]
+  std::size_t n_comp, n_pad, d;
+  double* scaled;              // [(k * d + i) * W + lane]
+  double* terms;               // [k * W + lane]
+};
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+#define PEMC_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
+// W points per register, W = 4 (256-bit) or 2 (128-bit, for the last one or two points of a batch),
+// with the same operations lane by lane: the same IEEE arithmetic, explicit fused multiply-adds
+// (never left to the compiler's contraction) and SLEEF's AVX2 exp and log in their 256- and
+// 128-bit builds of one algorithm. So a point's bits do not depend on which width evaluates it.
+template <int W>
+struct Lanes;
+template <>
+struct Lanes<4> {
+  using V = __m256d;
+  PEMC_AVX2 V set1(double v) { return _mm256_set1_pd(v); }
+  PEMC_AVX2 V zero() { return _mm256_setzero_pd(); }
+  PEMC_AVX2 V load(const double* p) { return _mm256_loadu_pd(p); }
+  PEMC_AVX2 void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  PEMC_AVX2 V add(V a, V b) { return _mm256_add_pd(a, b); }
+  PEMC_AVX2 V sub(V a, V b) { return _mm256_sub_pd(a, b); }
+  PEMC_AVX2 V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  PEMC_AVX2 V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  PEMC_AVX2 V div(V a, V b) { return _mm256_div_pd(a, b); }
+  PEMC_AVX2 V max(V a, V b) { return _mm256_max_pd(a, b); }
+  PEMC_AVX2 V ge_mask(V a, V b) { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
+  PEMC_AVX2 V and_(V a, V b) { return _mm256_and_pd(a, b); }
+  PEMC_AVX2 V exp(V v) { return Sleef_expd4_u10avx2(v); }
+  PEMC_AVX2 V log(V v) { return Sleef_logd4_u10avx2(v); }
+  PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) {
+    return _mm256_set_pd(x[3][i], x[2][i], x[1][i], x[0][i]);
+  }
+};
+template <>
+struct Lanes<2> {
+  using V = __m128d;
+  PEMC_AVX2 V set1(double v) { return _mm_set1_pd(v); }
+  PEMC_AVX2 V zero() { return _mm_setzero_pd(); }
+  PEMC_AVX2 V load(const double* p) { return _mm_loadu_pd(p); }
+  PEMC_AVX2 void store(double* p, V v) { _mm_storeu_pd(p, v); }
+  PEMC_AVX2 V add(V a, V b) { return _mm_add_pd(a, b); }
+  PEMC_AVX2 V sub(V a, V b) { return _mm_sub_pd(a, b); }
+  PEMC_AVX2 V mul(V a, V b) { return _mm_mul_pd(a, b); }
+  PEMC_AVX2 V fma(V a, V b, V c) { return _mm_fmadd_pd(a, b, c); }
+  PEMC_AVX2 V div(V a, V b) { return _mm_div_pd(a, b); }
+  PEMC_AVX2 V max(V a, V b) { return _mm_max_pd(a, b); }
+  PEMC_AVX2 V ge_mask(V a, V b) { return _mm_cmp_pd(a, b, _CMP_GE_OQ); }
+  PEMC_AVX2 V and_(V a, V b) { return _mm_and_pd(a, b); }
+  PEMC_AVX2 V exp(V v) { return Sleef_expd2_u10avx2128(v); }
+  PEMC_AVX2 V log(V v) { return Sleef_logd2_u10avx2128(v); }
+  PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) { return _mm_set_pd(x[1][i], x[0][i]); }
+};
+#undef PEMC_AVX2
+
+// evaluate_dim's three passes for W points x[0..W), one per lane: the loops run over the
+// components and no instruction mixes lanes, so each point's bits are those it gets in any other
+// lane or batch (the contract of Target::potential_and_gradient_batch). u[l] and g[l][0..d) get
+// point l's potential and gradient; special values exactly as evaluate_dim gives them.
+template <int W, int D>
+__attribute__((target("avx2,fma"))) void evaluate_lanes(const LaneLayout& m,
+                                                        const double* const* x, double* u,
+                                                        double* const* g) {
+  using L = Lanes<W>;
+  using V = typename L::V;
+  constexpr auto w = static_cast<std::size_t>(W);
+  const std::size_t d = D > 0 ? static_cast<std::size_t>(D) : m.d;
+  const std::size_t n = m.n_comp;
+  V xs[D > 0 ? D : 1];
+  if constexpr (D > 0)
+    for (std::size_t i = 0; i < d; ++i) xs[i] = L::coordinate(x, i);
+  // Pass 1: t_k, their sum (NaN exactly when one is) and maximum; halved gradient terms.
+  V total = L::zero(), top = L::set1(-kInf);
+  for (std::size_t k = 0; k < n; ++k) {
+    V q = L::zero();
+    for (std::size_t i = 0; i < d; ++i) {
+      const std::size_t at = i * m.n_pad + k;
+      const V z = L::sub(D > 0 ? xs[i] : L::coordinate(x, i), L::set1(m.mean[at]));
+      const V s = L::mul(z, L::set1(m.half_inv_var[at]));
+      L::store(m.scaled + (k * d + i) * w, s);
+      q = L::fma(z, s, q);
+    }
+    const V tk = L::sub(L::set1(m.log_norm[k]), q);
+    L::store(m.terms + k * w, tk);
+    total = L::add(total, tk);
+    top = L::max(top, tk);
+  }
+  // Pass 2: e_k = exp(t_k - max), 0 below kExpCut (as exp_nonpositive). A lane whose max is
+  // -inf or NaN gets garbage here (never a trap) and its special value below.
+  const V cut = L::set1(kExpCut);
+  for (std::size_t k = 0; k < n; ++k) {
+    const V v = L::sub(L::load(m.terms + k * w), top);
+    L::store(m.terms + k * w, L::and_(L::exp(L::max(v, cut)), L::ge_mask(v, cut)));
+  }
+  // Pass 3: sum_k e_k and the gradient sums (up to 4 coordinates here, more below).
+  V sum = L::zero();
+  V gs[D > 0 ? D : 4];
+  const std::size_t n_sums = D > 0 ? d : std::min<std::size_t>(d, 4);
+  for (std::size_t i = 0; i < n_sums; ++i) gs[i] = L::zero();
+  for (std::size_t k = 0; k < n; ++k) {
+    const V e = L::load(m.terms + k * w);
+    sum = L::add(sum, e);
+    for (std::size_t i = 0; i < n_sums; ++i)
+      gs[i] = L::fma(e, L::load(m.scaled + (k * d + i) * w), gs[i]);
+  }
+  const V pot = L::sub(L::zero(), L::add(top, L::log(sum)));
+  const V inv_sum = L::div(L::set1(2.0), sum);  // 2: halved terms
+  alignas(32) double pot_l[W], total_l[W], top_l[W], inv_l[W], lanes[W], check_l[W];
+  L::store(pot_l, pot);
+  L::store(total_l, total);
+  L::store(top_l, top);
+  L::store(inv_l, inv_sum);
+  V check = L::zero();
+  for (std::size_t i = 0; i < d; ++i) {
+    V gi = L::zero();
+    if (i < n_sums) {
+      gi = gs[i];
+    } else {
+      for (std::size_t k = 0; k < n; ++k)
+        gi = L::fma(L::load(m.terms + k * w), L::load(m.scaled + (k * d + i) * w), gi);
+    }
+    gi = L::mul(gi, inv_sum);
+    check = L::add(check, L::mul(gi, L::zero()));
+    L::store(lanes, gi);
+    for (std::size_t l = 0; l < w; ++l) g[l][i] = lanes[l];
+  }
+  L::store(check_l, check);
+  for (std::size_t l = 0; l < w; ++l) {
+    const bool saw_nan = std::isnan(total_l[l]);
+    if (saw_nan || top_l[l] == -kInf) {
+      for (std::size_t i = 0; i < d; ++i) g[l][i] = kNaN;
+      u[l] = saw_nan ? kNaN : kInf;
+      continue;
+    }
+    u[l] = pot_l[l];
+    // An overflowing scaled term next to e_k = 0 (see evaluate_dim): sum again, skipping them.
+    if (!(check_l[l] == 0.0))
+      for (std::size_t i = 0; i < d; ++i) {
+        double gi = 0.0;
+        for (std::size_t k = 0; k < n; ++k) {
+          const double e = m.terms[k * w + l];
+          if (e != 0.0) gi += e * m.scaled[(k * d + i) * w + l];
+        }
+        g[l][i] = gi * inv_l[l];
+      }
+  }
+}
+
+template <int W>
+void evaluate_lanes_dim(const LaneLayout& m, const double* const* x, double* u, double* const* g) {
+  switch (m.d) {
+    case 1:
+      return evaluate_lanes<W, 1>(m, x, u, g);
+    case 2:
+      return evaluate_lanes<W, 2>(m, x, u, g);
+    case 3:
+      return evaluate_lanes<W, 3>(m, x, u, g);
+    case 4:
+      return evaluate_lanes<W, 4>(m, x, u, g);
+    default:
+      return evaluate_lanes<W, 0>(m, x, u, g);
+  }
+}
+#endif  // PEMC_MIXTURE_LANES4
+
 }  // namespace
 
 GaussianMixture::GaussianMixture(std::vector<Component> components)
@@ -113,6 +298,14 @@ GaussianMixture::GaussianMixture(std::vector<Component> components)
   log_norm_.assign(n_pad, -kInf);
   scaled_.assign(cells, 0.0);
   terms_.assign(n_pad, 0.0);
+#ifdef PEMC_MIXTURE_LANES4
+  lanes4_ = cpu_has_avx2();
+#endif
+  if (lanes4_) {
+    lane_scaled_.assign(static_cast<std::size_t>(n_comp) * static_cast<std::size_t>(d) * 4, 0.0);
+    lane_terms_.assign(static_cast<std::size_t>(n_comp) * 4, 0.0);
+    lane_pad_grad_.assign(static_cast<std::size_t>(d) * 4, 0.0);
+  }
   for (Eigen::Index k = 0; k < n_comp; ++k) {
     Component& c = components_[k];
     c.weight /= total_weight;
@@ -250,6 +443,46 @@ double GaussianMixture::potential(ConstVectorRef x) const { return evaluate(x.da
 
 double GaussianMixture::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
   return evaluate(x.data(), grad.data());
+}
+
+void GaussianMixture::potential_and_gradient_batch(std::span<const double> points,
+                                                   std::span<double> potentials,
+                                                   std::span<double> grads) const {
+#ifdef PEMC_MIXTURE_LANES4
+  if (lanes4_) {
+    check_batch_shape(points, potentials, grads);
+    const std::size_t m = potentials.size(), d = static_cast<std::size_t>(dim_);
+    const LaneLayout layout{mean_.data(),
+                            half_inv_var_.data(),
+                            log_norm_.data(),
+                            components_.size(),
+                            static_cast<std::size_t>(n_pad_),
+                            d,
+                            lane_scaled_.data(),
+                            lane_terms_.data()};
+    // Four points per pass; a remainder of one or two takes a two-lane pass, of three a four-lane
+    // pass. Spare lanes repeat the last point (results to scratch).
+    for (std::size_t j = 0; j < m;) {
+      const std::size_t left = m - j, w = left >= 3 ? 4 : 2;
+      const double* x[4];
+      double* g[4];
+      double u[4];
+      for (std::size_t l = 0; l < w; ++l) {
+        const bool real = l < left;
+        x[l] = points.data() + (real ? j + l : m - 1) * d;
+        g[l] = real ? grads.data() + (j + l) * d : lane_pad_grad_.data() + l * d;
+      }
+      if (w == 4)
+        evaluate_lanes_dim<4>(layout, x, u, g);
+      else
+        evaluate_lanes_dim<2>(layout, x, u, g);
+      for (std::size_t l = 0; l < w && l < left; ++l) potentials[j + l] = u[l];
+      j += std::min(w, left);
+    }
+    return;
+  }
+#endif
+  Target::potential_and_gradient_batch(points, potentials, grads);
 }
 
 Truth GaussianMixture::truth() const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,25 @@ class Target {
   virtual double potential(ConstVectorRef x) const = 0;
   // Same value as potential(x); writes d potential / dx into grad (grad.size() == dim()).
   virtual double potential_and_gradient(ConstVectorRef x, VectorRef grad) const = 0;
+  // potential_and_gradient at m = potentials.size() points at once. `points` holds them column by
+  // column (dim() x m, column-major: point j at points[j * dim()]); potentials[j] and column j of
+  // `grads` (the same layout) receive point j's results. Pseudo-extended HMC evaluates its N
+  // pseudo-samples this way, so a target whose evaluation vectorises across points (the Gaussian
+  // mixture) can share the work among them. Contract: point j's results depend on point j alone,
+  // not on its neighbours, its position or m (a chain spread over ranks evaluates its points in
+  // different batches and must get the same bits). Exceptions propagate as from the single call;
+  // which point threw is then unknown. Default: one potential_and_gradient per point.
+  virtual void potential_and_gradient_batch(std::span<const double> points,
+                                            std::span<double> potentials,
+                                            std::span<double> grads) const {
+    const auto d = static_cast<std::size_t>(dim());
+    check_batch_shape(points, potentials, grads);
+    for (std::size_t j = 0; j < potentials.size(); ++j) {
+      Eigen::Map<const Vector> x(points.data() + j * d, static_cast<Eigen::Index>(d));
+      Eigen::Map<Vector> g(grads.data() + j * d, static_cast<Eigen::Index>(d));
+      potentials[j] = potential_and_gradient(x, g);
+    }
+  }
 
   // Exact truth where known (analytic or by enumeration). Default: nothing known.
   virtual Truth truth() const { return {}; }
@@ -74,6 +94,19 @@ class Target {
   virtual void initial_point(const std::function<void(VectorRef)>& draw_original,
                              VectorRef x) const {
     draw_original(x);
+  }
+
+ protected:
+  // std::invalid_argument unless points and grads hold dim() x potentials.size() entries.
+  void check_batch_shape(std::span<const double> points, std::span<double> potentials,
+                         std::span<double> grads) const {
+    const std::size_t cells = static_cast<std::size_t>(dim()) * potentials.size();
+    if (points.size() != cells || grads.size() != cells)
+      throw std::invalid_argument(
+          "target '" + name() + "': potential_and_gradient_batch of " +
+          std::to_string(potentials.size()) + " points of dimension " + std::to_string(dim()) +
+          " got " + std::to_string(points.size()) + " point and " + std::to_string(grads.size()) +
+          " gradient entries");
   }
 };
 

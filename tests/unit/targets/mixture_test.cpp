@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 #include <limits>
 #include <string>
 #include <vector>
@@ -470,6 +472,130 @@ TEST(MixtureConfig, ConstructorRejectsBadComponents) {
   EXPECT_THROW(GaussianMixture({{1.0, Vector::Zero(2), Vector::Ones(2)},
                                 {1.0, Vector::Zero(3), Vector::Ones(3)}}),
                ConfigError);
+}
+
+
+// ---- potential_and_gradient_batch (pseudo-extended HMC's N pseudo-samples in one call) ---------
+
+// A mixture of n_comp components in d dimensions with unequal weights and diagonal variances.
+GaussianMixture random_mixture(rng::Stream& s, int d, int n_comp) {
+  std::vector<GaussianMixture::Component> comps;
+  for (int k = 0; k < n_comp; ++k) {
+    GaussianMixture::Component c;
+    c.weight = 0.5 + s.uniform();
+    c.mean = random_point(s, d, 0.0, 3.0);
+    c.variance = (random_point(s, d, 0.0, 0.7).array().square() + 0.05).matrix();
+    comps.push_back(c);
+  }
+  return GaussianMixture(comps);
+}
+
+struct BatchResult {
+  std::vector<double> u, g;
+};
+BatchResult run_batch(const Target& t, const std::vector<Vector>& points) {
+  const auto d = static_cast<std::size_t>(t.dim());
+  std::vector<double> x;
+  for (const auto& p : points) x.insert(x.end(), p.data(), p.data() + p.size());
+  BatchResult r{std::vector<double>(points.size()), std::vector<double>(points.size() * d)};
+  t.potential_and_gradient_batch(x, r.u, r.g);
+  return r;
+}
+
+// Same bits (NaN = NaN).
+bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b); }
+
+// Every batch size (short last batches repeat a point in spare lanes), dimensions with and
+// without a compile-time specialisation, points near and far (terms > 708 below the maximum):
+// the batch agrees with the single evaluation to rounding (both are checked against long double
+// above).
+TEST(MixtureBatch, AgreesWithSingleEvaluations) {
+  rng::Stream s(21, rng::Domain::kTest, 1, 0);
+  for (const int d : {1, 2, 3, 4, 7}) {
+    for (const int n_comp : {1, 3, 20}) {
+      const GaussianMixture t = random_mixture(s, d, n_comp);
+      for (const int m : {1, 2, 3, 4, 5, 9}) {
+        std::vector<Vector> points;
+        for (int j = 0; j < m; ++j) points.push_back(random_point(s, d, 0.0, j % 2 ? 30.0 : 3.0));
+        const BatchResult r = run_batch(t, points);
+        for (int j = 0; j < m; ++j) {
+          Vector g(d);
+          const double u = t.potential_and_gradient(points[static_cast<std::size_t>(j)], g);
+          EXPECT_NEAR(r.u[static_cast<std::size_t>(j)], u, 2e-13 * std::max(1.0, std::fabs(u)))
+              << "d " << d << " K " << n_comp << " m " << m << " j " << j;
+          const double scale = std::max(1.0, g.cwiseAbs().maxCoeff());
+          for (int i = 0; i < d; ++i)
+            EXPECT_NEAR(r.g[static_cast<std::size_t>(j * d + i)], g[i], 2e-12 * scale)
+                << "d " << d << " K " << n_comp << " m " << m << " j " << j << " i " << i;
+        }
+      }
+    }
+  }
+}
+
+// The batch contract: a point's bits do not depend on its neighbours, its position or the batch
+// size (the pseudo-extended chain split over 1, 2 or 4 ranks relies on it).
+TEST(MixtureBatch, APointsBitsDoNotDependOnItsBatch) {
+  rng::Stream s(22, rng::Domain::kTest, 1, 0);
+  for (const int d : {2, 7}) {
+    const GaussianMixture t = random_mixture(s, d, 20);
+    std::vector<Vector> pool;
+    for (int j = 0; j < 9; ++j) pool.push_back(random_point(s, d, 0.0, 3.0));
+    const BatchResult all = run_batch(t, pool);
+    for (std::size_t p = 0; p < pool.size(); ++p) {
+      const BatchResult alone = run_batch(t, {pool[p]});
+      ASSERT_TRUE(same(alone.u[0], all.u[p])) << "d " << d << " point " << p;
+      for (int i = 0; i < d; ++i)
+        ASSERT_TRUE(same(alone.g[static_cast<std::size_t>(i)], all.g[p * d + i]));
+      for (std::size_t lane = 0; lane < 4; ++lane) {
+        std::vector<Vector> four;
+        for (std::size_t l = 0; l < 4; ++l)
+          four.push_back(l == lane ? pool[p] : random_point(s, d, 0.0, 30.0));
+        const BatchResult r = run_batch(t, four);
+        ASSERT_TRUE(same(r.u[lane], all.u[p])) << "d " << d << " point " << p << " lane " << lane;
+        for (int i = 0; i < d; ++i) ASSERT_TRUE(same(r.g[lane * d + i], all.g[p * d + i]));
+      }
+    }
+  }
+}
+
+// Non-finite inputs and overflowing terms inside a batch get exactly the single evaluation's
+// special values, and leave their neighbours alone.
+TEST(MixtureBatch, NonFiniteInputsAndOverflowingTermsPerPoint) {
+  std::vector<GaussianMixture::Component> comps = {
+      {1.0, Vector::Constant(3, 0.0), Vector::Constant(3, 1e-300)},
+      {1.0, Vector::Constant(3, 1.0), Vector::Constant(3, 1.0)},
+      {2.0, Vector::Constant(3, -1.0), Vector::Constant(3, 4.0)}};
+  const GaussianMixture t(comps);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<Vector> points = {Eigen::Vector3d(0.5, 0.2, -0.3), Eigen::Vector3d(0.0, nan, 0.0),
+                                      Vector::Constant(3, 1e10), Eigen::Vector3d(0.0, 0.0, -inf),
+                                      Eigen::Vector3d(1.0, 2.0, 3.0)};
+  const BatchResult r = run_batch(t, points);
+  EXPECT_TRUE(std::isnan(r.u[1]));
+  EXPECT_EQ(r.u[3], inf);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(std::isnan(r.g[static_cast<std::size_t>(3 + i)]));
+    EXPECT_TRUE(std::isnan(r.g[static_cast<std::size_t>(9 + i)]));
+    EXPECT_DOUBLE_EQ(r.g[static_cast<std::size_t>(6 + i)], (1e10 + 1.0) / 4.0);
+  }
+  for (const std::size_t j : {std::size_t{0}, std::size_t{2}, std::size_t{4}}) {
+    Vector g(3);
+    const double u = t.potential_and_gradient(points[j], g);
+    EXPECT_NEAR(r.u[j], u, 2e-13 * std::max(1.0, std::fabs(u)));
+    for (std::size_t i = 0; i < 3; ++i)
+      EXPECT_NEAR(r.g[j * 3 + i], g[static_cast<Eigen::Index>(i)],
+                  2e-12 * std::max(1.0, g.cwiseAbs().maxCoeff()));
+  }
+}
+
+TEST(MixtureBatch, WrongShapesAreRefused) {
+  const auto t = preset(v1::MixtureTarget::KOU_A);
+  std::vector<double> x(6, 1.0), u(3), g(5);
+  EXPECT_THROW(t->potential_and_gradient_batch(x, u, g), std::invalid_argument);
+  std::vector<double> g6(6), u2(2);
+  EXPECT_THROW(t->potential_and_gradient_batch(x, u2, g6), std::invalid_argument);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <functional>
 #include <limits>
 #include <numbers>
+#include <stdexcept>
+#include <vector>
 #include <string>
 
 #include "core/error.hpp"
@@ -153,6 +155,26 @@ TEST(CorrelatedGaussian, ConfigValidation) {
 // ---------------------------------------------------------------------------------------------
 // Banana
 // ---------------------------------------------------------------------------------------------
+
+// Target::potential_and_gradient_batch's default: one single call per point, bit for bit, point j
+// at column j; shapes checked.
+TEST(TargetBatch, DefaultIsOneCallPerPoint) {
+  const Banana t(0.1, 100.0);
+  rng::Stream s(31, rng::Domain::kTest, 1, 0);
+  const int m = 5;
+  std::vector<double> x(2 * m), u(m), g(2 * m);
+  for (double& v : x) v = 5.0 * s.normal();
+  t.potential_and_gradient_batch(x, u, g);
+  for (int j = 0; j < m; ++j) {
+    Vector gj(2);
+    const double uj = t.potential_and_gradient(Eigen::Map<const Vector>(x.data() + 2 * j, 2), gj);
+    EXPECT_EQ(u[static_cast<std::size_t>(j)], uj);
+    EXPECT_EQ(g[static_cast<std::size_t>(2 * j)], gj[0]);
+    EXPECT_EQ(g[static_cast<std::size_t>(2 * j + 1)], gj[1]);
+  }
+  std::vector<double> short_g(2 * m - 1);
+  EXPECT_THROW(t.potential_and_gradient_batch(x, u, short_g), std::invalid_argument);
+}
 
 TEST(Banana, GradientMatchesFiniteDifferences) {
   rng::Stream s(31, rng::Domain::kTest, 1, 0);
