@@ -127,6 +127,14 @@ struct Lanes<4> {
   PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) {
     return _mm256_set_pd(x[3][i], x[2][i], x[1][i], x[0][i]);
   }
+  // (a_l, b_l) to g[l][0..2) for each lane l.
+  PEMC_AVX2 void store_pairs(V a, V b, double* const* g) {
+    const V lo = _mm256_unpacklo_pd(a, b), hi = _mm256_unpackhi_pd(a, b);  // (a0 b0 a2 b2) ...
+    _mm_storeu_pd(g[0], _mm256_castpd256_pd128(lo));
+    _mm_storeu_pd(g[1], _mm256_castpd256_pd128(hi));
+    _mm_storeu_pd(g[2], _mm256_extractf128_pd(lo, 1));
+    _mm_storeu_pd(g[3], _mm256_extractf128_pd(hi, 1));
+  }
 };
 template <>
 struct Lanes<2> {
@@ -146,6 +154,10 @@ struct Lanes<2> {
   PEMC_AVX2 V exp(V v) { return Sleef_expd2_u10avx2128(v); }
   PEMC_AVX2 V log(V v) { return Sleef_logd2_u10avx2128(v); }
   PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) { return _mm_set_pd(x[1][i], x[0][i]); }
+  PEMC_AVX2 void store_pairs(V a, V b, double* const* g) {
+    _mm_storeu_pd(g[0], _mm_unpacklo_pd(a, b));
+    _mm_storeu_pd(g[1], _mm_unpackhi_pd(a, b));
+  }
 };
 #undef PEMC_AVX2
 
@@ -207,18 +219,26 @@ __attribute__((target("avx2,fma"))) void evaluate_lanes(const LaneLayout& m,
   L::store(top_l, top);
   L::store(inv_l, inv_sum);
   V check = L::zero();
-  for (std::size_t i = 0; i < d; ++i) {
-    V gi = L::zero();
-    if (i < n_sums) {
-      gi = gs[i];
-    } else {
-      for (std::size_t k = 0; k < n; ++k)
-        gi = L::fma(L::load(m.terms + k * w), L::load(m.scaled + (k * d + i) * w), gi);
+  if constexpr (D == 2) {
+    // Each point's two entries in one 16-byte store: callers read the gradient with 16-byte
+    // loads, which cannot be forwarded from two 8-byte stores (a stall per point otherwise).
+    const V g0 = L::mul(gs[0], inv_sum), g1 = L::mul(gs[1], inv_sum);
+    check = L::add(L::mul(g0, L::zero()), L::mul(g1, L::zero()));
+    L::store_pairs(g0, g1, g);
+  } else {
+    for (std::size_t i = 0; i < d; ++i) {
+      V gi = L::zero();
+      if (i < n_sums) {
+        gi = gs[i];
+      } else {
+        for (std::size_t k = 0; k < n; ++k)
+          gi = L::fma(L::load(m.terms + k * w), L::load(m.scaled + (k * d + i) * w), gi);
+      }
+      gi = L::mul(gi, inv_sum);
+      check = L::add(check, L::mul(gi, L::zero()));
+      L::store(lanes, gi);
+      for (std::size_t l = 0; l < w; ++l) g[l][i] = lanes[l];
     }
-    gi = L::mul(gi, inv_sum);
-    check = L::add(check, L::mul(gi, L::zero()));
-    L::store(lanes, gi);
-    for (std::size_t l = 0; l < w; ++l) g[l][i] = lanes[l];
   }
   L::store(check_l, check);
   for (std::size_t l = 0; l < w; ++l) {

@@ -21,7 +21,12 @@
 // pseudo-extended HMC/NUTS, k = 1 for continuous tempering, whose base density costs O(d^2) on
 // top). The bare loop runs the target's gradient at all k x evals recorded points, so
 // overhead_ratio = sampler time / (k x bare target gradient time): issue 4 asks <= 1.15 for
-// pseudo-extended (k = N), issue 5 <= 1.15 for continuous tempering (k = 1).
+// pseudo-extended (k = N), issue 5 <= 1.15 for continuous tempering (k = 1). The pseudo-extended
+// target evaluates its N points in one Target::potential_and_gradient_batch call, which the
+// mixture vectorises across points (4 per AVX2 pass), so for k > 1 the bare loop is also timed
+// that way: ns_per_grad_bare_batched, and overhead_ratio_batched = sampler / batched bare, the
+// cost of the sampler's own machinery (overhead_ratio keeps the issue's definition).
+// BM_PeGradient splits that machinery: the extended gradient alone against the bare batch.
 #include <benchmark/benchmark.h>
 #include <google/protobuf/text_format.h>
 
@@ -419,6 +424,54 @@ void BM_CtGradient(benchmark::State& st, bool dense) {
   st.counters["overhead_ratio"] = ext_ns / bare_ns;
 }
 
+// BM_PeGradient/<sampler>/kou_a: the pseudo-extended target's gradient alone (no kernel), at 256
+// extended states its sampler visited, against the same N points in one batch call and in N single
+// calls, in the same benchmark iteration: the part of BM_Overhead/pe*/kou_a the pseudo-extended
+// target owns (the log-sum-exp, logistic terms and gradient scaling) and the part the kernel owns.
+void BM_PeGradient(benchmark::State& st, const ExtendedCase* e) {
+  Prepared p = prepare(*e->target, e->pbtxt);
+  const std::vector<Vector> points = visited_points(p);
+  const auto d = static_cast<std::size_t>(p.target->dim());
+  const auto k = static_cast<std::size_t>(e->calls);
+  Vector g(p.space->dim());
+  std::vector<double> us(k), gs(k * d);
+  double ext_ns = 0, batch_ns = 0, single_ns = 0;
+  std::int64_t n = 0;
+  for (auto _ : st) {
+    const auto t0 = Clock::now();
+    for (const auto& z : points) {
+      benchmark::DoNotOptimize(p.space->potential_and_gradient(z, g));
+      benchmark::ClobberMemory();
+    }
+    const auto t1 = Clock::now();
+    for (const auto& z : points) {
+      p.target->potential_and_gradient_batch(std::span<const double>(z.data(), k * d), us, gs);
+      benchmark::DoNotOptimize(us.data());
+      benchmark::ClobberMemory();
+    }
+    const auto t2 = Clock::now();
+    for (const auto& z : points) {
+      for (std::size_t c = 0; c < k; ++c) {
+        Eigen::Map<Vector> gc(gs.data() + c * d, static_cast<Eigen::Index>(d));
+        benchmark::DoNotOptimize(p.target->potential_and_gradient(
+            Eigen::Map<const Vector>(z.data() + c * d, static_cast<Eigen::Index>(d)), gc));
+      }
+      benchmark::ClobberMemory();
+    }
+    const auto t3 = Clock::now();
+    ext_ns += (t1 - t0).count();
+    batch_ns += (t2 - t1).count();
+    single_ns += (t3 - t2).count();
+    n += static_cast<std::int64_t>(points.size());
+    st.SetIterationTime((t1 - t0).count() * 1e-9);
+  }
+  st.counters["ns_per_grad_extended"] = ext_ns / static_cast<double>(n);
+  st.counters["ns_per_grad_bare_batched"] = batch_ns / static_cast<double>(n);
+  st.counters["ns_per_grad_bare"] = single_ns / static_cast<double>(n);
+  st.counters["overhead_ratio"] = ext_ns / single_ns;
+  st.counters["overhead_ratio_batched"] = ext_ns / batch_ns;
+}
+
 const bool kRegistered = [] {
   for (const auto& t : kTargets) {
     benchmark::RegisterBenchmark((std::string("BM_Gradient/") + t.name).c_str(), BM_Gradient, &t);
@@ -436,6 +489,13 @@ const bool kRegistered = [] {
         e.target, e.pbtxt, e.calls)
         ->UseManualTime()
         ->MinTime(1.0);
+  for (const auto& e : kExtended)
+    if (e.target == &kKou)
+      benchmark::RegisterBenchmark(
+          (std::string("BM_PeGradient/") + e.name + "/" + e.target->name).c_str(), BM_PeGradient,
+          &e)
+          ->UseManualTime()
+          ->MinTime(1.0);
   for (const bool dense : {true, false})
     benchmark::RegisterBenchmark(
         (std::string("BM_CtGradient/") + (dense ? "dense_base" : "diagonal_base") + "/boltzmann28")

@@ -58,7 +58,7 @@ TEST(ExpNonpositive, WithinOneUlpOfExactAndTwoOfGlibc) {
 TEST(ExpNonpositive, ExactAtZeroAndZeroBelowTheCut) {
   const std::vector<double> edge = {0.0,    -0.0,   kExpCut, std::nextafter(kExpCut, -kInfinity),
                                     -745.5, -1e300, -kInfinity, std::numeric_limits<double>::quiet_NaN()};
-  for (std::size_t shift = 0; shift < 2; ++shift) {  // each value once in each lane / the tail
+  for (std::size_t shift = 0; shift < 5; ++shift) {  // each value in each lane (2 and 4 wide) / a tail
     std::vector<double> v(shift, -1.0);
     v.insert(v.end(), edge.begin(), edge.end());
     std::vector<double> out(v.size(), -1.0);
@@ -76,6 +76,27 @@ TEST(ExpNonpositive, ExactAtZeroAndZeroBelowTheCut) {
   EXPECT_EQ(exp_nonpositive(0.0), 1.0);
   EXPECT_EQ(exp_nonpositive(-kInfinity), 0.0);
   EXPECT_EQ(exp_nonpositive(std::nextafter(kExpCut, -kInfinity)), 0.0);
+}
+
+// An element's bits do not depend on where it sits (a four-wide group, a pair, the odd tail) or
+// on the length: the pseudo-extended target applies this to each rank's block of items, and a
+// chain must give the same bits on 1, 2 or 4 ranks.
+TEST(ExpNonpositive, AnElementsBitsDoNotDependOnItsPosition) {
+  const std::vector<double> v = test_points(37, 9u);
+  std::vector<double> all(v.size());
+  exp_nonpositive(v, all);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    for (std::size_t shift = 0; shift < 5; ++shift) {
+      for (const std::size_t tail : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
+        std::vector<double> w(shift, -0.5);
+        w.push_back(v[i]);
+        w.insert(w.end(), tail, -2.0);
+        std::vector<double> out(w.size());
+        exp_nonpositive(w, out);
+        ASSERT_EQ(out[shift], all[i]) << "v = " << v[i] << " at " << shift << " of " << w.size();
+      }
+    }
+  }
 }
 
 // In place (out = v), the PE target's use.
