@@ -28,6 +28,14 @@
 //  - the draws are packed so that a small tree usually needs a single Philox block, read before
 //    the tree starts (detail::NutsDraws);
 //  - everything is sized at construction: a transition never touches the heap.
+// What is left is latency, mostly at the transition boundary (measured with perf at d = 2: a
+// depth-1 transition costs ~235 cycles besides its gradient, each further leaf ~55): the tree's
+// exit (a U-turn) is mispredicted, and two dependent chains meet at the next transition's first
+// leapfrog, the multinomial selection (last gradient -> exp -> division -> selected slot -> x) and
+// the momentum (Philox block -> normals -> p); lengthening either by 30 cycles costs ~14. Drawing
+// the next transition's Philox block or normals ahead (in the tree, or at the start of the
+// transition for the one after) cost more than it hid (+12 to +60 cycles per transition); a
+// branchless final copy, or each pair's first exp deferred past the second gradient, gained nothing.
 // The uniforms are Stan's, in Stan's order (one per subtree merge, one at the top level when the
 // new subtree is lighter); the directions are bits of one word. Given the same draws the kernel
 // builds the same trees as a transliteration of Stan (nuts_reference_test).

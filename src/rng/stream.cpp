@@ -166,6 +166,11 @@ ZigguratTables ziggurat_tables() { return {kZigR, kZigX.data(), kZigF.data()}; }
 Stream::Stream(std::uint64_t seed, Domain domain, std::uint64_t id, std::uint64_t step) {
   key_ = {{seed, static_cast<std::uint64_t>(domain)}};
   ctr_ = {{id, step, 0, 0}};
+  // The first block now rather than at the first draw: the same words, but its ~50-cycle chain
+  // of dependent multiplications starts while the caller is still on its way to the first draw
+  // (a kernel's transition starts with its momentum, which needs this block: NUTS on the 2-D Kou
+  // mixture takes ~1.5% fewer cycles per transition). A stream never drawn from pays one block.
+  refill();
 }
 
 void Stream::refill() {

@@ -40,6 +40,35 @@ TEST(Stream, SameKeyAndCounterGiveIdenticalSequences) {
   }
 }
 
+// The reproducibility contract in its plainest form: word k of a stream is word k % 4 of the
+// Philox4x64-10 block with key (seed, domain) and counter (id, step, k / 4, 0). Pins the draws
+// against a direct Random123 call, whatever the stream does internally (it computes its first
+// block when constructed, to start that dependent chain early).
+TEST(Stream, BitsAreThePhiloxBlocksOfTheKeyAndCounterInOrder) {
+  using Philox = r123::Philox4x64;
+  const std::uint64_t id = 17, step = 42;
+  const Philox::key_type key = {{kSeed, static_cast<std::uint64_t>(Domain::kTransition)}};
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t block = 0; block < 3; ++block) {
+    const Philox::ctr_type ctr = {{id, step, block, 0}};
+    const Philox::ctr_type out = Philox()(ctr, key);
+    expected.insert(expected.end(), out.v, out.v + 4);
+  }
+  EXPECT_EQ(take_bits(Stream(kSeed, Domain::kTransition, id, step), 12), expected);
+  // Copies continue from where the original stood, block boundaries included.
+  Stream s(kSeed, Domain::kTransition, id, step);
+  for (int i = 0; i < 5; ++i) s.bits();
+  Stream copy = s;
+  for (std::size_t i = 5; i < 12; ++i) {
+    EXPECT_EQ(s.bits(), expected[i]);
+    EXPECT_EQ(copy.bits(), expected[i]);
+  }
+  // uniform_if(false) consumes nothing, also at the start of a stream.
+  Stream t(kSeed, Domain::kTransition, id, step);
+  EXPECT_EQ(t.uniform_if(false), 0.0);
+  EXPECT_EQ(t.bits(), expected[0]);
+}
+
 TEST(Stream, ChangingAnyOfSeedDomainIdStepChangesTheSequence) {
   constexpr int n = 16;  // 4 Philox blocks: crosses the block counter too
   const auto base = take_bits(Stream(kSeed, Domain::kTransition, 5, 9), n);
