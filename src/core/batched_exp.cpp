@@ -1,4 +1,5 @@
 #include "core/batched_exp.hpp"
+#include "core/cpu_features.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -16,8 +17,7 @@ namespace pemc {
 namespace {
 
 #ifdef PEMC_EXP_AVX2
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-const bool kAvx2 = cpu_has_avx2();
+const bool kAvx2 = cpu_has_avx2_fma();
 
 // Four at a time with SLEEF's 256-bit AVX2 exp: on a CPU with AVX2 the 128-bit dispatcher
 // (Sleef_expd2_u10, used for the remainder) runs the 128-bit build of the same AVX2 code, so an

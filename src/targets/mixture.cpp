@@ -22,6 +22,7 @@ extern "C" __m256d Sleef_logd4_u10avx2(__m256d);
 #endif
 
 #include "core/batched_exp.hpp"
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "pemc/v1/config.pb.h"
@@ -98,7 +99,6 @@ struct LaneLayout {
   double* terms;               // [k * W + lane]
 };
 
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 #define PEMC_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
 // W points per register, W = 4 (256-bit) or 2 (128-bit, for the last one or two points of a batch),
@@ -319,7 +319,7 @@ GaussianMixture::GaussianMixture(std::vector<Component> components)
   scaled_.assign(cells, 0.0);
   terms_.assign(n_pad, 0.0);
 #ifdef PEMC_MIXTURE_LANES4
-  lanes4_ = cpu_has_avx2();
+  lanes4_ = cpu_has_avx2_fma();
 #endif
   if (lanes4_) {
     lane_scaled_.assign(static_cast<std::size_t>(n_comp) * static_cast<std::size_t>(d) * 4, 0.0);
