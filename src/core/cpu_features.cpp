@@ -14,4 +14,16 @@ bool cpu_has_avx2_fma() {
 #endif
 }
 
+bool cpu_has_avx() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace pemc

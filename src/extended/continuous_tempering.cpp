@@ -106,7 +106,7 @@ bool same_bits(const double* a, const double* b, Eigen::Index n) {
 }
 }  // namespace
 
-void DeltaMemo::remember(std::span<const double> x, double phi, double psi) const {
+void DeltaMemo::remember_slow(std::span<const double> x, double phi, double psi) const {
   const auto d = static_cast<Eigen::Index>(x.size());
   const auto stride = static_cast<std::size_t>(d + 2);
   if (d != dim_) {  // first use (or a different dimension): forget everything
@@ -115,23 +115,23 @@ void DeltaMemo::remember(std::span<const double> x, double phi, double psi) cons
         kMaxBytes / (stride * sizeof(double)), 16, static_cast<std::size_t>(kCapacity)));
     columns_.clear();
     view_.clear();
-    n_ = 0;
+    start();
   }
-  const auto slot = static_cast<std::size_t>(n_ % capacity_);
+  const auto slot = static_cast<std::size_t>(next_);
   if (columns_.size() < (slot + 1) * stride)
     columns_.resize(std::min<std::size_t>(std::max<std::size_t>(2 * columns_.size(), 8 * stride),
                                           static_cast<std::size_t>(capacity_) * stride));
   double* c = columns_.data() + slot * stride;
-  std::memcpy(c, x.data(), static_cast<std::size_t>(d) * sizeof(double));
+  copy_doubles(x.data(), c, d);
   c[d] = phi;
   c[d + 1] = psi;
-  if (++n_ == 2 * capacity_) n_ = capacity_;  // stays "full", same slot sequence
+  advance();
 }
 
 void DeltaMemo::remember_view(std::span<const double> x, double phi, double psi) const {
   const auto d = static_cast<Eigen::Index>(x.size());
   if (d != dim_) {
-    remember(x, phi, psi);  // sets the dimension up
+    remember_slow(x, phi, psi);  // sets the dimension up
     start();
   }
   view_.resize(static_cast<std::size_t>(d + 2));
@@ -151,8 +151,8 @@ bool DeltaMemo::find(std::span<const double> x, double& phi, double& psi) const 
     return true;
   };
   // The last evaluation (HMC accepted), the last view (rejected), then the rest, newest first.
-  const int n = std::min(n_, capacity_);
-  const int last = (n_ - 1) % capacity_;
+  const int n = count_;
+  const int last = next_ == 0 ? capacity_ - 1 : next_ - 1;
   if (n > 0 && hit(columns_.data() + static_cast<std::size_t>(last) * stride)) return true;
   if (!view_.empty() && hit(view_.data())) return true;
   for (int i = 1; i < n; ++i) {
@@ -331,7 +331,7 @@ double TemperedTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) 
   e->psi = parts_.base->potential_and_mixed_gradient(
       {xd, d}, {beta_, 1.0 - beta_, std::span<const double>(e->grad_phi.data(), d),
                       std::span<double>(grad.data(), d), std::span<double>(e->grad_psi.data(), d)});
-  std::copy(xd, xd + d_, e->x.data());
+  copy_doubles(xd, e->x.data(), d_);
   if (e != &scratch_) ++n_recorded_;
   return tempered_potential(beta_, e->phi, e->psi, parts_.log_zeta);
 }

@@ -42,6 +42,10 @@
 #include <span>
 #include <vector>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "estimators/rb_tempering.hpp"
 #include "extended/base_density.hpp"
 #include "extended/extended_sampler.hpp"
@@ -69,6 +73,17 @@ struct TemperingParts {
   double log_zeta = 0.0;
 };
 
+// n doubles from `from` to `to` in 16-byte pieces, inline: it runs once per gradient evaluation,
+// where a library memcpy call (and its size dispatch) is a large part of the cost of copying
+// ~30 doubles.
+inline void copy_doubles(const double* from, double* to, Eigen::Index n) {
+  Eigen::Index i = 0;
+#ifdef __SSE2__
+  for (; i + 2 <= n; i += 2) _mm_storeu_pd(to + i, _mm_loadu_pd(from + i));
+#endif
+  for (; i < n; ++i) to[i] = from[i];
+}
+
 // phi(x) and psi(x) at recently evaluated points, so that weighted_view does not re-evaluate the
 // target where a kernel has just evaluated it: every evaluation since the last start() (a kernel
 // transition: HMC ends on the last point, NUTS on any point of its trajectory), up to
@@ -82,18 +97,44 @@ class DeltaMemo {
   static constexpr std::size_t kMaxBytes = std::size_t{4} << 20;
   int capacity() const { return capacity_; }
 
-  void start() const { n_ = 0; }
-  void remember(std::span<const double> x, double phi, double psi) const;
+  void start() const {
+    count_ = 0;
+    next_ = 0;
+  }
+  // Once per gradient evaluation: inline, one short copy (no division, no library call) while
+  // the storage is there; remember_slow() sets it up or grows it.
+  void remember(std::span<const double> x, double phi, double psi) const {
+    const auto d = static_cast<Eigen::Index>(x.size());
+    const auto stride = static_cast<std::size_t>(d + 2);
+    const auto end = (static_cast<std::size_t>(next_) + 1) * stride;
+    if (d != dim_ || end > columns_.size()) {
+      remember_slow(x, phi, psi);
+      return;
+    }
+    double* c = columns_.data() + (end - stride);
+    copy_doubles(x.data(), c, d);
+    c[d] = phi;
+    c[d + 1] = psi;
+    advance();
+  }
   void remember_view(std::span<const double> x, double phi, double psi) const;
   // True (and phi, psi set) if x was remembered.
   bool find(std::span<const double> x, double& phi, double& psi) const;
 
  private:
-  // Column i of (x, phi, psi) for evaluation i mod kCapacity, grown on demand.
+  void remember_slow(std::span<const double> x, double phi, double psi) const;
+  void advance() const {
+    next_ = next_ + 1 == capacity_ ? 0 : next_ + 1;
+    if (count_ < capacity_) ++count_;
+  }
+
+  // Column i of (x, phi, psi) for slot i, grown on demand; evaluation k since start() goes to
+  // slot k mod capacity_.
   mutable std::vector<double> columns_;
   mutable Eigen::Index dim_ = -1;
   mutable int capacity_ = kCapacity;
-  mutable int n_ = 0;  // evaluations since start(); capacity_..2 capacity_ - 1 once full
+  mutable int count_ = 0;  // evaluations since start(), at most capacity_
+  mutable int next_ = 0;   // the slot of the next evaluation
   mutable std::vector<double> view_;  // (x, phi, psi) of the latest view; empty before it
 };
 

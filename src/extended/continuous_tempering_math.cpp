@@ -18,6 +18,18 @@ double rb_log_w0(double delta) {
   return std::log(a) - a - log1mexp(a);
 }
 
+RbLogWeights rb_log_weights(double delta) {
+  const double a = std::fabs(delta);
+  if (a >= 1.0 && a < kInf) {
+    // rb_log_w0's two branches at +a and -a share log a and log1mexp(a) (same expressions).
+    const double log_a = std::log(a), m = log1mexp(a);
+    const double at_plus = log_a - m;       // rb_log_w0(a)
+    const double at_minus = log_a - a - m;  // rb_log_w0(-a)
+    return delta > 0.0 ? RbLogWeights{at_plus, at_minus} : RbLogWeights{at_minus, at_plus};
+  }
+  return {rb_log_w0(delta), rb_log_w1(delta)};
+}
+
 double truncated_exponential_inverse_cdf(double delta, double u) {
   if (std::isnan(delta) || std::isnan(u)) return std::numeric_limits<double>::quiet_NaN();
   if (delta == kInf) return 0.0;

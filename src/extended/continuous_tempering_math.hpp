@@ -25,7 +25,9 @@ double rb_log_w0(double delta);
 // catastrophically for large |Delta|).
 inline double rb_log_w1(double delta) { return rb_log_w0(-delta); }
 
-inline RbLogWeights rb_log_weights(double delta) { return {rb_log_w0(delta), rb_log_w1(delta)}; }
+// {rb_log_w0(delta), rb_log_w1(delta)}, the same bits; for |Delta| >= 1 both come from one log and
+// one log1mexp of |Delta| (once per transition of a tempering chain, for its weighted view).
+RbLogWeights rb_log_weights(double delta);
 
 // The inverse CDF of p(beta | x) = Delta e^{-beta Delta} / (1 - e^{-Delta}) on [0, 1] (eq. (17))
 // at u in (0, 1):

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -63,6 +64,22 @@ TEST(RbWeights, LargeMagnitudesStayFiniteAndAccurate) {
   EXPECT_EQ(rb_log_w0(-kInf), -kInf);
   EXPECT_EQ(rb_log_w1(-kInf), kInf);
   EXPECT_TRUE(std::isnan(rb_log_w0(std::nan(""))));
+}
+
+// rb_log_weights (one log and one log1mexp for |Delta| >= 1) gives exactly the bits of the two
+// single weights, on both sides of every branch.
+TEST(RbWeights, PairIsBitIdenticalToTheSingleWeights) {
+  std::vector<double> deltas{0.0, -0.0, 1.0, -1.0, std::nextafter(1.0, 0.0), std::nextafter(-1.0, 0.0),
+                             0.6931471805599453, -0.6931471805599453, 1e-300, -1e-300, 1e300,
+                             -1e300, kInf, -kInf, std::nan("")};
+  rng::Stream s(7, rng::Domain::kTest, 0, 0);
+  for (int i = 0; i < 2000; ++i) deltas.push_back(std::ldexp(s.normal(), static_cast<int>(s.below(40)) - 20));
+  for (const double delta : deltas) {
+    const RbLogWeights w = rb_log_weights(delta);
+    const double w0 = rb_log_w0(delta), w1 = rb_log_w1(delta);
+    EXPECT_EQ(std::memcmp(&w.log_w0, &w0, sizeof(double)), 0) << "Delta = " << delta;
+    EXPECT_EQ(std::memcmp(&w.log_w1, &w1, sizeof(double)), 0) << "Delta = " << delta;
+  }
 }
 
 TEST(RbWeights, AreTheConditionalDensityAtTheEnds) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -112,6 +113,53 @@ TEST(TemperingRbAccumulator, MergeEqualsSequentialAdds) {
   again.merge(b);
   again.merge(c);
   EXPECT_EQ(again.serialize(), merged.serialize());
+}
+
+// The accumulator's sums are, bit for bit, those of the plain Eigen expressions (sum_x += w x and
+// the lower triangle's rank-one update), whichever code path the CPU takes, for dimensions with and
+// without a remainder beyond a multiple of 4, through rescalings and zero weights.
+TEST(TemperingRbAccumulator, SumsAreBitIdenticalToTheEigenExpressions) {
+  for (int d : {1, 2, 3, 4, 5, 8, 27, 30}) {
+    auto draws = make_draws(200, d, 0.0, 10 + static_cast<std::uint64_t>(d));
+    // Growing log weights (rescalings) and a zero weight.
+    for (std::size_t i = 0; i < draws.size(); i += 37) draws[i].lw1 += 5.0 + 0.01 * i;
+    draws[5].lw0 = -std::numeric_limits<double>::infinity();
+    TemperingRbAccumulator acc;
+    for (const auto& dr : draws) acc.add(dr.x, dr.lw0, dr.lw1);
+    std::vector<double> expected{static_cast<double>(d), static_cast<double>(draws.size())};
+    for (const bool w1 : {false, true}) {
+      double shift = 0.0, sum_w = 0.0, sum_w2 = 0.0;
+      Vector sum_x = Vector::Zero(d);
+      Matrix sum_xx = Matrix::Zero(d, d);
+      for (const auto& dr : draws) {
+        const double lw = w1 ? dr.lw1 : dr.lw0;
+        if (lw == -std::numeric_limits<double>::infinity()) continue;
+        if (sum_w == 0.0) {
+          shift = lw;
+        } else if (lw > shift) {
+          const double f = std::exp(shift - lw);
+          sum_w *= f;
+          sum_w2 *= f * f;
+          sum_x *= f;
+          sum_xx *= f;
+          shift = lw;
+        }
+        const double w = std::exp(lw - shift);
+        sum_w += w;
+        sum_w2 += w * w;
+        sum_x.noalias() += w * dr.x;
+        sum_xx.selfadjointView<Eigen::Lower>().rankUpdate(dr.x, w);
+      }
+      expected.insert(expected.end(), {shift, sum_w, sum_w2});
+      expected.insert(expected.end(), sum_x.data(), sum_x.data() + d);
+      expected.insert(expected.end(), sum_xx.data(), sum_xx.data() + d * d);
+    }
+    const auto got = acc.serialize();
+    ASSERT_EQ(got.size(), expected.size()) << "d " << d;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(std::memcmp(&got[i], &expected[i], sizeof(double)), 0)
+          << "d " << d << " entry " << i << ": " << got[i] << " vs " << expected[i];
+  }
 }
 
 TEST(TemperingRbAccumulator, SerializeRoundTrips) {
