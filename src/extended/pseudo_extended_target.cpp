@@ -11,6 +11,10 @@
 #include <new>
 #include <span>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/batched_exp.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
@@ -62,6 +66,18 @@ inline double select(bool pick, double a, double b) {
 // sum has no early exit (no data-dependent branch) and is 2-3x faster than allFinite() here.
 inline bool all_finite(const double* v, std::size_t n) {
   return (Eigen::Map<const Eigen::ArrayXd>(v, static_cast<Eigen::Index>(n)) * 0.0).sum() == 0.0;
+}
+
+// v[0..n) *= c, two entries per SSE2 multiplication where it can (the same products): the
+// kernel then reads the gradient two at a time (its copies of a point, the leapfrog), and such a
+// read is forwarded from one 16-byte store but stalls on two 8-byte ones.
+inline void scale(double* v, int n, double c) {
+  int j = 0;
+#if defined(__SSE2__)
+  const __m128d c2 = _mm_set1_pd(c);
+  for (; j + 2 <= n; j += 2) _mm_storeu_pd(v + j, _mm_mul_pd(_mm_loadu_pd(v + j), c2));
+#endif
+  for (; j < n; ++j) v[j] *= c;
 }
 
 // c * log(v), with the convention 0 * log(0) = 0 so that a flat density never produces NaN.
@@ -364,8 +380,7 @@ double PseudoExtendedTarget::assemble(double* grad) const {
     }
     if (mine) {
       const double c = beta_[k] + w * omb_[k];
-      double* gx = grad + k * static_cast<std::size_t>(d_);
-      for (int j = 0; j < d_; ++j) gx[j] *= c;
+      scale(grad + k * static_cast<std::size_t>(d_), d_, c);
     }
   }
   if (!(check == 0.0)) return reject();

@@ -105,8 +105,11 @@ class Hamiltonian {
     double sum = 0.0;
     if (partition_->group_size() == 1) {
       // sum_items' arithmetic (0 + item 0 + item 1 + ...) without storing the partials.
-      for (int i = first; i < end; ++i) sum += partition_->item_dot(i, a, b);
-      return sum;
+      return partition_->with_block_dim([&](auto bd) {
+        double s = 0.0;
+        for (int i = first; i < end; ++i) s += partition_->template item_dot<bd()>(i, a, b);
+        return s;
+      });
     }
     for (int i = first; i < end; ++i)
       partials_[static_cast<std::size_t>(i - first)] = partition_->item_dot(i, a, b);
@@ -125,12 +128,14 @@ class Hamiltonian {
     double sums[2] = {0.0, 0.0};
     if (partition_->group_size() == 1) {
       // sum_items' arithmetic without storing the partials.
-      for (int i = first; i < end; ++i) {
-        double plus, minus;
-        partition_->item_dots(i, p_sharp_plus, p_sharp_minus, rho, plus, minus);
-        sums[0] += plus;
-        sums[1] += minus;
-      }
+      partition_->with_block_dim([&](auto bd) {
+        for (int i = first; i < end; ++i) {
+          double plus, minus;
+          partition_->template item_dots<bd()>(i, p_sharp_plus, p_sharp_minus, rho, plus, minus);
+          sums[0] += plus;
+          sums[1] += minus;
+        }
+      });
     } else {
       for (int i = first; i < end; ++i) {
         const auto k = 2 * static_cast<std::size_t>(i - first);

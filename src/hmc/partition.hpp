@@ -17,6 +17,7 @@
 // finite), writes the gradient of its own items and zeros elsewhere.
 #include <array>
 #include <span>
+#include <type_traits>
 
 #include "core/types.hpp"
 
@@ -68,12 +69,14 @@ class Partition {
   // block, combined as (s0 + s1) + (s2 + s3), then the tail): the same bits whichever member owns
   // item i and wherever its coordinates sit in memory. a and b may be expressions.
   // (Always inlined: called per item, several times per leapfrog step, with tiny blocks.)
-  template <class A, class B>
+  // Bd: the block dimension if known at compile time (with_block_dim), else Eigen::Dynamic; the
+  // same arithmetic either way (a known size only unrolls the loops).
+  template <int Bd = Eigen::Dynamic, class A, class B>
   [[gnu::always_inline]] double item_dot(int item, const Eigen::MatrixBase<A>& a,
                                          const Eigen::MatrixBase<B>& b) const {
     const auto& x = a.derived();
     const auto& y = b.derived();
-    const Eigen::Index s = block_begin(item), n = layout_.block_dim;
+    const Eigen::Index s = block_begin(item), n = Bd != Eigen::Dynamic ? Bd : layout_.block_dim;
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     Eigen::Index j = s;
     for (; j + 4 <= s + n; j += 4) {
@@ -92,7 +95,7 @@ class Partition {
   }
 
   // a1 . b and a2 . b over item i's coordinates in one pass, each with item_dot's arithmetic.
-  template <class A1, class A2, class B>
+  template <int Bd = Eigen::Dynamic, class A1, class A2, class B>
   [[gnu::always_inline]] void item_dots(int item, const Eigen::MatrixBase<A1>& a1,
                                         const Eigen::MatrixBase<A2>& a2,
                                         const Eigen::MatrixBase<B>& b, double& r1,
@@ -100,7 +103,7 @@ class Partition {
     const auto& x1 = a1.derived();
     const auto& x2 = a2.derived();
     const auto& y = b.derived();
-    const Eigen::Index s = block_begin(item), n = layout_.block_dim;
+    const Eigen::Index s = block_begin(item), n = Bd != Eigen::Dynamic ? Bd : layout_.block_dim;
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
     Eigen::Index j = s;
     for (; j + 4 <= s + n; j += 4) {
@@ -126,6 +129,19 @@ class Partition {
       const double yt = y.coeff(t);
       r1 += x1.coeff(t) * yt;
       r2 += x2.coeff(t) * yt;
+    }
+  }
+
+  // f(std::integral_constant<int, B>{}) with B = the block dimension when it is 1-4 (small
+  // pseudo-samples: the per-item loops of item_dot<B> then unroll), else B = Eigen::Dynamic.
+  template <class F>
+  [[gnu::always_inline]] decltype(auto) with_block_dim(F&& f) const {
+    switch (layout_.block_dim) {
+      case 1: return f(std::integral_constant<int, 1>{});
+      case 2: return f(std::integral_constant<int, 2>{});
+      case 3: return f(std::integral_constant<int, 3>{});
+      case 4: return f(std::integral_constant<int, 4>{});
+      default: return f(std::integral_constant<int, Eigen::Dynamic>{});
     }
   }
 

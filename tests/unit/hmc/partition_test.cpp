@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
+#include <string>
 
 #include "core/error.hpp"
 #include "hmc/hamiltonian.hpp"
@@ -172,6 +174,66 @@ TEST(Partition, OneMemberOwningEveryItemIntegratesLikeTheWholeSpace) {
     EXPECT_EQ(zp.potential, zu.potential);
     EXPECT_NEAR(zp.kinetic, zu.kinetic, 1e-13 * zu.kinetic);
     EXPECT_NEAR(hp.dot(zp.p, zp.q), hu.dot(zu.p, zu.q), 1e-12 * zu.p.norm() * zu.q.norm());
+  }
+}
+
+// The documented per-item arithmetic of the partitioned dot products, written out: four
+// interleaved partial sums over the block combined as (s0 + s1) + (s2 + s3), then the tail; the
+// items summed in index order from 0.
+double item_order_dot(const Partition::Layout& l, const Vector& a, const Vector& b) {
+  double sum = 0.0;
+  for (int i = 0; i < l.n_items; ++i) {
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    const int begin = i * l.block_dim, full = l.block_dim / 4 * 4;
+    for (int j = 0; j < full; ++j) s[j % 4] += a[begin + j] * b[begin + j];
+    for (int j = full; j < l.block_dim; ++j) s[0] += a[begin + j] * b[begin + j];
+    double r = (s[0] + s[1]) + (s[2] + s[3]);
+    if (l.tail) {
+      const int t = l.n_items * l.block_dim + i;
+      r += a[t] * b[t];
+    }
+    sum += r;
+  }
+  return sum;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+// One member owning every item: dot, no_u_turn and the leapfrog's kinetic energy take the
+// compile-time block-size paths for blocks of 1-4 (Partition::with_block_dim) and the generic one
+// above; all of them are the item-order sums bit for bit.
+TEST(Partition, OneMemberDotsAreTheItemOrderSumsForEveryBlockSize) {
+  for (int block = 1; block <= 6; ++block) {
+    for (bool tail : {false, true}) {
+      const Partition::Layout layout{3, block, tail};
+      auto all = std::make_shared<TestPartition>(layout, 0, 3);
+      PartitionedQuartic target(all);
+      const int dim = static_cast<int>(all->dim());
+      const Metric unit = Metric::unit(dim);
+      Hamiltonian h(target, unit);
+      ASSERT_TRUE(h.partitioned());
+      rng::Stream s(40 + static_cast<std::uint64_t>(block), rng::Domain::kTest, tail ? 1 : 0, 0);
+      Vector a(dim), b(dim), c(dim);
+      for (int j = 0; j < dim; ++j) {
+        a[j] = s.normal();
+        b[j] = s.normal();
+        c[j] = s.normal();
+      }
+      const std::string where = "block " + std::to_string(block) + (tail ? " + tail" : "");
+      EXPECT_TRUE(same_bits(h.dot(a, b), item_order_dot(layout, a, b))) << where;
+      for (const Vector* rho : {&a, &b, &c}) {
+        const Vector sum = *rho + c;
+        EXPECT_EQ(h.no_u_turn(a, b, *rho),
+                  item_order_dot(layout, b, *rho) > 0.0 && item_order_dot(layout, a, *rho) > 0.0)
+            << where;
+        EXPECT_EQ(h.no_u_turn(a, b, *rho + c),
+                  item_order_dot(layout, b, sum) > 0.0 && item_order_dot(layout, a, sum) > 0.0)
+            << where;
+      }
+      PhasePoint z = start(h, 7);
+      ASSERT_TRUE(leapfrog_step(z, 0.05, h));
+      EXPECT_TRUE(same_bits(z.kinetic, 0.5 * item_order_dot(layout, z.p, z.velocity))) << where;
+    }
   }
 }
 
