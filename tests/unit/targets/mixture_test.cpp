@@ -293,6 +293,19 @@ TEST(MixtureNonFinite, NanAndInfInputsRejectWithoutCrash) {
   EXPECT_TRUE(g.allFinite());
 }
 
+// A mixture of n_comp components in d dimensions with unequal weights and diagonal variances.
+GaussianMixture random_mixture(rng::Stream& s, int d, int n_comp) {
+  std::vector<GaussianMixture::Component> comps;
+  for (int k = 0; k < n_comp; ++k) {
+    GaussianMixture::Component c;
+    c.weight = 0.5 + s.uniform();
+    c.mean = random_point(s, d, 0.0, 3.0);
+    c.variance = (random_point(s, d, 0.0, 0.7).array().square() + 0.05).matrix();
+    comps.push_back(c);
+  }
+  return GaussianMixture(comps);
+}
+
 // The vectorised evaluation against a plain long double log-sum-exp over the components, for
 // component counts that do and do not fill the SIMD pairs and dimensions with and without a
 // compile-time specialisation (1..4, and 7), with unequal weights and diagonal variances.
@@ -300,15 +313,7 @@ TEST(MixtureVectorised, PotentialAndGradientMatchLongDoubleReference) {
   rng::Stream s(15, rng::Domain::kTest, 1, 0);
   for (const int d : {1, 2, 3, 4, 7}) {
     for (const int n_comp : {1, 2, 3, 5, 20}) {
-      std::vector<GaussianMixture::Component> comps;
-      for (int k = 0; k < n_comp; ++k) {
-        GaussianMixture::Component c;
-        c.weight = 0.5 + s.uniform();
-        c.mean = random_point(s, d, 0.0, 3.0);
-        c.variance = (random_point(s, d, 0.0, 0.7).array().square() + 0.05).matrix();
-        comps.push_back(c);
-      }
-      const GaussianMixture t(comps);
+      const GaussianMixture t = random_mixture(s, d, n_comp);
       for (int rep = 0; rep < 20; ++rep) {
         // near the components and far from all of them (components > 708 below the maximum)
         const Vector x = random_point(s, d, 0.0, rep < 10 ? 3.0 : 30.0);
@@ -476,19 +481,6 @@ TEST(MixtureConfig, ConstructorRejectsBadComponents) {
 
 
 // ---- potential_and_gradient_batch (pseudo-extended HMC's N pseudo-samples in one call) ---------
-
-// A mixture of n_comp components in d dimensions with unequal weights and diagonal variances.
-GaussianMixture random_mixture(rng::Stream& s, int d, int n_comp) {
-  std::vector<GaussianMixture::Component> comps;
-  for (int k = 0; k < n_comp; ++k) {
-    GaussianMixture::Component c;
-    c.weight = 0.5 + s.uniform();
-    c.mean = random_point(s, d, 0.0, 3.0);
-    c.variance = (random_point(s, d, 0.0, 0.7).array().square() + 0.05).matrix();
-    comps.push_back(c);
-  }
-  return GaussianMixture(comps);
-}
 
 struct BatchResult {
   std::vector<double> u, g;
