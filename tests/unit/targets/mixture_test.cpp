@@ -351,15 +351,19 @@ TEST(MixtureVectorised, PotentialAndGradientMatchLongDoubleReference) {
   }
 }
 
+// Three components in d = 3, one with variance 1e-300: far from it, (x - mu) / var overflows to
+// inf while its weight is exactly 0 (an odd count also exercises the SIMD padding).
+GaussianMixture overflow_mixture() {
+  return GaussianMixture({{1.0, Vector::Constant(3, 0.0), Vector::Constant(3, 1e-300)},
+                          {1.0, Vector::Constant(3, 1.0), Vector::Constant(3, 1.0)},
+                          {2.0, Vector::Constant(3, -1.0), Vector::Constant(3, 4.0)}});
+}
+
 // A far point where one component's (x - mu) / var overflows to inf (tiny variance): that
 // component's weight is exactly 0 and 0 * inf must not turn the gradient into NaN; an odd
 // component count and d = 3 also check the SIMD padding with non-finite inputs.
 TEST(MixtureVectorised, OverflowingTermsAndNonFiniteInputs) {
-  std::vector<GaussianMixture::Component> comps = {
-      {1.0, Vector::Constant(3, 0.0), Vector::Constant(3, 1e-300)},
-      {1.0, Vector::Constant(3, 1.0), Vector::Constant(3, 1.0)},
-      {2.0, Vector::Constant(3, -1.0), Vector::Constant(3, 4.0)}};
-  const GaussianMixture t(comps);
+  const GaussianMixture t = overflow_mixture();
   const Vector x = Vector::Constant(3, 1e10);
   Vector g(3);
   const double u = t.potential_and_gradient(x, g);
@@ -554,11 +558,7 @@ TEST(MixtureBatch, APointsBitsDoNotDependOnItsBatch) {
 // Non-finite inputs and overflowing terms inside a batch get exactly the single evaluation's
 // special values, and leave their neighbours alone.
 TEST(MixtureBatch, NonFiniteInputsAndOverflowingTermsPerPoint) {
-  std::vector<GaussianMixture::Component> comps = {
-      {1.0, Vector::Constant(3, 0.0), Vector::Constant(3, 1e-300)},
-      {1.0, Vector::Constant(3, 1.0), Vector::Constant(3, 1.0)},
-      {2.0, Vector::Constant(3, -1.0), Vector::Constant(3, 4.0)}};
-  const GaussianMixture t(comps);
+  const GaussianMixture t = overflow_mixture();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<Vector> points = {Eigen::Vector3d(0.5, 0.2, -0.3), Eigen::Vector3d(0.0, nan, 0.0),
