@@ -1,6 +1,11 @@
 #include "core/cpu_features.hpp"
 
+#include <atomic>
+
 namespace pemc {
+namespace {
+std::atomic<bool> g_avx512_allowed{true};
+}  // namespace
 
 bool cpu_has_avx2_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -25,5 +30,19 @@ bool cpu_has_avx() {
   return false;
 #endif
 }
+
+bool cpu_has_avx512f() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f");
+  }();
+  return has && g_avx512_allowed.load(std::memory_order_relaxed);
+#else
+  return false;
+#endif
+}
+
+void set_avx512_allowed(bool allowed) { g_avx512_allowed.store(allowed, std::memory_order_relaxed); }
 
 }  // namespace pemc
