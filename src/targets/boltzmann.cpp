@@ -1,9 +1,23 @@
 #include "targets/boltzmann.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <string>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PEMC_BOLTZMANN_LANES4 1
+// SLEEF's fixed AVX2 variants, declared here (sleef.h declares them only when the whole
+// translation unit is compiled for AVX): a value never depends on SLEEF's dispatcher.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // the ABI note on __m256d: only AVX2 code calls them
+extern "C" __m256d Sleef_expd4_u10avx2(__m256d);
+extern "C" __m256d Sleef_log1pd4_u10avx2(__m256d);
+#pragma GCC diagnostic pop
+#endif
+
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "pemc/v1/config.pb.h"
@@ -26,6 +40,135 @@ void check_options(const BoltzmannRelaxationOptions& o) {
   if (o.enumeration_threads < 0)
     throw ConfigError("boltzmann relaxation: enumeration_threads must be >= 0");
 }
+
+#ifdef PEMC_BOLTZMANN_LANES4
+// The batch path: four points x[0..4), one per lane of a __m256d. Every instruction acts on the
+// four lanes alike and none mixes them, so a point's bits are the same in any lane and any batch
+// (Target::potential_and_gradient_batch's contract; a pseudo-extended chain split over ranks
+// evaluates its points in different batches). Sums run in a fixed order with explicit FMAs.
+struct LaneLayout {
+  const double* q;  // Q row-major: Q_kj at [k * d + j]
+  const double* b;
+  std::size_t n_units, d;
+  double* xs;  // x_j at [j * 4 + lane]
+  double* ts;  // tanh a_k at [k * 4 + lane]
+};
+
+#define PEMC_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
+
+// Rows r0..r3 (four doubles each) to columns, in place: a 4x4 transpose.
+PEMC_AVX2 void transpose4(__m256d& r0, __m256d& r1, __m256d& r2, __m256d& r3) {
+  const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+  const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+  r0 = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r1 = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r2 = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r3 = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// log cosh a and tanh a, lane by lane, with e = exp(-2|a|) (0 for |a| > ~372, exactly as in
+// log_cosh): log cosh a = |a| + log1p(e) - log 2 and tanh |a| = (1 - e) / (1 + e). The quotient
+// is within a few 1e-16 of tanh absolutely, not relatively for tiny |a|: it enters the gradient as
+// Q_kj tanh a_k, where that is below the rounding of the sum. Measured on pe28, per point of a
+// batch: 383 ns (a single call: 920 ns); with SLEEF's tanh instead of the quotient 544 ns; with
+// expm1 and log (tanh |a| = -m / (2 + m), m = expm1(-2|a|)) 460 ns.
+// NaN gives NaN, ±inf gives (inf, ±1), as log_cosh and std::tanh do.
+PEMC_AVX2 void log_cosh_tanh(__m256d a, __m256d& lc, __m256d& t) {
+  const __m256d sign = _mm256_set1_pd(-0.0), one = _mm256_set1_pd(1.0);
+  const __m256d abs = _mm256_andnot_pd(sign, a);
+  const __m256d e = Sleef_expd4_u10avx2(_mm256_mul_pd(_mm256_set1_pd(-2.0), abs));
+  lc = _mm256_sub_pd(_mm256_add_pd(abs, Sleef_log1pd4_u10avx2(e)),
+                     _mm256_set1_pd(std::numbers::ln2));
+  const __m256d ta = _mm256_div_pd(_mm256_sub_pd(one, e), _mm256_add_pd(one, e));
+  t = _mm256_or_pd(ta, _mm256_and_pd(sign, a));  // tanh a = sign(a) tanh |a|
+}
+
+// Unit a's log cosh added to s (in unit order), its tanh stored at t_out.
+PEMC_AVX2 void add_unit(__m256d a, __m256d& s, double* t_out) {
+  __m256d lc, t;
+  log_cosh_tanh(a, lc, t);
+  s = _mm256_add_pd(s, lc);
+  _mm256_store_pd(t_out, t);
+}
+
+#undef PEMC_AVX2
+
+// u[l] and g[l][0..d) get point x[l]'s potential and gradient.
+__attribute__((target("avx2,fma"))) void evaluate_lanes(const LaneLayout& m,
+                                                        const double* const* x, double* u,
+                                                        double* const* g) {
+  const std::size_t d = m.d, n = m.n_units;
+  // The coordinates into lanes, and x'x (j = 0, 1, ...).
+  __m256d sq = _mm256_setzero_pd();
+  std::size_t j = 0;
+  for (; j + 4 <= d; j += 4) {
+    __m256d c[4] = {_mm256_loadu_pd(x[0] + j), _mm256_loadu_pd(x[1] + j),
+                    _mm256_loadu_pd(x[2] + j), _mm256_loadu_pd(x[3] + j)};
+    transpose4(c[0], c[1], c[2], c[3]);
+    for (int i = 0; i < 4; ++i) {
+      _mm256_store_pd(m.xs + (j + i) * 4, c[i]);
+      sq = _mm256_fmadd_pd(c[i], c[i], sq);
+    }
+  }
+  for (; j < d; ++j) {
+    const __m256d c = _mm256_set_pd(x[3][j], x[2][j], x[1][j], x[0][j]);
+    _mm256_store_pd(m.xs + j * 4, c);
+    sq = _mm256_fmadd_pd(c, c, sq);
+  }
+  // a_k = b_k + sum_j Q_kj x_j (j = 0, 1, ...), four units at a time for independent FMA chains;
+  // then sum_k log cosh a_k (k = 0, 1, ...) and tanh a_k.
+  __m256d s = _mm256_setzero_pd();
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const double* q = m.q + k * d;
+    __m256d a0 = _mm256_set1_pd(m.b[k]), a1 = _mm256_set1_pd(m.b[k + 1]);
+    __m256d a2 = _mm256_set1_pd(m.b[k + 2]), a3 = _mm256_set1_pd(m.b[k + 3]);
+    for (j = 0; j < d; ++j) {
+      const __m256d c = _mm256_load_pd(m.xs + j * 4);
+      a0 = _mm256_fmadd_pd(_mm256_broadcast_sd(q + j), c, a0);
+      a1 = _mm256_fmadd_pd(_mm256_broadcast_sd(q + d + j), c, a1);
+      a2 = _mm256_fmadd_pd(_mm256_broadcast_sd(q + 2 * d + j), c, a2);
+      a3 = _mm256_fmadd_pd(_mm256_broadcast_sd(q + 3 * d + j), c, a3);
+    }
+    add_unit(a0, s, m.ts + k * 4);
+    add_unit(a1, s, m.ts + (k + 1) * 4);
+    add_unit(a2, s, m.ts + (k + 2) * 4);
+    add_unit(a3, s, m.ts + (k + 3) * 4);
+  }
+  for (; k < n; ++k) {
+    const double* q = m.q + k * d;
+    __m256d a = _mm256_set1_pd(m.b[k]);
+    for (j = 0; j < d; ++j)
+      a = _mm256_fmadd_pd(_mm256_broadcast_sd(q + j), _mm256_load_pd(m.xs + j * 4), a);
+    add_unit(a, s, m.ts + k * 4);
+  }
+  // grad_j = x_j - sum_k Q_kj tanh a_k (k = 0, 1, ...), four coordinates at a time.
+  for (j = 0; j + 4 <= d; j += 4) {
+    __m256d r[4];
+    for (int i = 0; i < 4; ++i) r[i] = _mm256_load_pd(m.xs + (j + i) * 4);
+    for (k = 0; k < n; ++k) {
+      const __m256d t = _mm256_load_pd(m.ts + k * 4);
+      const double* q = m.q + k * d + j;
+      r[0] = _mm256_fnmadd_pd(_mm256_broadcast_sd(q), t, r[0]);
+      r[1] = _mm256_fnmadd_pd(_mm256_broadcast_sd(q + 1), t, r[1]);
+      r[2] = _mm256_fnmadd_pd(_mm256_broadcast_sd(q + 2), t, r[2]);
+      r[3] = _mm256_fnmadd_pd(_mm256_broadcast_sd(q + 3), t, r[3]);
+    }
+    transpose4(r[0], r[1], r[2], r[3]);
+    for (int l = 0; l < 4; ++l) _mm256_storeu_pd(g[l] + j, r[l]);
+  }
+  for (; j < d; ++j) {
+    __m256d r = _mm256_load_pd(m.xs + j * 4);
+    for (k = 0; k < n; ++k)
+      r = _mm256_fnmadd_pd(_mm256_broadcast_sd(m.q + k * d + j), _mm256_load_pd(m.ts + k * 4), r);
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, r);
+    for (int l = 0; l < 4; ++l) g[l][j] = lanes[l];
+  }
+  // phi = 0.5 x'x - sum_k log cosh a_k.
+  _mm256_storeu_pd(u, _mm256_fmsub_pd(_mm256_set1_pd(0.5), sq, s));
+}
+#endif  // PEMC_BOLTZMANN_LANES4
 
 }  // namespace
 
@@ -63,6 +206,17 @@ BoltzmannRelaxation::BoltzmannRelaxation(Matrix q, Vector b,
 void BoltzmannRelaxation::init_buffers() {
   z_.resize(q_.rows());
   cache_ = std::make_unique<Cache>();
+#ifdef PEMC_BOLTZMANN_LANES4
+  lanes4_ = cpu_has_avx2_fma();
+#endif
+  if (lanes4_) {
+    const auto n = static_cast<std::size_t>(q_.rows()), d = static_cast<std::size_t>(q_.cols());
+    q_rows_.resize(n * d);
+    Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        q_rows_.data(), q_.rows(), q_.cols()) = q_;
+    // Coordinates (4d), tanh (4n), padding gradients (4d), and 4 spare for 32-byte alignment.
+    lane_scratch_.assign(8 * d + 4 * n + 4, 0.0);
+  }
 }
 
 double BoltzmannRelaxation::potential(ConstVectorRef x) const {
@@ -84,6 +238,39 @@ double BoltzmannRelaxation::potential_and_gradient(ConstVectorRef x, VectorRef g
   grad = x;
   grad.noalias() -= q_.transpose() * z_;
   return 0.5 * x.squaredNorm() - s;
+}
+
+void BoltzmannRelaxation::potential_and_gradient_batch(std::span<const double> points,
+                                                       std::span<double> potentials,
+                                                       std::span<double> grads) const {
+#ifdef PEMC_BOLTZMANN_LANES4
+  if (lanes4_) {
+    check_batch_shape(points, potentials, grads);
+    const std::size_t m = potentials.size(), d = static_cast<std::size_t>(q_.cols());
+    double* xs = lane_scratch_.data();
+    xs += (32 - reinterpret_cast<std::uintptr_t>(xs) % 32) % 32 / sizeof(double);
+    double* ts = xs + 4 * d;
+    double* pad_grad = ts + 4 * static_cast<std::size_t>(q_.rows());
+    const LaneLayout layout{q_rows_.data(), b_.data(), static_cast<std::size_t>(q_.rows()), d,
+                            xs, ts};
+    // Four points per pass; in the last pass, spare lanes repeat the last point (results to
+    // scratch), so every point goes through the same four-lane arithmetic.
+    for (std::size_t j = 0; j < m; j += 4) {
+      const double* x[4];
+      double* g[4];
+      alignas(32) double u[4];
+      for (std::size_t l = 0; l < 4; ++l) {
+        const bool real = j + l < m;
+        x[l] = points.data() + (real ? j + l : m - 1) * d;
+        g[l] = real ? grads.data() + (j + l) * d : pad_grad + l * d;
+      }
+      evaluate_lanes(layout, x, u, g);
+      for (std::size_t l = 0; l < 4 && j + l < m; ++l) potentials[j + l] = u[l];
+    }
+    return;
+  }
+#endif
+  Target::potential_and_gradient_batch(points, potentials, grads);
 }
 
 const BoltzmannTruth& BoltzmannRelaxation::boltzmann_truth() const {

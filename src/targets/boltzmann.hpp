@@ -34,6 +34,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "targets/boltzmann_enumeration.hpp"
 #include "targets/boltzmann_machine.hpp"
@@ -65,6 +67,13 @@ class BoltzmannRelaxation final : public Target {
   std::string name() const override { return "boltzmann"; }
   double potential(ConstVectorRef x) const override;
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
+  // Pseudo-extended HMC's N points in one call. On CPUs with AVX2/FMA four points per pass, one in
+  // each 256-bit lane (SLEEF's vector exp and log1p instead of scalar libm calls per unit and
+  // point); its bits may differ from potential_and_gradient's by rounding (~1e-15 relative), so
+  // between CPUs with and without AVX2 too (as the mixture's), but never with the point's position
+  // or neighbours. Without AVX2: one potential_and_gradient per point.
+  void potential_and_gradient_batch(std::span<const double> points, std::span<double> potentials,
+                                    std::span<double> grads) const override;
   // Exact truth by enumeration of all 2^{d_b} states when d_b <= max_enumeration_units (computed on
   // the first call and cached; thread-safe); otherwise empty. log_z = log ∫ exp(-potential); extras
   // "log_z_boltzmann" = {log sum_s exp(0.5 s'W_eff s + s'b)}, "mean_s" = E[s] (d_b values),
@@ -91,6 +100,11 @@ class BoltzmannRelaxation final : public Target {
   double factor_residual_ = 0.0;
   BoltzmannRelaxationOptions options_;
   mutable Vector z_;  // scratch: Q x + b, then tanh of it
+  // The batch path: whether this CPU runs it, Q row-major (Q_kj at [k * dim + j]), and scratch
+  // (four lanes per entry: coordinates, tanh of the units, the gradients of padding lanes).
+  bool lanes4_ = false;
+  std::vector<double> q_rows_;
+  mutable std::vector<double> lane_scratch_;
   struct Cache {
     std::once_flag once;
     BoltzmannTruth machine;

@@ -70,4 +70,33 @@ done
 [ "$(wc -l < "$WORK/pe_hmc1.csv")" -eq $((2 * (80 + 40) + 1)) ] || fail "expected 241 rows from -n 1 (HMC)"
 cmp -s "$WORK/pe_hmc1.csv" "$WORK/pe_hmc2.csv" || fail "pemc-dist: -n 1 and -n 2 PE HMC draws differ"
 cmp -s "$WORK/pe_hmc1.csv" "$WORK/pe_hmc4.csv" || fail "pemc-dist: -n 1 and -n 4 PE HMC draws differ"
+# The Boltzmann relaxation pe28 (d = 27) through its own batch path (points in AVX2 lanes where
+# the CPU has them): N = 5 splits 3 + 2 over a group of two, so each point is evaluated in
+# batches of different sizes and positions on 1 and 2 ranks.
+cat > "$WORK/pe_boltz.pbtxt" <<CFG
+name: "pe_blocks_boltzmann"
+target { boltzmann { q_file: "$PEMC_SHARED_DIR/data/boltzmann-pe28/Q.txt"
+                     bias_file: "$PEMC_SHARED_DIR/data/boltzmann-pe28/b.txt"
+                     max_enumeration_units: 20 } }
+sampler {
+  pseudo_extended {
+    n_pseudo: 5
+    ranks_per_chain: 2
+    nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true } }
+  }
+}
+warmup: 40
+iterations: 40
+seeds { base: 5 count: 2 }
+init { uniform_box { lower: -2 upper: 2 } }
+output { path: "$WORK/pe_boltz.pemc" }
+CFG
+for n in 1 2 4; do
+  run_mpi "$n" "$DIST" "$WORK/pe_boltz.pbtxt" --output "$WORK/pe_boltz$n.pemc" --log-level warn \
+    || fail "pemc-dist (Boltzmann) -n $n failed"
+  "$REPORT" export "$WORK/pe_boltz$n.pemc" | sort > "$WORK/pe_boltz$n.csv"
+done
+[ "$(wc -l < "$WORK/pe_boltz1.csv")" -eq $((2 * 40 + 1)) ] || fail "expected 81 rows from -n 1 (Boltzmann)"
+cmp -s "$WORK/pe_boltz1.csv" "$WORK/pe_boltz2.csv" || fail "pemc-dist: -n 1 and -n 2 PE Boltzmann draws differ"
+cmp -s "$WORK/pe_boltz1.csv" "$WORK/pe_boltz4.csv" || fail "pemc-dist: -n 1 and -n 4 PE Boltzmann draws differ"
 echo "1 passed, 0 failed"

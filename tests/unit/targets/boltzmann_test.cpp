@@ -1,10 +1,15 @@
 // The Boltzmann machine relaxation target: potential, gradient, exact truth, config entry point.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <numbers>
+#include <stdexcept>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
@@ -265,6 +270,226 @@ TEST(MakeBoltzmann, ConfigErrorsNameTheField) {
   limit.mutable_generated()->set_n_units(4);
   limit.set_max_enumeration_units(-3);
   EXPECT_NE(message(limit).find("target.boltzmann.max_enumeration_units"), std::string::npos);
+}
+
+// ---- potential_and_gradient_batch (pseudo-extended HMC's N pseudo-samples in one call) ---------
+
+// pe28's shipped factor (d_b = 28, d = 27), the pseudo-extended benchmark's target.
+std::shared_ptr<BoltzmannRelaxation> pe28_from_q() {
+  pemc::v1::BoltzmannTarget c;
+  c.set_q_file((kPe28 / "Q.txt").string());
+  c.set_bias_file((kPe28 / "b.txt").string());
+  c.set_max_enumeration_units(20);  // no truth needed
+  return make_boltzmann(c);
+}
+
+Vector random_point(rng::Stream& s, int d, double scale) {
+  Vector x(d);
+  for (int i = 0; i < d; ++i) x[i] = scale * s.normal();
+  return x;
+}
+
+struct BatchResult {
+  std::vector<double> u, g;
+};
+BatchResult run_batch(const Target& t, const std::vector<Vector>& points) {
+  const auto d = static_cast<std::size_t>(t.dim());
+  std::vector<double> x;
+  for (const auto& p : points) x.insert(x.end(), p.data(), p.data() + p.size());
+  BatchResult r{std::vector<double>(points.size()), std::vector<double>(points.size() * d)};
+  t.potential_and_gradient_batch(x, r.u, r.g);
+  return r;
+}
+
+// The same bits (NaN payloads included).
+bool same(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+// Point j of `r` has exactly the bits of point k of `want`.
+void expect_same_point(const BatchResult& r, std::size_t j, const BatchResult& want, std::size_t k,
+                       std::size_t d) {
+  EXPECT_TRUE(same(r.u[j], want.u[k])) << r.u[j] << " vs " << want.u[k];
+  for (std::size_t i = 0; i < d; ++i)
+    EXPECT_TRUE(same(r.g[j * d + i], want.g[k * d + i])) << "gradient entry " << i;
+}
+
+// The batch path rounds differently from the single one (FMAs in a fixed order against Eigen's
+// products, SLEEF against libm), each by a few eps times the magnitudes that enter a result, not
+// times the result: phi = 0.5 x'x - sum_k log cosh a_k can cancel, each log cosh carries an
+// absolute error ~eps whatever its size (|a| + log1p(e) - log 2 for a near 0), a_k = b_k + q_k'x
+// an error ~d eps (|b_k| + sum_j |Q_kj x_j|), passed on to tanh a_k with a factor <= 1. So the
+// tolerances are 1e-13 (~450 eps) times those magnitudes (the absolute floors):
+//   phi:    0.5 x'x + sum_k (log 2 + |b_k| + sum_j |Q_kj x_j|)
+//   grad_j: |x_j| + sum_k |Q_kj| (1 + |b_k| + sum_i |Q_ki x_i|)
+void expect_batch_near_single(const BoltzmannRelaxation& t, const Vector& x, double u,
+                              const double* g, const std::string& where) {
+  const Matrix& q = t.q();
+  const Vector mag = t.b().cwiseAbs() + q.cwiseAbs() * x.cwiseAbs();  // bounds |a_k|, its terms
+  Vector gs(t.dim());
+  const double us = t.potential_and_gradient(x, gs);
+  const double u_scale = 0.5 * x.squaredNorm() + (mag.array() + std::numbers::ln2).sum();
+  EXPECT_NEAR(u, us, 1e-13 * u_scale) << where;
+  const Vector g_scale =
+      x.cwiseAbs() + q.cwiseAbs().transpose() * (mag.array() + 1.0).matrix();
+  for (int i = 0; i < t.dim(); ++i)
+    EXPECT_NEAR(g[i], gs[i], 1e-13 * g_scale[i]) << where << " gradient entry " << i;
+}
+
+// Small random factors (both remainder paths: d_b and d below, at and above multiples of 4) and
+// pe28, every batch size 1..9 (last passes with 1, 2 or 3 padding lanes), points near the origin
+// and far out (tanh saturated).
+TEST(BoltzmannBatch, AgreesWithSingleEvaluations) {
+  rng::Stream s(31, rng::Domain::kTest, 1, 0);
+  std::vector<std::shared_ptr<const BoltzmannRelaxation>> targets = {pe28_from_q()};
+  std::uint64_t seed = 100;
+  for (int units = 1; units <= 9; ++units)
+    for (int d = 1; d <= 5; ++d, seed += 2)
+      targets.push_back(std::make_shared<BoltzmannRelaxation>(
+          random_matrix(units, d, 0.8, seed), random_matrix(units, 1, 0.3, seed + 1).col(0)));
+  for (const auto& t : targets) {
+    const int d = t->dim();
+    for (int m = 1; m <= 9; ++m) {
+      std::vector<Vector> points;
+      for (int j = 0; j < m; ++j) points.push_back(random_point(s, d, j % 3 == 2 ? 30.0 : 1.5));
+      const BatchResult r = run_batch(*t, points);
+      for (int j = 0; j < m; ++j)
+        expect_batch_near_single(*t, points[j], r.u[j], r.g.data() + j * d,
+                                 "d_b " + std::to_string(t->n_units()) + " d " +
+                                     std::to_string(d) + " m " + std::to_string(m) + " j " +
+                                     std::to_string(j));
+    }
+  }
+}
+
+// The batch contract: a point's bits depend neither on its neighbours, nor its position, nor the
+// batch size (a pseudo-extended chain split over 1, 2 or 4 ranks relies on it).
+TEST(BoltzmannBatch, APointsBitsDoNotDependOnItsBatch) {
+  rng::Stream s(32, rng::Domain::kTest, 1, 0);
+  const std::vector<std::shared_ptr<const BoltzmannRelaxation>> targets = {
+      pe28_from_q(),
+      std::make_shared<BoltzmannRelaxation>(random_matrix(7, 5, 0.8, 40),
+                                            random_matrix(7, 1, 0.3, 41).col(0))};
+  for (const auto& t : targets) {
+    const int d = t->dim();
+    const auto du = static_cast<std::size_t>(d);
+    std::vector<Vector> pool;
+    for (int j = 0; j < 9; ++j) pool.push_back(random_point(s, d, 2.0));
+    const BatchResult all = run_batch(*t, pool);
+    for (std::size_t p = 0; p < pool.size(); ++p) {
+      SCOPED_TRACE("d " + std::to_string(d) + " point " + std::to_string(p));
+      expect_same_point(run_batch(*t, {pool[p]}), 0, all, p, du);
+      // At every position of every batch size, among fresh neighbours.
+      for (std::size_t m = 1; m <= 9; ++m)
+        for (std::size_t at = 0; at < m; ++at) {
+          std::vector<Vector> batch;
+          for (std::size_t l = 0; l < m; ++l)
+            batch.push_back(l == at ? pool[p] : random_point(s, d, l % 2 ? 30.0 : 2.0));
+          expect_same_point(run_batch(*t, batch), at, all, p, du);
+        }
+    }
+  }
+}
+
+// Central differences of the batch path's own potential (all 2d shifted points in one batch).
+TEST(BoltzmannBatch, GradientMatchesFiniteDifferences) {
+  rng::Stream s(33, rng::Domain::kTest, 1, 0);
+  const std::vector<std::shared_ptr<const BoltzmannRelaxation>> targets = {
+      pe28_from_q(),
+      std::make_shared<BoltzmannRelaxation>(random_matrix(9, 5, 0.8, 50),
+                                            random_matrix(9, 1, 0.3, 51).col(0))};
+  for (const auto& t : targets) {
+    const int d = t->dim();
+    for (const double scale : {0.5, 2.0, 5.0}) {
+      const Vector x = random_point(s, d, scale);
+      std::vector<Vector> shifted;
+      Vector h(d);
+      for (int i = 0; i < d; ++i) {
+        h[i] = 1e-5 * std::max(1.0, std::fabs(x[i]));
+        for (const double sign : {1.0, -1.0}) {
+          shifted.push_back(x);
+          shifted.back()[i] += sign * h[i];
+        }
+      }
+      const BatchResult fd = run_batch(*t, shifted);
+      const BatchResult at = run_batch(*t, {x});
+      double fd_max = 1.0;
+      for (int i = 0; i < d; ++i)
+        fd_max = std::max(fd_max, std::fabs((fd.u[2 * i] - fd.u[2 * i + 1]) / (2.0 * h[i])));
+      for (int i = 0; i < d; ++i)
+        EXPECT_NEAR(at.g[i], (fd.u[2 * i] - fd.u[2 * i + 1]) / (2.0 * h[i]), 1e-6 * fd_max)
+            << "d " << d << " scale " << scale << " d/dx_" << i;
+    }
+  }
+}
+
+// Huge |a| (exp(-2|a|) underflows; x'x overflows at 1e200), ±inf and NaN coordinates: each
+// such point gets the single path's special values (NaN where it gives NaN, the same infinities),
+// its finite results agree with it, and its neighbours keep their bits.
+TEST(BoltzmannBatch, ExtremeInputsStayInTheirLane) {
+  rng::Stream s(34, rng::Domain::kTest, 1, 0);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::shared_ptr<const BoltzmannRelaxation>> targets = {
+      pe28_from_q(),
+      std::make_shared<BoltzmannRelaxation>(random_matrix(6, 3, 0.8, 60),
+                                            random_matrix(6, 1, 0.3, 61).col(0))};
+  for (const auto& t : targets) {
+    const int d = t->dim();
+    const auto du = static_cast<std::size_t>(d);
+    std::vector<Vector> bad = {Vector::Constant(d, 1e3), Vector::Constant(d, -1e3),
+                               Vector::Constant(d, 1e200), random_point(s, d, 1.0),
+                               random_point(s, d, 1.0), random_point(s, d, 1.0)};
+    bad[3][0] = inf;
+    bad[4][d - 1] = -inf;
+    bad[5][d / 2] = nan;
+    const Vector good = random_point(s, d, 1.5);
+    const BatchResult alone = run_batch(*t, {good});
+    for (std::size_t b = 0; b < bad.size(); ++b)
+      for (std::size_t at = 0; at < 4; ++at) {
+        SCOPED_TRACE("d " + std::to_string(d) + " bad point " + std::to_string(b) + " at " +
+                     std::to_string(at));
+        std::vector<Vector> batch(5, good);
+        batch[at] = bad[b];
+        const BatchResult r = run_batch(*t, batch);
+        for (std::size_t j = 0; j < batch.size(); ++j)
+          if (j != at) expect_same_point(r, j, alone, 0, du);
+        Vector gs(d);
+        const double us = t->potential_and_gradient(bad[b], gs);
+        if (b < 2) {
+          ASSERT_TRUE(std::isfinite(us));
+          expect_batch_near_single(*t, bad[b], r.u[at], r.g.data() + at * du, "huge |a|");
+          continue;
+        }
+        EXPECT_FALSE(std::isfinite(r.u[at]));
+        const auto same_class = [](double got, double want) {
+          return std::isnan(got) ? std::isnan(want) : std::isinf(got) ? got == want
+                                                                        : std::isfinite(want);
+        };
+        EXPECT_TRUE(same_class(r.u[at], us)) << r.u[at] << " vs single " << us;
+        for (int i = 0; i < d; ++i) {
+          const double g = r.g[at * du + static_cast<std::size_t>(i)];
+          EXPECT_TRUE(same_class(g, gs[i])) << "gradient entry " << i << ": " << g << " vs "
+                                            << gs[i];
+          if (std::isfinite(gs[i])) {
+            EXPECT_NEAR(g, gs[i], 1e-13 * std::max(1.0, std::fabs(gs[i]) +
+                                                            t->q().col(i).cwiseAbs().sum()));
+          }
+        }
+      }
+  }
+}
+
+TEST(BoltzmannBatch, WrongShapesAreRefused) {
+  const BoltzmannRelaxation t(random_matrix(4, 3, 0.8, 70), Vector::Zero(4));
+  std::vector<double> x(6, 1.0), u(2), g(5);
+  EXPECT_THROW(t.potential_and_gradient_batch(x, u, g), std::invalid_argument);
+  std::vector<double> g6(6), u3(3);
+  EXPECT_THROW(t.potential_and_gradient_batch(x, u3, g6), std::invalid_argument);
+  std::vector<double> x7(7, 1.0);
+  EXPECT_THROW(t.potential_and_gradient_batch(x7, u, g6), std::invalid_argument);
+  std::vector<double> none;
+  EXPECT_NO_THROW(t.potential_and_gradient_batch(none, none, none));  // m = 0: nothing to do
 }
 
 }  // namespace
