@@ -33,9 +33,13 @@ class GaussianMixture final : public Target {
   double potential(ConstVectorRef x) const override;
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
   // On CPUs with AVX2: four points per pass, one in each 256-bit lane, so a batch of N points
-  // costs about N/4 single evaluations' exps (BM_MixtureBatch). Without AVX2: one call per point.
+  // costs about N/4 single evaluations' exps (BM_PeGradient); with AVX-512F (unless
+  // set_avx512_allowed(false) was called before construction), eight per pass in 512-bit lanes,
+  // with the same bits for every point. Without AVX2: one call per point.
   void potential_and_gradient_batch(std::span<const double> points, std::span<double> potentials,
                                     std::span<double> grads) const override;
+  // Points per pass of the widest batch path this object takes: 8, 4, or 1 (no vector path).
+  int batch_width() const { return lanes8_ ? 8 : lanes4_ ? 4 : 1; }
   // mean sum w_k mu_k; second moment sum w_k (mu_k^2 + var_k); cross moment
   // sum w_k (diag(var_k) + mu_k mu_k'); log_z = 0.
   Truth truth() const override;
@@ -64,10 +68,13 @@ class GaussianMixture final : public Target {
   // Scratch, sized at construction (no allocation per call).
   mutable std::vector<double> scaled_;  // (x_i - mu_ki) / (2 var_ki)
   mutable std::vector<double> terms_;   // log w_k N(x; mu_k, var_k), then exp(term - max)
-  // The batch path (see potential_and_gradient_batch): whether this CPU runs it, and its scratch,
-  // four lanes per entry: scaled terms [(k * dim + i) * 4 + lane], terms [k * 4 + lane], and the
-  // gradients of padding lanes (a batch whose size is not a multiple of 4 repeats its last point).
+  // The batch path (see potential_and_gradient_batch): whether this CPU runs it (lanes4_: AVX2
+  // passes of 4 and 2 points; lanes8_: also AVX-512 passes of 8), and its scratch, W lanes per
+  // entry for a pass of W points, sized for the widest: scaled terms [(k * dim + i) * W + lane],
+  // terms [k * W + lane], and the gradients of padding lanes (a pass with fewer points than lanes
+  // repeats the batch's last point in the spare ones).
   bool lanes4_ = false;
+  bool lanes8_ = false;
   mutable std::vector<double> lane_scaled_, lane_terms_, lane_pad_grad_;
 };
 

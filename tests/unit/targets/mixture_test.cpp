@@ -10,8 +10,16 @@
 #include <stdexcept>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PEMC_TEST_SLEEF_WIDTHS 1
+#endif
+
+#include "core/batched_exp.hpp"
+#include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "pemc/v1/config.pb.h"
 #include "rng/stream.hpp"
@@ -293,8 +301,8 @@ TEST(MixtureNonFinite, NanAndInfInputsRejectWithoutCrash) {
   EXPECT_TRUE(g.allFinite());
 }
 
-// A mixture of n_comp components in d dimensions with unequal weights and diagonal variances.
-GaussianMixture random_mixture(rng::Stream& s, int d, int n_comp) {
+// n_comp components in d dimensions with unequal weights and diagonal variances.
+std::vector<GaussianMixture::Component> random_components(rng::Stream& s, int d, int n_comp) {
   std::vector<GaussianMixture::Component> comps;
   for (int k = 0; k < n_comp; ++k) {
     GaussianMixture::Component c;
@@ -303,7 +311,11 @@ GaussianMixture random_mixture(rng::Stream& s, int d, int n_comp) {
     c.variance = (random_point(s, d, 0.0, 0.7).array().square() + 0.05).matrix();
     comps.push_back(c);
   }
-  return GaussianMixture(comps);
+  return comps;
+}
+// A mixture of them.
+GaussianMixture random_mixture(rng::Stream& s, int d, int n_comp) {
+  return GaussianMixture(random_components(s, d, n_comp));
 }
 
 // The vectorised evaluation against a plain long double log-sum-exp over the components, for
@@ -588,6 +600,257 @@ TEST(MixtureBatch, WrongShapesAreRefused) {
   EXPECT_THROW(t->potential_and_gradient_batch(x, u, g), std::invalid_argument);
   std::vector<double> g6(6), u2(2);
   EXPECT_THROW(t->potential_and_gradient_batch(x, u2, g6), std::invalid_argument);
+}
+
+
+// ---- the AVX-512 batch path (8 points per pass) against the AVX2 one (4 and 2) -----------------
+//
+// A run's draws must not depend on whether its nodes have AVX-512: every point's potential and
+// gradient bits from the 8-lane path must be those of the AVX2 path. Each test builds the mixture
+// twice, once with AVX-512 forbidden (set_avx512_allowed(false) before construction).
+
+// Sets whether AVX-512 may be used for its lifetime, and allows it again after (the default), so
+// no test leaves it off for the tests after it.
+class Avx512Allowed {
+ public:
+  explicit Avx512Allowed(bool allowed) { set_avx512_allowed(allowed); }
+  ~Avx512Allowed() { set_avx512_allowed(true); }
+  Avx512Allowed(const Avx512Allowed&) = delete;
+  Avx512Allowed& operator=(const Avx512Allowed&) = delete;
+};
+
+// The message of the skip on CPUs without AVX-512F (nothing to compare there).
+#define PEMC_SKIP_WITHOUT_AVX512()                                                        \
+  do {                                                                                    \
+    const Avx512Allowed allow(true);                                                      \
+    if (!cpu_has_avx512f())                                                               \
+      GTEST_SKIP() << "this CPU has no AVX-512F: the AVX-512 path cannot run here, so " \
+                      "there is nothing to compare with the AVX2 path";                   \
+  } while (0)
+
+GaussianMixture avx2_only(const std::vector<GaussianMixture::Component>& comps) {
+  const Avx512Allowed off(false);
+  GaussianMixture t(comps);
+  EXPECT_EQ(t.batch_width(), 4);
+  return t;
+}
+GaussianMixture with_avx512(const std::vector<GaussianMixture::Component>& comps) {
+  const Avx512Allowed on(true);
+  GaussianMixture t(comps);
+  EXPECT_EQ(t.batch_width(), 8);
+  return t;
+}
+
+std::vector<GaussianMixture::Component> kou_components(v1::MixtureTarget::Preset p) {
+  return preset(p)->components();  // normalised already: renormalising keeps them
+}
+
+// A point of one of several kinds: near the components, far (terms > 708 below the maximum, so
+// the exp is skipped for most components in most lanes), very far (one component left), beyond
+// overflow ((x - mu)^2 / var = inf: potential +inf), or within 1e-9 of a component's mean.
+Vector mixed_point(rng::Stream& s, const GaussianMixture& t, int kind) {
+  const int d = t.dim();
+  switch (kind % 5) {
+    case 0:
+      return random_point(s, d, 0.0, 3.0);
+    case 1:
+      return random_point(s, d, 0.0, 30.0);
+    case 2:
+      return random_point(s, d, 0.0, 1e4);
+    case 3:
+      return random_point(s, d, 0.0, 1e160);
+    default: {
+      const auto k = static_cast<std::size_t>(s.uniform() * t.n_components()) %
+                     static_cast<std::size_t>(t.n_components());
+      return t.components()[k].mean + random_point(s, d, 0.0, 1e-9);
+    }
+  }
+}
+
+void expect_same_bits(const BatchResult& a, const BatchResult& b, int d, const std::string& what) {
+  ASSERT_EQ(a.u.size(), b.u.size());
+  for (std::size_t j = 0; j < a.u.size(); ++j) {
+    EXPECT_TRUE(same(a.u[j], b.u[j]))
+        << what << " point " << j << ": potential " << a.u[j] << " vs " << b.u[j];
+    for (std::size_t i = 0; i < static_cast<std::size_t>(d); ++i)
+      EXPECT_TRUE(same(a.g[j * d + i], b.g[j * d + i]))
+          << what << " point " << j << " gradient " << i << ": " << a.g[j * d + i] << " vs "
+          << b.g[j * d + i];
+  }
+}
+
+#ifdef PEMC_TEST_SLEEF_WIDTHS
+// SLEEF's fixed variants the batch paths call: the avx512f exp and log must give the avx2 ones'
+// bits (one algorithm with FMAs), over random arguments across the whole range and the extremes,
+// not only the [-708, 0] and [1, K] the mixture feeds them.
+extern "C" {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+__m256d Sleef_expd4_u10avx2(__m256d);
+__m256d Sleef_logd4_u10avx2(__m256d);
+__m512d Sleef_expd8_u10avx512f(__m512d);
+__m512d Sleef_logd8_u10avx512f(__m512d);
+#pragma GCC diagnostic pop
+}
+__attribute__((target("avx2,fma"))) void sleef_avx2(bool log, const double* in, double* out) {
+  const __m256d v = _mm256_loadu_pd(in);
+  _mm256_storeu_pd(out, log ? Sleef_logd4_u10avx2(v) : Sleef_expd4_u10avx2(v));
+}
+__attribute__((target("avx512f,avx2,fma"))) void sleef_avx512(bool log, const double* in,
+                                                               double* out) {
+  const __m512d v = _mm512_loadu_pd(in);
+  _mm512_storeu_pd(out, log ? Sleef_logd8_u10avx512f(v) : Sleef_expd8_u10avx512f(v));
+}
+
+TEST(MixtureBatch, SleefAvx512ExpAndLogMatchAvx2BitForBit) {
+  PEMC_SKIP_WITHOUT_AVX512();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  const double least = std::numeric_limits<double>::min();
+  const double big = std::numeric_limits<double>::max();
+  for (const bool log : {false, true}) {
+    std::vector<double> args = {0.0, -0.0, inf, -inf, nan, -nan, 1.0, -1.0, tiny, -tiny, least,
+                                -least, big, -big, kExpCut, 709.78, 709.79, -708.39, -708.4,
+                                -709.0, -744.44, -745.2, -746.0, 1e-300, 2.0, 0.5, 20.0};
+    // log near 1 (cancellation) and exp near 0: the doubles next to 1 on both sides
+    for (double up = 1.0, down = 1.0; args.size() < 2000;
+         up = std::nextafter(up, 2.0), down = std::nextafter(down, 0.0)) {
+      args.push_back(up);
+      args.push_back(down);
+    }
+    rng::Stream s(23, rng::Domain::kTest, log ? 1 : 0, 0);
+    for (int k = 0; k < 400000; ++k) {
+      const double u = s.uniform();
+      const double sign = s.uniform() < 0.5 ? -1.0 : 1.0;
+      const int binade = static_cast<int>(s.uniform() * 2098) - 1074;
+      switch (k % 4) {
+        case 0:  // exp: the mixture's [-708, 0]; log: its sums [1, 21]
+          args.push_back(log ? 1.0 + 20.0 * u : kExpCut * u);
+          break;
+        case 1:  // the whole exponent range, both signs, subnormals included
+          args.push_back(sign * std::ldexp(1.0 + u, binade));
+          break;
+        case 2:  // exp: its overflow and underflow edges; log: near 1
+          if (log)
+            args.push_back(1.0 + (u - 0.5) * 1e-6);
+          else
+            args.push_back(sign > 0 ? 700.0 + 12.0 * u : -760.0 + 60.0 * u);
+          break;
+        default:  // exp: [-750, 750]; log: subnormals
+          if (log)
+            args.push_back(std::ldexp(1.0 + u, -1074 + (binade + 1074) % 52));
+          else
+            args.push_back(1500.0 * (u - 0.5));
+      }
+    }
+    while (args.size() % 8 != 0) args.push_back(1.0);
+    std::vector<double> narrow(args.size()), wide(args.size());
+    for (std::size_t j = 0; j < args.size(); j += 4)
+      sleef_avx2(log, args.data() + j, narrow.data() + j);
+    for (std::size_t j = 0; j < args.size(); j += 8)
+      sleef_avx512(log, args.data() + j, wide.data() + j);
+    int differ = 0;
+    for (std::size_t j = 0; j < args.size(); ++j)
+      if (!same(narrow[j], wide[j]) && ++differ <= 10)
+        ADD_FAILURE() << (log ? "log(" : "exp(") << args[j] << "): avx2 " << narrow[j]
+                      << ", avx512f " << wide[j];
+    EXPECT_EQ(differ, 0) << (log ? "log" : "exp") << " of " << args.size() << " arguments";
+  }
+}
+#endif  // PEMC_TEST_SLEEF_WIDTHS
+
+// Every batch size 1..17 (8-lane passes, their remainders, padding), dimensions with and without a
+// compile-time specialisation, 1, 3 and 20 components (random, and the Kou presets), points of
+// every kind of mixed_point in every position.
+TEST(MixtureBatch, Avx512MatchesAvx2BitForBit) {
+  PEMC_SKIP_WITHOUT_AVX512();
+  rng::Stream s(24, rng::Domain::kTest, 1, 0);
+  std::vector<std::pair<std::string, std::vector<GaussianMixture::Component>>> cases;
+  for (const int d : {1, 2, 3, 4, 7})
+    for (const int n_comp : {1, 3, 20})
+      cases.emplace_back("d " + std::to_string(d) + " K " + std::to_string(n_comp),
+                         random_components(s, d, n_comp));
+  cases.emplace_back("KOU_A", kou_components(v1::MixtureTarget::KOU_A));
+  cases.emplace_back("KOU_B", kou_components(v1::MixtureTarget::KOU_B));
+  for (const auto& [name, comps] : cases) {
+    const GaussianMixture narrow = avx2_only(comps), wide = with_avx512(comps);
+    for (int m = 1; m <= 17; ++m) {
+      for (int rep = 0; rep < 6; ++rep) {
+        std::vector<Vector> points;
+        for (int j = 0; j < m; ++j) points.push_back(mixed_point(s, wide, j + rep));
+        expect_same_bits(run_batch(wide, points), run_batch(narrow, points), wide.dim(),
+                         name + " m " + std::to_string(m) + " rep " + std::to_string(rep));
+      }
+    }
+  }
+}
+
+// The special values of NonFiniteInputsAndOverflowingTermsPerPoint (NaN, infinite coordinates,
+// an overflowing scaled term next to its zero weight), in every position of batches of 1..17.
+TEST(MixtureBatch, Avx512MatchesAvx2ForSpecialValues) {
+  PEMC_SKIP_WITHOUT_AVX512();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto comps = overflow_mixture().components();
+  const GaussianMixture narrow = avx2_only(comps), wide = with_avx512(comps);
+  const std::vector<Vector> specials = {Eigen::Vector3d(0.0, nan, 0.0),
+                                        Vector::Constant(3, 1e10),
+                                        Eigen::Vector3d(0.0, 0.0, -inf),
+                                        Eigen::Vector3d(inf, 0.0, 0.0),
+                                        Eigen::Vector3d(inf, nan, 0.0),
+                                        Eigen::Vector3d(-inf, inf, 1.0),
+                                        Vector::Constant(3, 1e200),
+                                        Eigen::Vector3d(0.0, 0.0, 1e-160)};
+  rng::Stream s(25, rng::Domain::kTest, 1, 0);
+  for (int m = 1; m <= 17; ++m)
+    for (int at = 0; at < m; ++at)
+      for (std::size_t which = 0; which < specials.size(); ++which) {
+        std::vector<Vector> points;
+        for (int j = 0; j < m; ++j)
+          points.push_back(j == at ? specials[which] : random_point(s, 3, 0.0, j % 2 ? 30.0 : 1.0));
+        expect_same_bits(run_batch(wide, points), run_batch(narrow, points), 3,
+                         "m " + std::to_string(m) + " special " + std::to_string(which) +
+                             " at " + std::to_string(at));
+      }
+}
+
+// The batch contract on the AVX-512 path: a point's bits are those it gets alone, in every
+// position of every batch size 1..17, whatever its neighbours.
+TEST(MixtureBatch, Avx512APointsBitsDoNotDependOnPositionOrBatchSize) {
+  PEMC_SKIP_WITHOUT_AVX512();
+  rng::Stream s(26, rng::Domain::kTest, 1, 0);
+  for (const int d : {2, 7}) {
+    const GaussianMixture t = with_avx512(random_components(s, d, 20));
+    for (int p = 0; p < 5; ++p) {
+      const Vector x = mixed_point(s, t, p);
+      const BatchResult alone = run_batch(t, {x});
+      for (int m = 1; m <= 17; ++m)
+        for (int at = 0; at < m; ++at) {
+          std::vector<Vector> points;
+          for (int j = 0; j < m; ++j) points.push_back(j == at ? x : mixed_point(s, t, j));
+          const BatchResult r = run_batch(t, points);
+          const auto a = static_cast<std::size_t>(at);
+          ASSERT_TRUE(same(r.u[a], alone.u[0]))
+              << "d " << d << " point " << p << " m " << m << " at " << at;
+          for (std::size_t i = 0; i < static_cast<std::size_t>(d); ++i)
+            ASSERT_TRUE(same(r.g[a * d + i], alone.g[i]))
+                << "d " << d << " point " << p << " m " << m << " at " << at << " i " << i;
+        }
+    }
+  }
+}
+
+// The switch: off before construction gives the AVX2 path, and the guard turns it back on.
+TEST(MixtureBatch, Avx512SwitchChoosesThePath) {
+  PEMC_SKIP_WITHOUT_AVX512();
+  {
+    const Avx512Allowed off(false);
+    EXPECT_FALSE(cpu_has_avx512f());
+    EXPECT_EQ(GaussianMixture(kou_components(v1::MixtureTarget::KOU_A)).batch_width(), 4);
+  }
+  EXPECT_TRUE(cpu_has_avx512f());
+  EXPECT_EQ(preset(v1::MixtureTarget::KOU_A)->batch_width(), 8);
 }
 
 }  // namespace
