@@ -18,6 +18,20 @@ cmp -s "$WORK/n1.txt" "$WORK/n2.txt" || { diff "$WORK/n1.txt" "$WORK/n2.txt" >&2
 cmp -s "$WORK/n1.txt" "$WORK/n4.txt" || { diff "$WORK/n1.txt" "$WORK/n4.txt" >&2; fail "-n 1 and -n 4 differ"; }
 # End to end through pemc-dist: PE chains with ranks_per_chain = 2 give the same draws on 1, 2
 # and 4 ranks (one group of 2 workers when there are enough, else each chain on one rank).
+# same_draws_on_1_2_4 NAME ROWS [EXPORT_FLAGS...]: runs $WORK/NAME.pbtxt through pemc-dist on 1, 2
+# and 4 ranks and fails unless -n 1 exports ROWS lines and every rank count exports the same draws.
+same_draws_on_1_2_4() {
+  local name=$1 rows=$2
+  shift 2
+  for n in 1 2 4; do
+    run_mpi "$n" "$DIST" "$WORK/$name.pbtxt" --output "$WORK/$name$n.pemc" --log-level warn \
+      || fail "pemc-dist ($name) -n $n failed"
+    "$REPORT" export "$WORK/$name$n.pemc" "$@" | sort > "$WORK/$name$n.csv"
+  done
+  [ "$(wc -l < "$WORK/${name}1.csv")" -eq "$rows" ] || fail "expected $rows rows from -n 1 ($name)"
+  cmp -s "$WORK/${name}1.csv" "$WORK/${name}2.csv" || fail "pemc-dist: -n 1 and -n 2 $name draws differ"
+  cmp -s "$WORK/${name}1.csv" "$WORK/${name}4.csv" || fail "pemc-dist: -n 1 and -n 4 $name draws differ"
+}
 cat > "$WORK/pe.pbtxt" <<CFG
 name: "pe_blocks"
 target { mixture { preset: KOU_B } }
@@ -34,14 +48,7 @@ seeds { base: 1 count: 2 }
 init { uniform_box { lower: 0 upper: 10 } }
 output { path: "$WORK/pe.pemc" }
 CFG
-for n in 1 2 4; do
-  run_mpi "$n" "$DIST" "$WORK/pe.pbtxt" --output "$WORK/pe$n.pemc" --log-level warn \
-    || fail "pemc-dist -n $n failed"
-  "$REPORT" export "$WORK/pe$n.pemc" | sort > "$WORK/pe$n.csv"
-done
-[ "$(wc -l < "$WORK/pe1.csv")" -eq $((2 * 150 + 1)) ] || fail "expected 301 rows from -n 1"
-cmp -s "$WORK/pe1.csv" "$WORK/pe2.csv" || fail "pemc-dist: -n 1 and -n 2 PE draws differ"
-cmp -s "$WORK/pe1.csv" "$WORK/pe4.csv" || fail "pemc-dist: -n 1 and -n 4 PE draws differ"
+same_draws_on_1_2_4 pe $((2 * 150 + 1))
 # HMC with fixed beta and diagonal metric adaptation; warmup draws written and sampling draws
 # thinned, so the state is gathered at some iterations and not at others.
 cat > "$WORK/pe_hmc.pbtxt" <<CFG
@@ -62,14 +69,7 @@ seeds { base: 3 count: 2 }
 init { uniform_box { lower: 0 upper: 10 } }
 output { path: "$WORK/pe_hmc.pemc" write_warmup: true thin: 3 }
 CFG
-for n in 1 2 4; do
-  run_mpi "$n" "$DIST" "$WORK/pe_hmc.pbtxt" --output "$WORK/pe_hmc$n.pemc" --log-level warn \
-    || fail "pemc-dist (HMC) -n $n failed"
-  "$REPORT" export "$WORK/pe_hmc$n.pemc" --include-warmup | sort > "$WORK/pe_hmc$n.csv"
-done
-[ "$(wc -l < "$WORK/pe_hmc1.csv")" -eq $((2 * (80 + 40) + 1)) ] || fail "expected 241 rows from -n 1 (HMC)"
-cmp -s "$WORK/pe_hmc1.csv" "$WORK/pe_hmc2.csv" || fail "pemc-dist: -n 1 and -n 2 PE HMC draws differ"
-cmp -s "$WORK/pe_hmc1.csv" "$WORK/pe_hmc4.csv" || fail "pemc-dist: -n 1 and -n 4 PE HMC draws differ"
+same_draws_on_1_2_4 pe_hmc $((2 * (80 + 40) + 1)) --include-warmup
 # The Boltzmann relaxation pe28 (d = 27) through its own batch path (points in AVX2 lanes where
 # the CPU has them): N = 5 splits 3 + 2 over a group of two, so each point is evaluated in
 # batches of different sizes and positions on 1 and 2 ranks.
@@ -91,12 +91,5 @@ seeds { base: 5 count: 2 }
 init { uniform_box { lower: -2 upper: 2 } }
 output { path: "$WORK/pe_boltz.pemc" }
 CFG
-for n in 1 2 4; do
-  run_mpi "$n" "$DIST" "$WORK/pe_boltz.pbtxt" --output "$WORK/pe_boltz$n.pemc" --log-level warn \
-    || fail "pemc-dist (Boltzmann) -n $n failed"
-  "$REPORT" export "$WORK/pe_boltz$n.pemc" | sort > "$WORK/pe_boltz$n.csv"
-done
-[ "$(wc -l < "$WORK/pe_boltz1.csv")" -eq $((2 * 40 + 1)) ] || fail "expected 81 rows from -n 1 (Boltzmann)"
-cmp -s "$WORK/pe_boltz1.csv" "$WORK/pe_boltz2.csv" || fail "pemc-dist: -n 1 and -n 2 PE Boltzmann draws differ"
-cmp -s "$WORK/pe_boltz1.csv" "$WORK/pe_boltz4.csv" || fail "pemc-dist: -n 1 and -n 4 PE Boltzmann draws differ"
+same_draws_on_1_2_4 pe_boltz $((2 * 40 + 1))
 echo "1 passed, 0 failed"

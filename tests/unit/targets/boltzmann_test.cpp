@@ -16,6 +16,7 @@
 #include "pemc/v1/config.pb.h"
 #include "rng/stream.hpp"
 #include "support/gradient_check.hpp"
+#include "support/batch_support.hpp"
 #include "targets/boltzmann.hpp"
 
 namespace pemc::targets {
@@ -289,17 +290,8 @@ Vector random_point(rng::Stream& s, int d, double scale) {
   return x;
 }
 
-struct BatchResult {
-  std::vector<double> u, g;
-};
-BatchResult run_batch(const Target& t, const std::vector<Vector>& points) {
-  const auto d = static_cast<std::size_t>(t.dim());
-  std::vector<double> x;
-  for (const auto& p : points) x.insert(x.end(), p.data(), p.data() + p.size());
-  BatchResult r{std::vector<double>(points.size()), std::vector<double>(points.size() * d)};
-  t.potential_and_gradient_batch(x, r.u, r.g);
-  return r;
-}
+using testing::BatchResult;
+using testing::run_batch;
 
 // The same bits (NaN payloads included).
 bool same(double a, double b) {

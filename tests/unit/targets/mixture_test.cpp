@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "pemc/v1/config.pb.h"
 #include "rng/stream.hpp"
+#include "support/batch_support.hpp"
 #include "support/gradient_check.hpp"
 
 namespace pemc::targets {
@@ -498,17 +499,8 @@ TEST(MixtureConfig, ConstructorRejectsBadComponents) {
 
 // ---- potential_and_gradient_batch (pseudo-extended HMC's N pseudo-samples in one call) ---------
 
-struct BatchResult {
-  std::vector<double> u, g;
-};
-BatchResult run_batch(const Target& t, const std::vector<Vector>& points) {
-  const auto d = static_cast<std::size_t>(t.dim());
-  std::vector<double> x;
-  for (const auto& p : points) x.insert(x.end(), p.data(), p.data() + p.size());
-  BatchResult r{std::vector<double>(points.size()), std::vector<double>(points.size() * d)};
-  t.potential_and_gradient_batch(x, r.u, r.g);
-  return r;
-}
+using testing::BatchResult;
+using testing::run_batch;
 
 // Same bits (NaN = NaN).
 bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b); }
