@@ -259,11 +259,7 @@ void BoltzmannRelaxation::potential_and_gradient_batch(std::span<const double> p
       const double* x[4];
       double* g[4];
       alignas(32) double u[4];
-      for (std::size_t l = 0; l < 4; ++l) {
-        const bool real = j + l < m;
-        x[l] = points.data() + (real ? j + l : m - 1) * d;
-        g[l] = real ? grads.data() + (j + l) * d : pad_grad + l * d;
-      }
+      lane_pointers(points, grads, j, 4, pad_grad, x, g);
       evaluate_lanes(layout, x, u, g);
       for (std::size_t l = 0; l < 4 && j + l < m; ++l) potentials[j + l] = u[l];
     }

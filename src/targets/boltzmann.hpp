@@ -69,9 +69,10 @@ class BoltzmannRelaxation final : public Target {
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
   // Pseudo-extended HMC's N points in one call. On CPUs with AVX2/FMA four points per pass, one in
   // each 256-bit lane (SLEEF's vector exp and log1p instead of scalar libm calls per unit and
-  // point); its bits may differ from potential_and_gradient's by rounding (~1e-15 relative), so
-  // between CPUs with and without AVX2 too (as the mixture's), but never with the point's position
-  // or neighbours. Without AVX2: one potential_and_gradient per point.
+  // point); its bits may differ from potential_and_gradient's by rounding (a few eps times the
+  // magnitudes that enter each result), so between CPUs with and without AVX2 too (as the
+  // mixture's), but never with the point's position or neighbours. Without AVX2: one
+  // potential_and_gradient per point.
   void potential_and_gradient_batch(std::span<const double> points, std::span<double> potentials,
                                     std::span<double> grads) const override;
   // Exact truth by enumeration of all 2^{d_b} states when d_b <= max_enumeration_units (computed on

@@ -455,11 +455,7 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
       const double* x[8];
       double* g[8];
       double u[8];
-      for (std::size_t l = 0; l < w; ++l) {
-        const bool real = l < left;
-        x[l] = points.data() + (real ? j + l : m - 1) * d;
-        g[l] = real ? grads.data() + (j + l) * d : lane_pad_grad_.data() + l * d;
-      }
+      lane_pointers(points, grads, j, w, lane_pad_grad_.data(), x, g);
       if (w == 8)
         avx512::evaluate_lanes_dim<8>(layout, x, u, g);
       else if (w == 4)

@@ -97,6 +97,20 @@ class Target {
   }
 
  protected:
+  // One pass of a batch path that puts points in vector lanes: x[l] and g[l] (l < w) point at
+  // point j + l and its gradient. Lanes past the batch's end repeat its last point and write to
+  // `pad_grads` (w x dim() scratch), so every point goes through the same lane arithmetic whatever
+  // its position or the batch size (the contract of potential_and_gradient_batch).
+  void lane_pointers(std::span<const double> points, std::span<double> grads, std::size_t j,
+                     std::size_t w, double* pad_grads, const double** x, double** g) const {
+    const auto d = static_cast<std::size_t>(dim());
+    const std::size_t m = grads.size() / d;
+    for (std::size_t l = 0; l < w; ++l) {
+      const bool real = j + l < m;
+      x[l] = points.data() + (real ? j + l : m - 1) * d;
+      g[l] = real ? grads.data() + (j + l) * d : pad_grads + l * d;
+    }
+  }
   // std::invalid_argument unless points and grads hold dim() x potentials.size() entries.
   void check_batch_shape(std::span<const double> points, std::span<double> potentials,
                          std::span<double> grads) const {
