@@ -474,6 +474,79 @@ void BM_PeGradient(benchmark::State& st, const ExtendedCase* e) {
   st.counters["overhead_ratio_batched"] = ext_ns / batch_ns;
 }
 
+// BM_NutsCostModel/<target>: NUTS's own cost split into a part per transition and a part per
+// leaf (leapfrog step), by a least-squares line through (leaves per transition, ns per
+// transition) at step sizes 1/4, 1/2, 1 and 2 times the adapted one (the tree grows as the step
+// shrinks). Reported: ns_per_transition_fixed (the intercept: momentum and stream, the tree's
+// bookkeeping at its root, the exit), ns_per_leaf (the slope, gradient included), the bare chained
+// gradient at the visited points, and ns_per_leaf_over_gradient = slope - bare gradient. Issue 3's
+// NUTS overhead on a cheap target is (fixed + leaves x over_gradient) / (leaves x bare), so this
+// says which of the two to work on. A diagnostic: it is not the issue's overhead_ratio.
+void BM_NutsCostModel(benchmark::State& st, const Case* t) {
+  Prepared p = prepare(*t, kSamplers[1].pbtxt);
+  const double eps = p.timed->step_size();
+  const double factors[] = {0.25, 0.5, 1.0, 2.0};
+  std::vector<pemc::kernels::KernelPtr> kernels;
+  for (const double f : factors) {
+    auto sampler = parse<pemc::v1::SamplerConfig>(kSamplers[1].pbtxt);
+    fix_settings(sampler, eps * f);
+    kernels.push_back(pemc::config::make_sampler(sampler, p.target).kernel);
+  }
+  const std::vector<Vector> points = visited_points(p);
+  constexpr int kTransitions = 20;
+  std::vector<double> ns(std::size(factors), 0.0), leaves(std::size(factors), 0.0);
+  double bare_ns = 0.0;
+  std::int64_t bare_calls = 0, rounds = 0;
+  std::uint64_t iteration = 1000;
+  Vector g = Vector::Zero(p.target->dim());
+  std::vector<Vector> chained = points;
+  const std::uint64_t mask = g_chain_mask_source;
+  for (auto _ : st) {
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      pemc::kernels::ChainState state = p.state;
+      const auto t0 = Clock::now();
+      std::int64_t evals = 0;
+      for (int i = 0; i < kTransitions; ++i) {
+        pemc::rng::Stream stream(1, pemc::rng::Domain::kTransition, 0, iteration + i);
+        evals += kernels[k]->transition(state, stream).n_gradient_evals;
+      }
+      ns[k] += (Clock::now() - t0).count();
+      leaves[k] += static_cast<double>(evals);
+    }
+    iteration += kTransitions;
+    const auto t0 = Clock::now();
+    for (auto& x : chained) {
+      x[0] += chain_link(g[0], mask);
+      benchmark::DoNotOptimize(p.target->potential_and_gradient(x, g));
+      benchmark::ClobberMemory();
+    }
+    bare_ns += (Clock::now() - t0).count();
+    bare_calls += static_cast<std::int64_t>(chained.size());
+    ++rounds;
+  }
+  // Least squares over the four settings (per transition).
+  const double n_per = static_cast<double>(rounds) * kTransitions;
+  double mx = 0, my = 0;
+  for (std::size_t k = 0; k < ns.size(); ++k) {
+    mx += leaves[k] / n_per;
+    my += ns[k] / n_per;
+  }
+  mx /= static_cast<double>(ns.size());
+  my /= static_cast<double>(ns.size());
+  double sxy = 0, sxx = 0;
+  for (std::size_t k = 0; k < ns.size(); ++k) {
+    const double dx = leaves[k] / n_per - mx, dy = ns[k] / n_per - my;
+    sxy += dx * dy;
+    sxx += dx * dx;
+  }
+  const double slope = sxy / sxx, bare = bare_ns / static_cast<double>(bare_calls);
+  st.counters["ns_per_transition_fixed"] = my - slope * mx;
+  st.counters["ns_per_leaf"] = slope;
+  st.counters["ns_per_grad_bare"] = bare;
+  st.counters["ns_per_leaf_over_gradient"] = slope - bare;
+  st.counters["leaves_at_adapted_step"] = leaves[2] / n_per;
+}
+
 const bool kRegistered = [] {
   // PEMC_BENCH_NO_AVX512 set: the AVX2 paths on an AVX-512 CPU (read by targets at construction,
   // which happens in the benchmarks), to measure what the AVX-512 paths gain.
@@ -501,6 +574,12 @@ const bool kRegistered = [] {
           &e)
           ->UseManualTime()
           ->MinTime(1.0);
+  for (const char* name : {"kou_a", "banana"})
+    for (const auto& t : kTargets)
+      if (std::string(t.name) == name)
+        benchmark::RegisterBenchmark((std::string("BM_NutsCostModel/") + t.name).c_str(),
+                                     BM_NutsCostModel, &t)
+            ->MinTime(1.0);
   for (const bool dense : {true, false})
     benchmark::RegisterBenchmark(
         (std::string("BM_CtGradient/") + (dense ? "dense_base" : "diagonal_base") + "/boltzmann28")
