@@ -474,21 +474,22 @@ void BM_PeGradient(benchmark::State& st, const ExtendedCase* e) {
   st.counters["overhead_ratio_batched"] = ext_ns / batch_ns;
 }
 
-// BM_NutsCostModel/<target>: NUTS's own cost split into a part per transition and a part per
-// leaf (leapfrog step), by a least-squares line through (leaves per transition, ns per
+// BM_NutsCostModel/<sampler>/<target>: NUTS's own cost split into a part per transition and a
+// part per leaf (leapfrog step), by a least-squares line through (leaves per transition, ns per
 // transition) at step sizes 1/4, 1/2, 1 and 2 times the adapted one (the tree grows as the step
 // shrinks). Reported: ns_per_transition_fixed (the intercept: momentum and stream, the tree's
 // bookkeeping at its root, the exit), ns_per_leaf (the slope, gradient included), the bare chained
-// gradient at the visited points, and ns_per_leaf_over_gradient = slope - bare gradient. Issue 3's
-// NUTS overhead on a cheap target is (fixed + leaves x over_gradient) / (leaves x bare), so this
-// says which of the two to work on. A diagnostic: it is not the issue's overhead_ratio.
-void BM_NutsCostModel(benchmark::State& st, const Case* t) {
-  Prepared p = prepare(*t, kSamplers[1].pbtxt);
+// gradient of the sampled space (the target's, or the pseudo-extended one) at the visited
+// points, and ns_per_leaf_over_gradient = slope - that gradient. NUTS's overhead on a cheap
+// target is (fixed + leaves x over_gradient) / (leaves x bare), so this says which of the two to
+// work on. A diagnostic: it is not the issues' overhead_ratio.
+void BM_NutsCostModel(benchmark::State& st, const Case* t, const char* sampler_pbtxt) {
+  Prepared p = prepare(*t, sampler_pbtxt);
   const double eps = p.timed->step_size();
   const double factors[] = {0.25, 0.5, 1.0, 2.0};
   std::vector<pemc::kernels::KernelPtr> kernels;
   for (const double f : factors) {
-    auto sampler = parse<pemc::v1::SamplerConfig>(kSamplers[1].pbtxt);
+    auto sampler = parse<pemc::v1::SamplerConfig>(sampler_pbtxt);
     fix_settings(sampler, eps * f);
     kernels.push_back(pemc::config::make_sampler(sampler, p.target).kernel);
   }
@@ -498,7 +499,7 @@ void BM_NutsCostModel(benchmark::State& st, const Case* t) {
   double bare_ns = 0.0;
   std::int64_t bare_calls = 0, rounds = 0;
   std::uint64_t iteration = 1000;
-  Vector g = Vector::Zero(p.target->dim());
+  Vector g = Vector::Zero(p.space->dim());
   std::vector<Vector> chained = points;
   const std::uint64_t mask = g_chain_mask_source;
   for (auto _ : st) {
@@ -517,7 +518,7 @@ void BM_NutsCostModel(benchmark::State& st, const Case* t) {
     const auto t0 = Clock::now();
     for (auto& x : chained) {
       x[0] += chain_link(g[0], mask);
-      benchmark::DoNotOptimize(p.target->potential_and_gradient(x, g));
+      benchmark::DoNotOptimize(p.space->potential_and_gradient(x, g));
       benchmark::ClobberMemory();
     }
     bare_ns += (Clock::now() - t0).count();
@@ -577,9 +578,15 @@ const bool kRegistered = [] {
   for (const char* name : {"kou_a", "banana"})
     for (const auto& t : kTargets)
       if (std::string(t.name) == name)
-        benchmark::RegisterBenchmark((std::string("BM_NutsCostModel/") + t.name).c_str(),
-                                     BM_NutsCostModel, &t)
+        benchmark::RegisterBenchmark((std::string("BM_NutsCostModel/nuts/") + t.name).c_str(),
+                                     BM_NutsCostModel, &t, kSamplers[1].pbtxt)
             ->MinTime(1.0);
+  for (const auto& e : kExtended)
+    if (e.target == &kKou && std::string(e.name).find("nuts") != std::string::npos)
+      benchmark::RegisterBenchmark(
+          (std::string("BM_NutsCostModel/") + e.name + "/" + e.target->name).c_str(),
+          BM_NutsCostModel, e.target, e.pbtxt)
+          ->MinTime(1.0);
   for (const bool dense : {true, false})
     benchmark::RegisterBenchmark(
         (std::string("BM_CtGradient/") + (dense ? "dense_base" : "diagonal_base") + "/boltzmann28")
