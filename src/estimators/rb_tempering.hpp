@@ -4,8 +4,8 @@
 // (src/extended/continuous_tempering_math.hpp):
 //   log Z          = log zeta + log sum w1 - log sum w0                       (eq. (20))
 //   E_target[f]    = sum w1 f / sum w1,   E_base[f] = sum w0 f / sum w0       (eqs. (21), (22))
-// for f = x and x x' (so means and full covariances). Each weight family keeps its sums relative
-// to exp(shift), shift the largest log weight seen, so no weight overflows or underflows.
+// for f = x and x x' (so means and full covariances). Each weight family is a WeightedCovariance
+// (weighted_covariance.hpp): sums relative to its largest log weight, so none overflows.
 //
 // merge() is exact up to rounding; merging the per-chain accumulators in a fixed order (global
 // chain id) gives the same bits whatever the number of ranks. serialize()/deserialize() give a flat
@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "estimators/weighted_covariance.hpp"
+#include "estimators/weighted_covariance.hpp"
 
 namespace pemc::estimators {
 
@@ -28,7 +30,7 @@ class TemperingRbAccumulator {
   // Throws DataError when the dimensions differ (an empty accumulator takes the other's).
   void merge(const TemperingRbAccumulator& other);
 
-  int dim() const { return static_cast<int>(w1_.sum_x.size()); }
+  int dim() const { return w1_.dim(); }
   std::int64_t count() const { return n_; }
   double log_sum_w0() const { return w0_.log_sum(); }
   double log_sum_w1() const { return w1_.log_sum(); }
@@ -51,24 +53,10 @@ class TemperingRbAccumulator {
   static TemperingRbAccumulator deserialize(std::span<const double> data);
 
  private:
-  struct Sums {
-    double shift = 0.0;   // log of the scale of every stored sum
-    double sum_w = 0.0, sum_w2 = 0.0;
-    Vector sum_x;
-    Matrix sum_xx;
-    void resize(int d);
-    void rescale_to(double log_w);
-    void add(ConstVectorRef x, double log_w);
-    void merge(const Sums& o);
-    double log_sum() const;
-    double ess() const;
-    Vector mean() const;
-    Matrix covariance() const;
-  };
   void ensure_dim(Eigen::Index d, const char* where);
 
   std::int64_t n_ = 0;
-  Sums w0_, w1_;
+  WeightedCovariance w0_, w1_;
 };
 
 }  // namespace pemc::estimators
