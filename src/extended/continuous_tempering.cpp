@@ -364,6 +364,22 @@ void RbTracker::report(std::map<std::string, double>& estimates) const {
   estimates["rb_draws"] = static_cast<double>(acc_.count());
 }
 
+bool RbTracker::moments(Vector& mean, Matrix& covariance) const {
+  if (acc_.count() == 0 || acc_.log_sum_w1() == -kInf) return false;
+  mean = acc_.mean();
+  covariance = acc_.covariance();
+  return true;
+}
+
+bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& covariance,
+                           double& log_zeta) {
+  if (!parts.base) return false;
+  mean = parts.base->mean();
+  covariance = parts.base->covariance();
+  log_zeta = parts.log_zeta;
+  return true;
+}
+
 JointTemperingKernel::JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space,
                                            kernels::KernelPtr inner)
     : space_(std::move(space)), inner_(std::move(inner)) {

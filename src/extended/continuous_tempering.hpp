@@ -249,6 +249,8 @@ class RbTracker {
   // Adds the state's x with its weights unless in warmup.
   void observe(const targets::Target& space, const kernels::ChainState& state);
   void report(std::map<std::string, double>& estimates) const;
+  // The target's mean and covariance by eq. (21); false before a post-warmup draw with w1 > 0.
+  bool moments(Vector& mean, Matrix& covariance) const;
   const estimators::TemperingRbAccumulator& accumulator() const { return acc_; }
   // Checkpoint: the Rao-Blackwell sums and the warmup flag.
   void save_state(pemc::v1::KernelState& s) const;
@@ -261,6 +263,10 @@ class RbTracker {
   double sum_beta_ = 0.0;
   double log_zeta_ = 0.0;
 };
+
+// The base's moments and log zeta (Kernel::report_base of both variants).
+bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& covariance,
+                           double& log_zeta);
 
 // The joint variant's kernel: the inner HMC/NUTS kernel on the (x, u) space, plus RB tracking.
 class JointTemperingKernel final : public kernels::Kernel {
@@ -280,6 +286,13 @@ class JointTemperingKernel final : public kernels::Kernel {
     tracker_.report(estimates);
   }
   const estimators::TemperingRbAccumulator& rb_accumulator() const { return tracker_.accumulator(); }
+  // eq. (21) from the tracker's sums (kept anyway for the bootstrap refit: track_moments is moot).
+  bool report_moments(Vector& mean, Matrix& covariance) const override {
+    return tracker_.moments(mean, covariance);
+  }
+  bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override {
+    return report_tempering_base(space_->parts(), mean, covariance, log_zeta);
+  }
 
   bool can_checkpoint() const override { return inner_->can_checkpoint(); }
   void save_state(pemc::v1::KernelState& state) const override;
@@ -311,6 +324,13 @@ class GibbsTemperingKernel final : public kernels::Kernel {
     tracker_.report(estimates);
   }
   const estimators::TemperingRbAccumulator& rb_accumulator() const { return tracker_.accumulator(); }
+  // eq. (21) from the tracker's sums (kept anyway for the bootstrap refit: track_moments is moot).
+  bool report_moments(Vector& mean, Matrix& covariance) const override {
+    return tracker_.moments(mean, covariance);
+  }
+  bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override {
+    return report_tempering_base(space_->parts(), mean, covariance, log_zeta);
+  }
 
   bool can_checkpoint() const override { return inner_->can_checkpoint(); }
   // Also saves phi, psi and their gradients at the current x (kept between transitions): a

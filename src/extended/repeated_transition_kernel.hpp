@@ -32,6 +32,13 @@ class RepeatedTransitionKernel final : public kernels::Kernel {
   void end_warmup() override;
   double step_size() const override { return inner_->step_size(); }
   void report_estimates(std::map<std::string, double>& estimates) const override;
+  void track_moments() override { inner_->track_moments(); }
+  bool report_moments(Vector& mean, Matrix& covariance) const override {
+    return inner_->report_moments(mean, covariance);
+  }
+  bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override {
+    return inner_->report_base(mean, covariance, log_zeta);
+  }
 
   // No state of its own (the warmup flag follows begin_warmup/end_warmup, which the checkpoint
   // contract replays): checkpoints are the wrapped kernel's.

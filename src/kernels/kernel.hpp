@@ -55,6 +55,20 @@ class Kernel {
   // the chain's summary at the end. Keys are documented by each kernel.
   virtual void report_estimates(std::map<std::string, double>& estimates) const {}
 
+  // Running estimates of the target's mean and covariance (records.proto EstimatesSnapshot), for
+  // kernels that estimate target expectations from weighted transitions (CT eq. (21), ST, AIS).
+  // The chain driver calls track_moments() once, before warmup or restore_state, when it writes
+  // snapshots, so kernels that would accumulate x x' only for them pay nothing otherwise; moments
+  // tracked are part of the kernel's checkpoint state. report_moments: false when the kernel has
+  // no such estimate (or no post-warmup transition yet).
+  virtual void track_moments() {}
+  virtual bool report_moments(Vector& mean, Matrix& covariance) const { return false; }
+  // The base / reference density's mean and covariance and its log zeta (NaN when unknown), against
+  // which the CT paper's Figure 2 normalises errors; false for kernels without one.
+  virtual bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const {
+    return false;
+  }
+
   // Checkpoint/resume (README "Checkpoint and resume"): everything the next transitions depend on
   // (step size, metric, adaptation windows, estimator sums, counters). Called between transitions.
   // Restoring into a kernel built from the same config (and, when the state was saved during

@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 #include <exception>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -69,6 +70,39 @@ void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::Transit
   d.set_energy(t.energy);
 }
 
+// Scratch for fill_moments (no allocation per snapshot once sized).
+struct SnapshotMoments {
+  Vector mean;
+  Matrix covariance;
+};
+
+// Packs the upper triangle of c row-major (records.proto EstimatesSnapshot.covariance).
+void put_upper(const Matrix& c, google::protobuf::RepeatedField<double>& out) {
+  out.Clear();
+  out.Reserve(static_cast<int>(c.rows() * (c.rows() + 1) / 2));
+  for (Eigen::Index i = 0; i < c.rows(); ++i)
+    for (Eigen::Index j = i; j < c.cols(); ++j) out.Add(c(i, j));
+}
+
+// The kernel's running target moments and its base's moments, where it has them.
+void fill_moments(v1::EstimatesSnapshot& snap, const kernels::Kernel& kernel, SnapshotMoments& m) {
+  snap.clear_mean();
+  snap.clear_covariance();
+  if (kernel.report_moments(m.mean, m.covariance)) {
+    snap.mutable_mean()->Assign(m.mean.data(), m.mean.data() + m.mean.size());
+    put_upper(m.covariance, *snap.mutable_covariance());
+  }
+  double log_zeta = std::numeric_limits<double>::quiet_NaN();
+  if (kernel.report_base(m.mean, m.covariance, log_zeta)) {
+    auto& base = *snap.mutable_base();
+    base.mutable_mean()->Assign(m.mean.data(), m.mean.data() + m.mean.size());
+    put_upper(m.covariance, *base.mutable_covariance());
+    if (std::isfinite(log_zeta)) base.set_log_zeta(log_zeta); else base.clear_log_zeta();
+  } else {
+    snap.clear_base();
+  }
+}
+
 // Carries an exception out of a runner callback (emit/tick) past the chain's own handlers: a
 // failure there (e.g. the collector's disk is full, on the rank that collects) is the run's, not
 // this chain's, and must not be reported as a failed chain while the run carries on.
@@ -114,6 +148,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     auto setup = config::make_sampler(config.sampler(), target, group);
     auto& kernel = setup.kernel;
     const targets::Target& space = *setup.space;
+    // Snapshots carry running target moments: only then do kernels accumulate them (every member
+    // of a group alike, so checkpointed kernel states agree).
+    if (config.output().estimates_every() > 0) kernel->track_moments();
     // Blocks: a transition moves only this member's pseudo-samples (and leaves the gradient's
     // other entries zero), so the full state is gathered — once per iteration at most — where it
     // is needed: before warmup adaptation (every member's adapter then sees the same draws, so
@@ -164,6 +201,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     snapshot.mutable_estimates()->set_chain_id(task.chain_id);
     snapshot.mutable_estimates()->set_seed(task.seed);
     std::map<std::string, double> running;
+    SnapshotMoments moments;
 
     std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
     double sum_accept = 0.0;
@@ -274,6 +312,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         kernel->report_estimates(running);
         snap.mutable_estimates()->clear();
         for (const auto& [key, value] : running) (*snap.mutable_estimates())[key] = value;
+        fill_moments(snap, *kernel, moments);
         call_runner(cb.emit, snapshot);
       }
       if (cb.tick) call_runner(cb.tick);
