@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "tempering/running_moments.hpp"
 #include "tempering/schedule.hpp"
 
 namespace pemc::tempering {
@@ -125,6 +126,7 @@ kernels::TransitionStats AnnealedImportanceKernel::transition(kernels::ChainStat
     lse_w_ = log_add_exp(lse_w_, log_w);
     lse_w2_ = log_add_exp(lse_w2_, 2.0 * log_w);
     if (log_w > max_w_) max_w_ = log_w;
+    if (track_moments_) add_weighted(moments_, point_.x, log_w);
   }
   state.x.resize(d + 1);
   state.x.head(d) = point_.x;
@@ -154,6 +156,20 @@ double AnnealedImportanceKernel::log_z_se() const {
   return std::sqrt(rel_var);
 }
 
+void AnnealedImportanceKernel::track_moments() {
+  track_moments_ = true;
+  moments_.resize(target_->dim());
+}
+
+bool AnnealedImportanceKernel::report_moments(Vector& mean, Matrix& covariance) const {
+  return weighted_moments(track_moments_, moments_, mean, covariance);
+}
+
+bool AnnealedImportanceKernel::report_base(Vector& mean, Matrix& covariance,
+                                           double& log_zeta) const {
+  return reference_moments(reference_.get(), mean, covariance, log_zeta);
+}
+
 void AnnealedImportanceKernel::report_estimates(std::map<std::string, double>& e) const {
   e["log_z"] = log_z();
   e["log_z_se"] = log_z_se();
@@ -175,6 +191,7 @@ void AnnealedImportanceKernel::save_state(pemc::v1::KernelState& state) const {
   adapt::put_real(state, "lse_w", lse_w_);
   adapt::put_real(state, "lse_w2", lse_w2_);
   adapt::put_real(state, "max_w", max_w_);
+  if (track_moments_) save_moments(adapt::put_child(state, "moments"), moments_);
 }
 
 void AnnealedImportanceKernel::restore_state(const pemc::v1::KernelState& state) {
@@ -185,6 +202,7 @@ void AnnealedImportanceKernel::restore_state(const pemc::v1::KernelState& state)
   lse_w_ = adapt::get_real(state, "lse_w");
   lse_w2_ = adapt::get_real(state, "lse_w2");
   max_w_ = adapt::get_real(state, "max_w");
+  if (track_moments_) restore_moments(state, "moments", moments_);
 }
 
 }  // namespace pemc::tempering

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "estimators/weighted_covariance.hpp"
 #include "kernels/kernel.hpp"
 #include "tempering/level_kernels.hpp"
 #include "tempering/tempered_target.hpp"
@@ -69,6 +70,12 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   double step_size() const override { return levels_.step_size(n_levels() - 1); }
   void report_estimates(std::map<std::string, double>& estimates) const override;
 
+  // Target moments with the runs' importance weights r (the same weights as log_z), accumulated
+  // once track_moments() was called.
+  void track_moments() override;
+  bool report_moments(Vector& mean, Matrix& covariance) const override;
+  bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override;
+
   int n_levels() const { return static_cast<int>(options_.betas.size()); }
   std::int64_t n_runs() const { return n_runs_; }
   double log_z() const;
@@ -89,6 +96,8 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   PathPoint point_;
   std::int64_t n_runs_ = 0;
   double lse_w_, lse_w2_, max_w_;
+  bool track_moments_ = false;
+  estimators::WeightedCovariance moments_;
 };
 
 }  // namespace pemc::tempering

@@ -72,8 +72,9 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets
   if (base.psi.dim() != target.dim())
     throw ConfigError(field + ".fitted: the base has dimension " + std::to_string(base.psi.dim()) +
                       ", the target " + std::to_string(target.dim()));
-  return std::make_shared<GaussianReference>(
-      GaussianReference::cholesky(base.psi.mean(), base.psi.cholesky()));
+  auto reference = GaussianReference::cholesky(base.psi.mean(), base.psi.cholesky());
+  reference.set_log_zeta(base.log_zeta);
+  return std::make_shared<GaussianReference>(std::move(reference));
 }
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,

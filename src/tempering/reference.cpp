@@ -48,6 +48,11 @@ GaussianReference GaussianReference::cholesky(Vector mean, const Matrix& lower) 
   return r;
 }
 
+Matrix GaussianReference::covariance() const {
+  if (dense_) return lower_ * lower_.transpose();
+  return sd_.array().square().matrix().asDiagonal();
+}
+
 namespace {
 // Per-thread scratch: one reference may be shared by threads (the in-process test groups), so a
 // member scratch vector would be a data race; this keeps the hot path free of allocation.

@@ -4,6 +4,8 @@
 //     psi(x) = 0.5 |L^{-1}(x - mean)|^2 + sum_i log L_ii + (d/2) log(2 pi).
 // Normalisation matters: with beta_0 = 0 the tempering estimators (stepping stone, ST's
 // Rao-Blackwellised ratio, AIS weights) estimate Z itself rather than Z / Z(beta_0).
+#include <limits>
+
 #include "core/types.hpp"
 #include "rng/stream.hpp"
 
@@ -24,6 +26,11 @@ class GaussianReference {
   // x = mean + L z, z ~ N(0, I) from `stream`.
   void sample(rng::Stream& stream, VectorRef x) const;
   const Vector& mean() const { return mean_; }
+  Matrix covariance() const;
+  // The log Z approximation that came with a fitted reference (CT paper eq. (25)); NaN otherwise.
+  // Recorded only (EstimatesSnapshot.base), for normalising errors as in the paper's Figure 2.
+  double log_zeta() const { return log_zeta_; }
+  void set_log_zeta(double log_zeta) { log_zeta_ = log_zeta; }
 
  private:
   GaussianReference() = default;
@@ -34,6 +41,7 @@ class GaussianReference {
   Vector sd_;       // diagonal case
   Matrix lower_;    // dense case
   double log_norm_ = 0.0;  // sum log L_ii + d/2 log 2 pi
+  double log_zeta_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace pemc::tempering

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "tempering/running_moments.hpp"
 #include "tempering/schedule.hpp"
 
 namespace pemc::tempering {
@@ -140,6 +141,21 @@ void SimulatedTemperingKernel::end_warmup() {
   n_samples_ = count_top_ = count_bottom_ = 0;
   rb_.emplace(2, options_.n_batches);
   round_trips_.reset(1);
+  if (track_moments_) moments_.resize(d_);
+}
+
+void SimulatedTemperingKernel::track_moments() {
+  track_moments_ = true;
+  moments_.resize(d_);
+}
+
+bool SimulatedTemperingKernel::report_moments(Vector& mean, Matrix& covariance) const {
+  return weighted_moments(track_moments_, moments_, mean, covariance);
+}
+
+bool SimulatedTemperingKernel::report_base(Vector& mean, Matrix& covariance,
+                                           double& log_zeta) const {
+  return reference_moments(space_->reference().get(), mean, covariance, log_zeta);
 }
 
 void SimulatedTemperingKernel::update_weights() {
@@ -213,6 +229,7 @@ kernels::TransitionStats SimulatedTemperingKernel::transition(kernels::ChainStat
   } else {
     const double terms[2] = {log_cond_.back(), log_cond_.front()};
     rb_->add(terms);
+    if (track_moments_) add_weighted(moments_, point_.x, log_cond_.back());
     ++n_samples_;
     count_top_ += k_new == k_levels - 1;
     count_bottom_ += k_new == 0;
@@ -277,6 +294,7 @@ void SimulatedTemperingKernel::save_state(pemc::v1::KernelState& state) const {
   adapt::put_int(state, "count_bottom", count_bottom_);
   if (rb_) rb_->save_state(adapt::put_child(state, "rb"));
   round_trips_.save_state(adapt::put_child(state, "round_trips"));
+  if (track_moments_) save_moments(adapt::put_child(state, "moments"), moments_);
 }
 
 void SimulatedTemperingKernel::restore_state(const pemc::v1::KernelState& state) {
@@ -304,6 +322,7 @@ void SimulatedTemperingKernel::restore_state(const pemc::v1::KernelState& state)
     rb_.reset();
   }
   round_trips_.restore_state(adapt::get_child(state, "round_trips"));
+  if (track_moments_) restore_moments(state, "moments", moments_);
 }
 
 }  // namespace pemc::tempering

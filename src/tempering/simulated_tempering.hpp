@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "estimators/weighted_covariance.hpp"
 #include "kernels/kernel.hpp"
 #include "tempering/batched_log_sums.hpp"
 #include "tempering/level_kernels.hpp"
@@ -102,6 +103,13 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   // w_{K-1} (the adapted weights' own log Z guess: p(0) = p(K-1) exactly when it is right).
   void report_estimates(std::map<std::string, double>& estimates) const override;
 
+  // Target moments with the self-normalised weights p(K-1 | x_n) over every post-warmup x_n
+  // (the discrete form of CT eq. (21)), accumulated once track_moments() was called.
+  void track_moments() override;
+  bool report_moments(Vector& mean, Matrix& covariance) const override;
+  // The reference (beta_0 = 0 end of the path), when there is one.
+  bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override;
+
   double log_z() const;
   std::int64_t round_trips() const { return round_trips_.round_trips(); }
 
@@ -129,6 +137,8 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   std::optional<BatchedLogSums> rb_;
   RoundTripCounter round_trips_{1};
   std::vector<int> level_buf_{0};
+  bool track_moments_ = false;
+  estimators::WeightedCovariance moments_;
 };
 
 }  // namespace pemc::tempering
