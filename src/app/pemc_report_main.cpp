@@ -9,6 +9,7 @@
 #include "records/record_reader.hpp"
 #include "report/compare.hpp"
 #include "report/diagnostics.hpp"
+#include "report/error_curves.hpp"
 #include "report/estimate_series.hpp"
 #include "report/export.hpp"
 #include "report/plot.hpp"
@@ -150,9 +151,12 @@ int main(int argc, char** argv) {
   exp->add_option("file", export_file, "Record file")->required()->check(CLI::ExistingFile);
   exp->add_option("--format", export_format, "csv")->check(CLI::IsMember({"csv"}));
   exp->add_flag("--include-warmup", export_options.include_warmup, "Also export warmup draws");
-  bool export_estimates = false;
+  bool export_estimates = false, export_moments = false;
   exp->add_flag("--estimates", export_estimates,
                 "Export the running estimates (EstimatesSnapshot records) instead of the draws");
+  exp->add_flag("--moments", export_moments,
+                "With --estimates: also the running mean and covariance (upper triangle) and the "
+                "base density's mean, covariance and log zeta");
 
   std::string truth_config;
   auto* truth = app.add_subcommand("truth", "Exact truth of a config's target (mean, second moment, log Z)");
@@ -235,10 +239,28 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
   plot->add_option("--estimate", plot_options.estimate,
                    "estimate-vs-time, error-vs-time: the running estimate (default log_z)");
+  plot->add_option("--normalise", plot_options.normalise,
+                   "error-vs-time: none, or base (divide each chain's error by the base density's "
+                   "own error: the CT paper's Figure 2)")
+      ->check(CLI::IsMember({"none", "base"}));
   plot->add_option("--title", plot_options.title, "Figure title");
   plot->add_option("--seed", plot_options.seed, "Seed of the weighted resampling (default 1)");
   plot->add_option("--gnuplot", plot_options.gnuplot, "gnuplot program (default: gnuplot on PATH)");
   plot->add_flag("--keep-temp", plot_options.keep_temp, "Keep the gnuplot script and data");
+
+  std::vector<std::string> errors_files;
+  std::string errors_estimate = "log_z", errors_normalise = "none", errors_run;
+  bool errors_final = false;
+  auto* errors = app.add_subcommand(
+      "errors", "Error of a running estimate against the exact value over run time, as CSV "
+                "(the numbers of plot --kind error-vs-time; one curve per file)");
+  errors->add_option("files", errors_files, "Record files")->required()->check(CLI::ExistingFile);
+  errors->add_option("--estimate", errors_estimate, "log_z, mean or covariance (default log_z)")
+      ->check(CLI::IsMember({"log_z", "mean", "covariance"}));
+  errors->add_option("--normalise", errors_normalise, "none or base (default none)")
+      ->check(CLI::IsMember({"none", "base"}));
+  errors->add_option("--run", errors_run, "Only this run");
+  errors->add_flag("--final", errors_final, "Only each file's last snapshot");
 
   try {
     app.parse(argc, argv);
@@ -268,6 +290,16 @@ int main(int argc, char** argv) {
       plot_options.output = plot_output;
       return cmd_plot(plot_files, plot_kind, plot_dims, plot_options);
     }
+    if (*errors) {
+      std::vector<std::string> notes;
+      std::vector<std::filesystem::path> paths(errors_files.begin(), errors_files.end());
+      pemc::report::write_error_curves_csv(
+          paths, pemc::report::parse_error_quantity(errors_estimate),
+          pemc::report::parse_normalise(errors_normalise), errors_run, errors_final, std::cout,
+          notes);
+      for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+      return 0;
+    }
     if (*verify) return cmd_verify(files);
     if (*truth) {
       std::cout << pemc::report::truth_of_config(truth_config);
@@ -275,7 +307,7 @@ int main(int argc, char** argv) {
     }
     if (*exp) {
       if (export_estimates) {
-        pemc::report::export_estimates_csv(export_file, std::cout);
+        pemc::report::export_estimates_csv(export_file, std::cout, export_moments);
       } else {
         pemc::report::export_csv(export_file, std::cout, export_options);
       }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -91,18 +92,50 @@ std::vector<TemperingSchedule> read_schedules(const std::vector<fs::path>& files
   return out;
 }
 
-std::int64_t export_estimates_csv(const fs::path& path, std::ostream& out) {
+namespace {
+
+// The columns of a vector of d entries and a packed upper triangle (records.proto).
+void moment_header(std::ostream& out, const std::string& prefix, int d) {
+  for (int i = 0; i < d; ++i) out << ',' << prefix << "mean_" << i;
+  for (int i = 0; i < d; ++i)
+    for (int j = i; j < d; ++j) out << ',' << prefix << "cov_" << i << '_' << j;
+}
+
+void moment_cells(std::ostream& out, const google::protobuf::RepeatedField<double>& mean,
+                  const google::protobuf::RepeatedField<double>& cov, int d) {
+  const int n_cov = d * (d + 1) / 2;
+  for (int i = 0; i < d; ++i) {
+    out << ',';
+    if (mean.size() == d) out << fmt::format("{:.17g}", mean[i]);
+  }
+  for (int k = 0; k < n_cov; ++k) {
+    out << ',';
+    if (cov.size() == n_cov && mean.size() == d) out << fmt::format("{:.17g}", cov[k]);
+  }
+}
+
+}  // namespace
+
+std::int64_t export_estimates_csv(const fs::path& path, std::ostream& out, bool moments) {
   // Two passes: the columns are the union of the names, known only at the end.
   std::set<std::string> names;
+  int d = 0;
   {
     records::RecordReader reader(path);
     v1::Record record;
     while (reader.next(record))
-      if (record.has_estimates())
+      if (record.has_estimates()) {
         for (const auto& [name, value] : record.estimates().estimates()) names.insert(name);
+        d = std::max({d, record.estimates().mean_size(), record.estimates().base().mean_size()});
+      }
   }
   out << "run_id,chain_id,seed,iteration,wall_seconds,n_gradient_evals";
   for (const auto& n : names) out << ',' << n;
+  if (moments) {
+    moment_header(out, "", d);
+    moment_header(out, "base_", d);
+    out << ",base_log_zeta";
+  }
   out << '\n';
   records::RecordReader reader(path);
   v1::Record record;
@@ -116,6 +149,12 @@ std::int64_t export_estimates_csv(const fs::path& path, std::ostream& out) {
       out << ',';
       if (const auto it = s.estimates().find(n); it != s.estimates().end())
         out << fmt::format("{:.17g}", it->second);
+    }
+    if (moments) {
+      moment_cells(out, s.mean(), s.covariance(), d);
+      moment_cells(out, s.base().mean(), s.base().covariance(), d);
+      out << ',';
+      if (s.base().has_log_zeta()) out << fmt::format("{:.17g}", s.base().log_zeta());
     }
     out << '\n';
     ++rows;

@@ -39,7 +39,10 @@ std::vector<TemperingSchedule> read_schedules(const std::vector<std::filesystem:
 
 // Every EstimatesSnapshot of `path` as CSV: run_id, chain_id, seed, iteration, wall_seconds,
 // n_gradient_evals, then one column per estimate name (sorted; empty where a snapshot lacks it).
-// Returns the number of rows.
-std::int64_t export_estimates_csv(const std::filesystem::path& path, std::ostream& out);
+// With `moments`, then the running moments and the base's (records.proto): mean_<i>,
+// cov_<i>_<j> (i <= j), base_mean_<i>, base_cov_<i>_<j>, base_log_zeta, for the largest d any
+// snapshot has (empty where one lacks them). Returns the number of rows.
+std::int64_t export_estimates_csv(const std::filesystem::path& path, std::ostream& out,
+                                  bool moments = false);
 
 }  // namespace pemc::report

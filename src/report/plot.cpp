@@ -2,6 +2,7 @@
 
 #include "report/draw_weights.hpp"
 #include "report/estimate_series.hpp"
+#include "report/error_curves.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -762,11 +763,63 @@ std::string estimate_script(const std::vector<fs::path>& files, const PlotOption
   return "\x1f" + body + plot + "\n";
 }
 
+// error-vs-time for moments, or normalised by the base (CT paper Figure 2): the mean over chains
+// of each chain's error with a +-3 SE band (error_curves.hpp).
+std::string mean_error_script(const std::vector<fs::path>& files, const PlotOptions& options,
+                              const fs::path& work, PlotResult& result) {
+  const auto q = parse_error_quantity(options.estimate);
+  const auto normalise = parse_normalise(options.normalise);
+  std::string plot;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const auto curve =
+        aggregate_errors(read_chain_errors(files[f], q, normalise, options.run_filter, result.notes));
+    if (curve.empty()) continue;
+    const fs::path data = work / fmt::format("error_{}.dat", f);
+    auto out = open_data(data);
+    bool clipped = false;
+    for (const auto& p : curve) {
+      if (!(p.mean > 0)) continue;
+      // A log axis has no room for a band reaching 0 or below: such a lower edge is drawn at a
+      // hundredth of the mean (noted).
+      double lo = p.mean - 3 * p.se;
+      if (!(lo > 0)) {
+        lo = p.mean / 100;
+        clipped = true;
+      }
+      out << p.wall_seconds << ' ' << p.mean << ' ' << lo << ' ' << p.mean + 3 * p.se << '\n';
+    }
+    out.close();
+    if (clipped)
+      result.notes.push_back(files[f].filename().string() +
+                             ": the -3 SE edge reaches 0 somewhere; drawn at mean / 100 there");
+    const int n = curve.front().n_chains;
+    plot += fmt::format(
+        "{}{} using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lc rgb '{}' notitle, "
+        "{} using 1:2 with linespoints pt 7 ps 0.5 lw 1.5 lc rgb '{}' title {}",
+        plot.empty() ? "plot " : ", ", gp_path(data), color(f), gp_path(data), color(f),
+        gp_string(files[f].stem().string() + fmt::format(" ({} chains)", n)));
+  }
+  if (plot.empty())
+    throw DataError("plot: no chain has a running " + options.estimate + " with an exact value" +
+                    (normalise == Normalise::kBase ? " and a base to normalise by" : ""));
+  const std::string what = normalise == Normalise::kBase
+                               ? "error of " + options.estimate + " / error of the base's"
+                               : "error of " + options.estimate;
+  std::string body = "set grid lc rgb '#DDDDDD'\nset key outside right top vertical\nset logscale xy\n";
+  body += "set xlabel 'mean wall time of the chains (s)'\n";
+  body += "set ylabel " + gp_string(what + " (mean over chains, +-3 SE)") + "\n";
+  if (normalise == Normalise::kBase) body += "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb 'black'\n";
+  body += "set title " + gp_string(what + " against run time (one line per file)") + "\n";
+  return "\x1f" + body + plot + "\n";
+}
+
 std::string error_script(const std::vector<fs::path>& files, const PlotOptions& options,
                          const fs::path& work, PlotResult& result, Layout& layout) {
   layout = {1, 1};
+  if (options.normalise != "none" || options.estimate == "mean" || options.estimate == "covariance")
+    return mean_error_script(files, options, work, result);
   if (options.estimate.rfind("log_z", 0) != 0)
-    throw ConfigError("plot --kind error-vs-time: only log Z estimates have an exact value here (got --estimate " +
+    throw ConfigError("plot --kind error-vs-time: log Z estimates, mean or covariance have exact values here (got --estimate " +
                       options.estimate + ")");
   std::string plot;
   for (std::size_t f = 0; f < files.size(); ++f) {

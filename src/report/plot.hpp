@@ -30,7 +30,10 @@
 //   error-vs-time  per file (e.g. one sampler's study over several targets): the RMSE over its
 //                chains of a running estimate (--estimate, default log_z) against the exact value
 //                of each chain's own target, at each snapshot index, against the chains' mean wall
-//                time there (log-log) -- the CT paper's Figure 2 layout.
+//                time there (log-log) -- the CT paper's Figure 2 layout. With --estimate mean or
+//                covariance, or --normalise base: per chain the error of the running log Z, mean
+//                or covariance (error_curves.hpp), divided by the base density's own error with
+//                normalise = "base"; the mean over chains with a +-3 standard error band.
 //   schedule     parallel tempering's final ladder: the communication barrier Lambda(beta)
 //                against beta, one line per chain, points at the chain's temperatures.
 #include <cstdint>
@@ -64,6 +67,7 @@ struct PlotOptions {
   std::string x_field = "auto";   // rmse-vs-n
   std::string metric = "all";     // rmse plots: mean | second_moment | log_z | all
   std::string estimate = "log_z"; // estimate-vs-time: the estimate's name
+  std::string normalise = "none"; // error-vs-time: none | base (error_curves.hpp)
   std::string title;              // overall title (default: kind and files)
   std::uint64_t seed = 1;         // of the resampling
   std::string gnuplot = "gnuplot";
