@@ -138,6 +138,7 @@ std::vector<ChainErrors> read_chain_errors(const fs::path& file, ErrorQuantity q
     if (!record.has_estimates()) continue;
     const auto& s = record.estimates();
     if (!run_filter.empty() && s.run_id() != run_filter) continue;
+    if (s.chain_id() < 0) continue;  // a CT bootstrap round's pooled estimates, not a chain
     auto [ex, fresh] = exact.try_emplace(s.run_id());
     if (fresh) ex->second = exact_moments(header, s.run_id());
     const std::pair<std::string, int> key{s.run_id(), s.chain_id()};

@@ -70,7 +70,8 @@ struct ChainErrors {
 };
 
 // Every chain of `file` with an error at each of its snapshots (normalised when asked); chains of
-// runs without an exact value or (kBase) without a usable base error are left out, with a note.
+// runs without an exact value or (kBase) without a usable base error are left out, with a note,
+// and so are the snapshots of chain id -1 (a CT bootstrap round's pooled estimates).
 std::vector<ChainErrors> read_chain_errors(const std::filesystem::path& file, ErrorQuantity q,
                                            Normalise normalise, const std::string& run_filter,
                                            std::vector<std::string>& notes);

@@ -154,6 +154,9 @@ TEST(ErrorCurves, FileCurveNormalisedByTheBase) {
                      lz - 0.5));
     w.write(snapshot(1, 3.0, {1.0, 2.0}, {2.0, 0.5, 1.0}, {0.0, 2.0}, {2.0, 0.5, 1.0}, lz - 0.1,
                      lz - 0.5));
+    // Chain id -1: a CT bootstrap round's pooled estimates, not a chain: not counted.
+    w.write(snapshot(-1, 9.0, {9.0, 9.0}, {9.0, 0.0, 9.0}, {0.0, 2.0}, {2.0, 0.5, 1.0}, lz + 5,
+                     lz - 0.5));
   }
   std::vector<std::string> notes;
   auto curve = aggregate_errors(
