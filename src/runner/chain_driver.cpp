@@ -70,7 +70,7 @@ void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::Transit
   d.set_energy(t.energy);
 }
 
-// Scratch for fill_moments (no allocation per snapshot once sized).
+// What fill_moments asks the kernel for (reused between snapshots).
 struct SnapshotMoments {
   Vector mean;
   Matrix covariance;
@@ -97,7 +97,10 @@ void fill_moments(v1::EstimatesSnapshot& snap, const kernels::Kernel& kernel, Sn
     auto& base = *snap.mutable_base();
     base.mutable_mean()->Assign(m.mean.data(), m.mean.data() + m.mean.size());
     put_upper(m.covariance, *base.mutable_covariance());
-    if (std::isfinite(log_zeta)) base.set_log_zeta(log_zeta); else base.clear_log_zeta();
+    if (std::isfinite(log_zeta))
+      base.set_log_zeta(log_zeta);
+    else
+      base.clear_log_zeta();
   } else {
     snap.clear_base();
   }
