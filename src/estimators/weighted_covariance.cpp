@@ -5,6 +5,7 @@
 
 #include "core/cpu_features.hpp"
 #include "core/numerics.hpp"
+#include "estimators/weighted_moments.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -20,17 +21,7 @@ void WeightedCovariance::resize(int d) {
 }
 
 void WeightedCovariance::rescale_to(double log_w) {
-  if (sum_w_ == 0.0) {
-    shift_ = log_w;
-    return;
-  }
-  if (log_w <= shift_) return;
-  const double f = std::exp(shift_ - log_w);
-  sum_w_ *= f;
-  sum_w2_ *= f * f;
-  sum_x_ *= f;
-  sum_xx_ *= f;
-  shift_ = log_w;
+  rebase_weighted_sums(log_w, shift_, sum_w_, sum_w2_, sum_x_, sum_xx_);
 }
 
 namespace {

@@ -12,6 +12,27 @@
 
 namespace pemc::estimators {
 
+// Both weighted accumulators (WeightedMoments here, WeightedCovariance) keep their sums relative
+// to exp(shift), shift = the largest log weight seen, so that no weight overflows or underflows.
+// Before a weight with log weight log_w is added this rebases the sums onto exp(log_w) when it is
+// a new largest (or sets the shift when nothing has been added yet). Second: the type of the
+// second-moment sums (Vector: per coordinate; Matrix: the full matrix).
+template <class Second>
+void rebase_weighted_sums(double log_w, double& shift, double& sum_w, double& sum_w2,
+                          Vector& sum_x, Second& sum_xx) {
+  if (sum_w == 0.0) {
+    shift = log_w;
+    return;
+  }
+  if (log_w <= shift) return;
+  const double f = std::exp(shift - log_w);
+  sum_w *= f;
+  sum_w2 *= f * f;
+  sum_x *= f;
+  sum_xx *= f;
+  shift = log_w;
+}
+
 class WeightedMoments {
  public:
   explicit WeightedMoments(int dim = 0)
@@ -87,17 +108,7 @@ class WeightedMoments {
  private:
   // Keep every stored sum relative to exp(shift_), with shift_ the largest log weight seen.
   void rescale_to(double log_w) {
-    if (sum_w_ == 0.0) {
-      shift_ = log_w;
-      return;
-    }
-    if (log_w <= shift_) return;
-    const double f = std::exp(shift_ - log_w);
-    sum_w_ *= f;
-    sum_w2_ *= f * f;
-    sum_x_ *= f;
-    sum_xx_ *= f;
-    shift_ = log_w;
+    rebase_weighted_sums(log_w, shift_, sum_w_, sum_w2_, sum_x_, sum_xx_);
   }
 
   std::int64_t n_ = 0;
