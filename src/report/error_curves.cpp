@@ -7,10 +7,10 @@
 #include <map>
 #include <utility>
 
-#include "config/factories.hpp"
 #include "core/error.hpp"
 #include "pemc/v1/records.pb.h"
 #include "records/record_reader.hpp"
+#include "report/diagnostics_traces.hpp"
 
 namespace pemc::report {
 
@@ -96,32 +96,21 @@ std::optional<double> base_error(ErrorQuantity q, const v1::BaseMoments& b,
                         exact);
 }
 
-namespace {
-
-// The exact values for a run of `file`, rebuilt from the header's config. Enumerating a 30-unit
-// Boltzmann machine takes seconds: each target once per process, keyed by its config.
 ExactMoments exact_moments(const v1::Header& header, const std::string& run_id) {
-  const v1::TargetConfig* target = &header.config().target();
-  for (const auto& run : header.config().runs())
-    if (run.name() == run_id) target = &run.target();
-  static std::map<std::string, ExactMoments> cache;
-  const std::string key = target->SerializeAsString();
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  // Enumerating a 30-unit Boltzmann machine takes seconds: each target once per process.
+  static TruthCache cache;
   ExactMoments out;
   try {
-    const auto truth = config::make_target(*target)->truth();
+    const auto& truth = cache.truth_of(run_meta(header, run_id).config.target());
     out.log_z = truth.log_z;
     out.mean = truth.mean;
     if (truth.mean && truth.cross_moment)
       out.covariance = *truth.cross_moment - *truth.mean * truth.mean->transpose();
   } catch (const std::exception&) {
-    // No truth (e.g. data files not found from here): the run is left out with a note.
+    // No truth (e.g. data files not found from here): the caller leaves the run out.
   }
-  cache.emplace(key, out);
   return out;
 }
-
-}  // namespace
 
 std::vector<ChainErrors> read_chain_errors(const fs::path& file, ErrorQuantity q,
                                            Normalise normalise, const std::string& run_filter,

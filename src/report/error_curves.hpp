@@ -28,6 +28,7 @@
 namespace pemc::v1 {
 class EstimatesSnapshot;
 class BaseMoments;
+class Header;
 }  // namespace pemc::v1
 
 namespace pemc::report {
@@ -46,6 +47,10 @@ struct ExactMoments {
   std::optional<Vector> mean;
   std::optional<Matrix> covariance;
 };
+
+// The exact values of the target of run `run_id` of a file with this header (the header's config
+// rebuilt; each distinct target once per process); empty when it cannot be built or knows none.
+ExactMoments exact_moments(const v1::Header& header, const std::string& run_id);
 
 // sqrt(mean_i (a_i - b_i)^2); DataError when the sizes differ or are 0.
 double rmse(std::span<const double> a, std::span<const double> b);

@@ -713,24 +713,7 @@ std::optional<double> exact_log_z(const fs::path& file, const std::string& run_i
   records::RecordReader reader(file);
   v1::Record record;
   if (!reader.next(record) || !record.has_header()) return std::nullopt;
-  const auto& h = record.header();
-  const v1::TargetConfig* target = &h.config().target();
-  for (const auto& run : h.config().runs())
-    if (run.name() == run_id) target = &run.target();
-  // Exact truths can be expensive (2^30 Boltzmann states take seconds): each target once per
-  // process, keyed by its config, however many files and runs share it.
-  static std::map<std::string, std::optional<double>> cache;
-  const std::string key = target->SerializeAsString();
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  std::optional<double> out;
-  try {
-    const auto truth = config::make_target(*target)->truth();
-    if (truth.log_z) out = *truth.log_z;
-  } catch (const std::exception&) {
-    // No truth (e.g. data files not found from here): plot without the line.
-  }
-  cache.emplace(key, out);
-  return out;
+  return exact_moments(record.header(), run_id).log_z;
 }
 
 std::string estimate_script(const std::vector<fs::path>& files, const PlotOptions& options,

@@ -285,6 +285,20 @@ void BM_GradientChained(benchmark::State& st, const Case* t) {
   }
   st.counters["dim"] = p.target->dim();
 }
+// The gradient of `target` at every point in order, chained (see the header): + 0.0, data-dependent
+// on the previous gradient, to the first coordinate of every `every`-th point (every = k for the
+// extended samplers: the k calls of one extended gradient are independent in the sampler too).
+void chained_gradients(const pemc::targets::Target& target, std::vector<Vector>& points, Vector& g,
+                       std::size_t every) {
+  const std::uint64_t mask = g_chain_mask_source;
+  g.setZero();
+  for (std::size_t j = 0; j < points.size(); ++j) {
+    if (j % every == 0) points[j][0] += chain_link(g[0], mask);
+    benchmark::DoNotOptimize(target.potential_and_gradient(points[j], g));
+    benchmark::ClobberMemory();
+  }
+}
+
 // `calls`: target gradient evaluations per gradient evaluation of the sampled space.
 void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int calls) {
   Prepared p = prepare(*t, sampler);
@@ -319,17 +333,7 @@ void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int c
       benchmark::ClobberMemory();
     }
     const auto t3 = Clock::now();
-    {
-      // Chained (see the header): + 0.0 to the first coordinate of every k-th point.
-      auto& points = p.recorder->points;
-      const std::uint64_t mask = g_chain_mask_source;
-      g.setZero();
-      for (std::size_t j = 0; j < points.size(); ++j) {
-        if (j % static_cast<std::size_t>(calls) == 0) points[j][0] += chain_link(g[0], mask);
-        benchmark::DoNotOptimize(p.target->potential_and_gradient(points[j], g));
-        benchmark::ClobberMemory();
-      }
-    }
+    chained_gradients(*p.target, p.recorder->points, g, static_cast<std::size_t>(calls));
     const auto t4 = Clock::now();
     if (calls > 1) {
       // Batched (chained like the above): the k points of each extended gradient in one
@@ -501,7 +505,6 @@ void BM_NutsCostModel(benchmark::State& st, const Case* t, const char* sampler_p
   std::uint64_t iteration = 1000;
   Vector g = Vector::Zero(p.space->dim());
   std::vector<Vector> chained = points;
-  const std::uint64_t mask = g_chain_mask_source;
   for (auto _ : st) {
     for (std::size_t k = 0; k < kernels.size(); ++k) {
       pemc::kernels::ChainState state = p.state;
@@ -516,11 +519,7 @@ void BM_NutsCostModel(benchmark::State& st, const Case* t, const char* sampler_p
     }
     iteration += kTransitions;
     const auto t0 = Clock::now();
-    for (auto& x : chained) {
-      x[0] += chain_link(g[0], mask);
-      benchmark::DoNotOptimize(p.space->potential_and_gradient(x, g));
-      benchmark::ClobberMemory();
-    }
+    chained_gradients(*p.space, chained, g, 1);
     bare_ns += (Clock::now() - t0).count();
     bare_calls += static_cast<std::int64_t>(chained.size());
     ++rounds;
