@@ -105,6 +105,10 @@ struct LaneLayout {
   std::size_t n_comp, n_pad, d;
   double* scaled;              // [(k * d + i) * W + lane]
   double* terms;               // [k * W + lane]
+  // The 8-lane pass's packed exp arguments (n_comp * 8 + 8 doubles) and per-component lane masks.
+  double* packed;
+  std::uint8_t* masks;
+  std::size_t real;            // lanes holding the batch's points (the rest repeat the last one)
 };
 
 
@@ -142,6 +146,10 @@ struct Lanes<8> {
   // v where mask is set, +0 elsewhere (as and with a compare result).
   PEMC_AVX512 V keep(V v, M mask) { return _mm512_maskz_mov_pd(mask, v); }
   PEMC_AVX512 bool any(M mask) { return mask != 0; }
+  // The lanes of v selected by mask, moved to the lowest lanes in order (zeros above), and back.
+  PEMC_AVX512 V compress(M mask, V v) { return _mm512_maskz_compress_pd(mask, v); }
+  PEMC_AVX512 V expand(M mask, V v) { return _mm512_maskz_expand_pd(mask, v); }
+  PEMC_AVX512 M first_lanes(std::size_t n) { return static_cast<M>((1u << n) - 1u); }
   PEMC_AVX512 V exp(V v) { return Sleef_expd8_u10avx512f(v); }
   PEMC_AVX512 V log(V v) { return Sleef_logd8_u10avx512f(v); }
   PEMC_AVX512 V coordinate(const double* const* x, std::size_t i) {
@@ -284,6 +292,10 @@ GaussianMixture::GaussianMixture(std::vector<Component> components)
     lane_scaled_.assign(static_cast<std::size_t>(n_comp) * static_cast<std::size_t>(d) * w, 0.0);
     lane_terms_.assign(static_cast<std::size_t>(n_comp) * w, 0.0);
     lane_pad_grad_.assign(static_cast<std::size_t>(d) * w, 0.0);
+    if (lanes8_) {
+      lane_packed_.assign(static_cast<std::size_t>(n_comp) * 8 + 8, 0.0);
+      lane_masks_.assign(static_cast<std::size_t>(n_comp), 0);
+    }
   }
   for (Eigen::Index k = 0; k < n_comp; ++k) {
     Component& c = components_[k];
@@ -436,19 +448,23 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
   if (lanes4_) {
     check_batch_shape(points, potentials, grads);
     const std::size_t m = potentials.size(), d = static_cast<std::size_t>(dim_);
-    const LaneLayout layout{mean_.data(),
+    LaneLayout layout{mean_.data(),
                             half_inv_var_.data(),
                             log_norm_.data(),
                             components_.size(),
                             static_cast<std::size_t>(n_pad_),
                             d,
                             lane_scaled_.data(),
-                            lane_terms_.data()};
+                            lane_terms_.data(),
+                            lane_packed_.data(),
+                            lane_masks_.data(),
+                            0};
     // Four points per pass (with AVX-512: eight while five or more are left); a remainder of one
     // or two takes a two-lane pass, of three or four a four-lane pass. Spare lanes repeat the last
-    // point (results to scratch). A pass is latency-bound, so its cost hardly grows with its width
-    // (BM_PeGradient/pe10_hmc/kou_a, batch of 10: 8 + 2 lanes 572 ns, 8 + 4 590, 8 + 8 613,
-    // AVX2's 4 + 4 + 2 760; of 5: one 8-lane pass 310 ns, AVX2's 4 + 2 470).
+    // point (results to scratch). A pass's cost grows far less than its width (BM_PeGradient/
+    // pe10_hmc/kou_a, batch of 10: 8 + 2 lanes 572 ns, 8 + 4 590, 8 + 8 613, AVX2's 4 + 4 + 2 760;
+    // of 5: one 8-lane pass 310 ns, AVX2's 4 + 2 470), and an 8-lane pass exps only its points'
+    // components above the cut, packed (evaluate_lanes): 5 points 248 ns, 10 points 509 ns.
     for (std::size_t j = 0; j < m;) {
       const std::size_t left = m - j;
       const std::size_t w = lanes8_ && left >= 5 ? 8 : left >= 3 ? 4 : 2;
@@ -456,6 +472,7 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
       double* g[8];
       double u[8];
       lane_pointers(points, grads, j, w, lane_pad_grad_.data(), x, g);
+      layout.real = std::min(w, left);
       if (w == 8)
         avx512::evaluate_lanes_dim<8>(layout, x, u, g);
       else if (w == 4)

@@ -6,6 +6,7 @@
 // standard deviations from every component still give a finite potential and gradient.
 #include <memory>
 #include <span>
+#include <cstdint>
 #include <vector>
 
 #include "targets/target.hpp"
@@ -76,6 +77,9 @@ class GaussianMixture final : public Target {
   bool lanes4_ = false;
   bool lanes8_ = false;
   mutable std::vector<double> lane_scaled_, lane_terms_, lane_pad_grad_;
+  // The 8-lane pass's packed exps (mixture.cpp, evaluate_lanes): arguments and lane masks.
+  mutable std::vector<double> lane_packed_;
+  mutable std::vector<std::uint8_t> lane_masks_;
 };
 
 // The mixture of a config: a preset (BIMODAL_1D, KOU_A, KOU_B) or explicit components.
