@@ -141,6 +141,13 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
   phi_.assign(static_cast<std::size_t>(std::max(1, blocks_.n_local())), 0.0);
   beta_.assign(static_cast<std::size_t>(n_), 0.0);
   omb_.assign(static_cast<std::size_t>(n_), 0.0);
+  serial_fast_ = group_->size() == 1 && !options_.fixed_beta && flat_priors_;
+  if (serial_fast_) {
+    s_.assign(static_cast<std::size_t>(n_), 0.0);
+    sm_.assign(static_cast<std::size_t>(n_), 0.0);
+    e_.assign(static_cast<std::size_t>(n_), 0.0);
+    phi_.assign(static_cast<std::size_t>(n_), 0.0);
+  }
 }
 
 PseudoExtendedTarget::Temper PseudoExtendedTarget::temper(double eta, double e) const {
@@ -395,8 +402,72 @@ double PseudoExtendedTarget::potential(ConstVectorRef z) const {
 }
 
 double PseudoExtendedTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
+  if (serial_fast_) return serial_sampled_flat(z.data(), grad.data());
   evaluate_items(z.data(), grad.data());
   return assemble(grad.data());
+}
+
+double PseudoExtendedTarget::serial_sampled_flat(const double* z, double* grad) const {
+  // Every expression below is item_terms', evaluate_items' or assemble's for this case (log_ratio
+  // = 0, no prior terms), in the same order; the comments there say why.
+  const double lo = options_.beta_lower, hi = options_.beta_upper, range = hi - lo;
+  const auto n = static_cast<std::size_t>(n_), d = static_cast<std::size_t>(d_);
+  const double* eta = z + n * d;
+  double* e = e_.data();
+  double* w = w_.data();
+  for (std::size_t i = 0; i < n; ++i) e[i] = -std::fabs(eta[i]);
+  exp_nonpositive(std::span<const double>(e, n), std::span<double>(e, n));
+  for (std::size_t i = 0; i < n; ++i) {
+    const double inv = 1.0 / (1.0 + e[i]);
+    const double s = select(eta[i] >= 0.0, inv, e[i] * inv);
+    const double sm = select(eta[i] >= 0.0, e[i] * inv, inv);
+    s_[i] = s;
+    sm_[i] = sm;
+    beta_[i] = lo + range * s;
+    omb_[i] = (1.0 - hi) + range * sm;
+  }
+  base_->potential_and_gradient_batch(std::span<const double>(z, n * d),
+                                      std::span<double>(phi_.data(), n),
+                                      std::span<double>(grad, n * d));
+  // a_i, the sums outside the log-sum-exp, the Jacobians' product and max a_i, in index order.
+  double phi_check = 0.0, max_a = -kInf, outer = 0.0, prod = 1.0, log_prod = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double phi = phi_[i];
+    phi_check += phi * 0.0;
+    const double a = 0.0 - omb_[i] * phi;
+    w[i] = a;
+    if (a > max_a) max_a = a;
+    outer += -std::fabs(eta[i]) - beta_[i] * phi;
+    prod *= 1.0 + e[i];
+    if (prod > 1e150) {
+      log_prod += std::log(prod);
+      prod = 1.0;
+    }
+  }
+  auto reject = [&] {
+    std::fill_n(grad, static_cast<std::size_t>(dim_), kNaN);
+    return kInf;
+  };
+  if (!(phi_check == 0.0) || !all_finite(grad, n * d) || !std::isfinite(max_a)) return reject();
+  outer += n_ * log_range_ - 2.0 * log_prod;
+  for (std::size_t i = 0; i < n; ++i) w[i] = w[i] - max_a;
+  exp_nonpositive(std::span<const double>(w, n), std::span<double>(w, n));
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sum += w[i];
+  const double log_density = max_a + std::log(sum / (prod * prod)) - log_n_ + outer;
+  if (!std::isfinite(log_density)) return reject();
+  const double inv_sum = 1.0 / sum;
+  double check = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double wi = w[i] * inv_sum;
+    const double dlogp_dbeta = (wi - 1.0) * phi_[i];
+    const double g = -(dlogp_dbeta * (range * s_[i] * sm_[i]) + (sm_[i] - s_[i]));
+    check += g * 0.0;
+    grad[n * d + i] = g;
+    scale(grad + i * d, d_, beta_[i] + wi * omb_[i]);
+  }
+  if (!(check == 0.0)) return reject();
+  return -log_density;
 }
 
 bool PseudoExtendedTarget::weighted_view(ConstVectorRef z, targets::WeightedView& out) const {

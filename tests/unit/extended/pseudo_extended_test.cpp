@@ -4,7 +4,9 @@
 // quadrature), initial points.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -199,6 +201,30 @@ TEST(PseudoExtendedTarget, GradientMatchesWhenOnePseudoSampleDominates) {
   base->potential_and_gradient(z.segment(2, 2), gb);
   const double beta2 = t.beta(z, 1);
   EXPECT_NEAR(g[2], beta2 * gb[0], 1e-12 * std::fabs(beta2 * gb[0]));
+}
+
+// One member with sampled beta and flat priors takes potential_and_gradient's fast path
+// (serial_sampled_flat); potential() takes the general path (item records, assemble). Both must
+// give the same potential bits, in the bulk, at extreme eta (exp(-|eta|) = 0 and near 1) and where
+// one pseudo-sample dominates. (Its gradient bits against the general path's on a group of 2 and 4
+// members: tests/mpi/pe_blocks_test.sh.)
+TEST(PseudoExtendedTarget, FastPathPotentialHasTheGeneralPathsBits) {
+  for (const int n : {1, 2, 5, 9}) {
+    PseudoExtendedOptions o;
+    o.n_pseudo = n;
+    PseudoExtendedTarget t(kou_a(), o);
+    Vector g(t.dim());
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      Vector z = random_state(t, seed, 0.0, 10.0, seed % 4 == 0 ? 800.0 : 3.0);
+      if (seed % 5 == 0) z[2 * n] = 0.0;  // beta at the midpoint
+      if (seed % 7 == 0) z.head(2) = targets::kou_means()[3];  // pseudo-sample 0 at a mode
+      const double u = t.potential(z);
+      const double ug = t.potential_and_gradient(z, g);
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(u), std::bit_cast<std::uint64_t>(ug))
+          << "N = " << n << ", seed " << seed << ": " << u << " vs " << ug;
+      EXPECT_TRUE(g.allFinite()) << "N = " << n << ", seed " << seed;
+    }
+  }
 }
 
 TEST(PseudoExtendedTarget, NonFiniteTargetAtAnyPseudoSampleRejects) {
