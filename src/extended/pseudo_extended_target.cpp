@@ -62,6 +62,21 @@ inline double select(bool pick, double a, double b) {
                                (std::bit_cast<std::uint64_t>(b) & ~mask));
 }
 
+// beta = lo + (hi - lo) logistic(eta) from e = exp(-|eta|): the logistic s = 1/(1+exp(-eta)) and
+// 1 - s both formed from e, so that both stay accurate in the tails (1 - beta is formed from 1 - s,
+// never as 1 - beta), selected without a branch on the sign of eta. Every path uses this one
+// function, which keeps their bits equal (the group and one-member paths are compared bit for bit).
+struct Logistic {
+  double s, sm, beta, one_minus_beta;
+};
+inline Logistic logistic(double eta, double e, double lo, double hi) {
+  const double range = hi - lo;
+  const double inv = 1.0 / (1.0 + e);
+  const double s = select(eta >= 0.0, inv, e * inv);
+  const double sm = select(eta >= 0.0, e * inv, inv);
+  return {s, sm, lo + range * s, (1.0 - hi) + range * sm};
+}
+
 // True when every v[0..n) is finite: v * 0 is 0 for finite v and NaN otherwise. Eigen's packet
 // sum has no early exit (no data-dependent branch) and is 2-3x faster than allFinite() here.
 inline bool all_finite(const double* v, std::size_t n) {
@@ -141,25 +156,19 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
   phi_.assign(static_cast<std::size_t>(std::max(1, blocks_.n_local())), 0.0);
   beta_.assign(static_cast<std::size_t>(n_), 0.0);
   omb_.assign(static_cast<std::size_t>(n_), 0.0);
+  // (One member: e_ and phi_ above already hold all n_ items.)
   serial_fast_ = group_->size() == 1 && !options_.fixed_beta && flat_priors_;
   if (serial_fast_) {
     s_.assign(static_cast<std::size_t>(n_), 0.0);
     sm_.assign(static_cast<std::size_t>(n_), 0.0);
-    e_.assign(static_cast<std::size_t>(n_), 0.0);
-    phi_.assign(static_cast<std::size_t>(n_), 0.0);
   }
 }
 
 PseudoExtendedTarget::Temper PseudoExtendedTarget::temper(double eta, double e) const {
-  // Logistic s = 1/(1+exp(-eta)) and 1 - s from e = exp(-|eta|), so that both stay accurate in
-  // the tails (1 - beta is formed from 1 - s, never as 1 - beta). assemble() inlines the same.
-  const double lo = options_.beta_lower, hi = options_.beta_upper, range = hi - lo;
-  const double inv = 1.0 / (1.0 + e);
-  const double s = eta >= 0.0 ? inv : e * inv;
-  const double sm = eta >= 0.0 ? e * inv : inv;
+  const Logistic l = logistic(eta, e, options_.beta_lower, options_.beta_upper);
   Temper t;
-  t.beta = lo + range * s;
-  t.one_minus_beta = (1.0 - hi) + range * sm;
+  t.beta = l.beta;
+  t.one_minus_beta = l.one_minus_beta;
   // log pi(beta) - log g(beta) and log g(beta) for Beta shapes (eq. 8); flat shapes cost nothing.
   const BetaShape& p = options_.beta_target;
   const BetaShape& g = options_.beta_instrumental;
@@ -206,14 +215,12 @@ void PseudoExtendedTarget::item_terms(const double* z, double* out) const {
     if (sampled) {
       const double eta = z[eta0 + i];
       const double e = e_[j];
-      const double inv = 1.0 / (1.0 + e);
-      const double s = select(eta >= 0.0, inv, e * inv);
-      const double sm = select(eta >= 0.0, e * inv, inv);
-      beta = lo + range * s;
-      omb = (1.0 - hi) + range * sm;
+      const Logistic l = logistic(eta, e, lo, hi);
+      beta = l.beta;
+      omb = l.one_minus_beta;
       rec[kJacFactor] = 1.0 + e;
-      rec[kDbeta] = range * s * sm;
-      rec[kDjac] = sm - s;
+      rec[kDbeta] = range * l.s * l.sm;
+      rec[kDjac] = l.sm - l.s;
       outer = -std::fabs(eta);  // log J_i = log(hi - lo) - |eta_i| - 2 log(1 + e_i)
       if (!flat_priors_) {
         const Temper t = temper(eta, e);
@@ -418,13 +425,11 @@ double PseudoExtendedTarget::serial_sampled_flat(const double* z, double* grad) 
   for (std::size_t i = 0; i < n; ++i) e[i] = -std::fabs(eta[i]);
   exp_nonpositive(std::span<const double>(e, n), std::span<double>(e, n));
   for (std::size_t i = 0; i < n; ++i) {
-    const double inv = 1.0 / (1.0 + e[i]);
-    const double s = select(eta[i] >= 0.0, inv, e[i] * inv);
-    const double sm = select(eta[i] >= 0.0, e[i] * inv, inv);
-    s_[i] = s;
-    sm_[i] = sm;
-    beta_[i] = lo + range * s;
-    omb_[i] = (1.0 - hi) + range * sm;
+    const Logistic l = logistic(eta[i], e[i], lo, hi);
+    s_[i] = l.s;
+    sm_[i] = l.sm;
+    beta_[i] = l.beta;
+    omb_[i] = l.one_minus_beta;
   }
   base_->potential_and_gradient_batch(std::span<const double>(z, n * d),
                                       std::span<double>(phi_.data(), n),

@@ -120,7 +120,6 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   // bits as the group path, which tests/mpi/pe_blocks_test.sh checks on 1, 2 and 4 ranks), in
   // three passes over the items instead of seven and without the exchanged records.
   double serial_sampled_flat(const double* z, double* grad) const;
-  bool serial_fast_ = false;
   // The parts of this member's records (`out`) that do not depend on phi_i, computed before the
   // base target is evaluated (evaluate_items completes a_i and the outer term), and their
   // beta_i, 1 - beta_i.
@@ -134,6 +133,7 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   double log_range_ = 0.0;  // log(hi - lo)
   Temper fixed_;            // fixed-beta mode
   bool flat_priors_ = true; // pi and g flat: no prior terms at all
+  bool serial_fast_ = false; // potential_and_gradient takes serial_sampled_flat
   PseudoSampleBlocks blocks_;
 
   // Scratch, sized at construction. all_: one record per item (stride_ doubles, see the .cpp);

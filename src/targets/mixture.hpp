@@ -4,9 +4,9 @@
 // The potential includes every normalising constant, so exp(-potential) integrates to exactly 1
 // and truth().log_z == 0. It is evaluated by a log-sum-exp over components, so points hundreds of
 // standard deviations from every component still give a finite potential and gradient.
+#include <cstdint>
 #include <memory>
 #include <span>
-#include <cstdint>
 #include <vector>
 
 #include "targets/target.hpp"
