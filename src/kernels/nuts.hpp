@@ -36,6 +36,13 @@
 // the next transition's Philox block or normals ahead (in the tree, or at the start of the
 // transition for the one after) cost more than it hid (+12 to +60 cycles per transition); a
 // branchless final copy, or each pair's first exp deferred past the second gradient, gained nothing.
+// Nor did (2026-11-26, interleaved A/B runs at a fixed step size) building each transition's
+// stream one transition ahead, or storing the momentum normals in pairs (their 16-byte reload
+// was a visible store-forwarding stall; the wait only moved). The leaf's exp is what counts: a
+// 2-instruction stand-in gains ~0.08 in the Kou ratio and SLEEF's slower scalar exp loses ~0.1,
+// yet detaching the multinomial choice, the acceptance statistic, or both from it gains nothing,
+// so its latency counts whatever reads it; an exact exp without FMA (the portable build) is not
+// much shorter than glibc's.
 // The uniforms are Stan's, in Stan's order (one per subtree merge, one at the top level when the
 // new subtree is lighter); the directions are bits of one word. Given the same draws the kernel
 // builds the same trees as a transliteration of Stan (nuts_reference_test).
