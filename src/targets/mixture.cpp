@@ -449,16 +449,16 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
     check_batch_shape(points, potentials, grads);
     const std::size_t m = potentials.size(), d = static_cast<std::size_t>(dim_);
     LaneLayout layout{mean_.data(),
-                            half_inv_var_.data(),
-                            log_norm_.data(),
-                            components_.size(),
-                            static_cast<std::size_t>(n_pad_),
-                            d,
-                            lane_scaled_.data(),
-                            lane_terms_.data(),
-                            lane_packed_.data(),
-                            lane_masks_.data(),
-                            0};
+                      half_inv_var_.data(),
+                      log_norm_.data(),
+                      components_.size(),
+                      static_cast<std::size_t>(n_pad_),
+                      d,
+                      lane_scaled_.data(),
+                      lane_terms_.data(),
+                      lane_packed_.data(),
+                      lane_masks_.data(),
+                      0};
     // Four points per pass (with AVX-512: eight while five or more are left); a remainder of one
     // or two takes a two-lane pass, of three or four a four-lane pass. Spare lanes repeat the last
     // point (results to scratch). A pass's cost grows far less than its width (BM_PeGradient/
@@ -479,8 +479,8 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
         avx2::evaluate_lanes_dim<4>(layout, x, u, g);
       else
         avx2::evaluate_lanes_dim<2>(layout, x, u, g);
-      for (std::size_t l = 0; l < w && l < left; ++l) potentials[j + l] = u[l];
-      j += std::min(w, left);
+      for (std::size_t l = 0; l < layout.real; ++l) potentials[j + l] = u[l];
+      j += layout.real;
     }
     return;
   }
