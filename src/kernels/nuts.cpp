@@ -234,7 +234,7 @@ int merge_samples(detail::NutsWork<N>& w, int slot_init, int slot_final,
                   detail::NutsWeight& merged, detail::NutsDraws& draws) {
   double share_final;
   merged = add_weights(w_init, w_final, &share_final);
-  const bool take = draws.uniform() < share_final;
+  const bool take = draws.below(share_final);
   w.release(select_slot(take, slot_init, slot_final));
   return select_slot(take, slot_final, slot_init);
 }
@@ -419,9 +419,9 @@ TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::
 
     // Biased progressive sampling: move to the new subtree's sample with probability
     // min(1, w_new / w_old), which favours points far from the start. Stan draws the uniform only
-    // when the ratio is below 1; uniform_if draws the same way without branching on it.
+    // when the ratio is at most 1; accept() draws the same way without branching on it.
     const double ratio = weight_ratio(sum_weight_subtree, sum_weight);
-    const bool take = draws.uniform_if(!(ratio > 1.0)) < ratio;
+    const bool take = draws.accept(ratio);
     moved |= take;
     w.release(select_slot(take, sample, propose));
     sample = select_slot(take, propose, sample);

@@ -77,49 +77,85 @@ struct NutsWeight {
 template <int N>
 struct NutsWork;
 
-// The random draws of one transition after the momentum: the direction of each doubling and the
-// uniforms of the multinomial sampling (one per subtree merge, one per doubling at the top level
-// when the new subtree is the lighter), in Stan's order. Packed so that on small targets the whole
-// transition usually needs a single Philox block of 4 words (at d = 2: two momentum normals and
-// these two):
-//  - the first word's low 12 bits are the directions of doublings 0-11 (1 = forward) and its
-//    high 52 bits the first uniform (the same cell centres as rng::Stream::uniform());
-//  - the second word is the second uniform; later uniforms come from the stream, and the
-//    direction of a doubling past the 12th (a tree of > 4095 steps) from a uniform > 1/2.
-// Disjoint bits of Philox words are independent, so every draw is exact and independent.
+// The random draws of one transition after the momentum: the direction of each doubling, and the
+// multinomial choices, each "u < p" for a fresh uniform u (one per subtree merge, one per doubling
+// at the top level when the new subtree is the lighter), in Stan's order. The uniforms are those
+// of rng::Stream::uniform() (the centres of 2^52 equal cells of (0, 1)), but a choice needs all 52
+// bits only when p falls inside u's 2^-16-wide cell of its first 16 bits (probability < 2^-15):
+// so the first 16 bits come packed and the other 36 from the stream only then. The comparison
+// stays exact. Packed so that a tree of up to 7 choices (depth <= 3) needs no Philox block besides
+// the momentum's (at d = 2: two normals and these two words; with one 52-bit uniform per word,
+// 44 % of the 2-D Kou mixture's transitions needed a second block, ~165 instructions):
+//  - the first word's low 12 bits are the directions of doublings 0-11 (1 = forward), its bits
+//    12-59 the first three choices' 16-bit prefixes (bits 12-27 the first);
+//  - the second word holds the next four prefixes (bits 0-15 the fourth);
+//  - later choices use whole uniforms from the stream, and the direction of a doubling past the
+//    12th (a tree of > 4095 steps) a uniform > 1/2; a prefix's missing 36 bits are the top 36 of
+//    the stream's next word, taken when needed.
+// Disjoint bits of Philox words are independent, and which word supplies what depends only on
+// earlier draws, so every draw is exact and independent of the others.
 class NutsDraws {
  public:
   static constexpr int kDirectionBits = 12;
+  static constexpr int kPackedChoices = 7;
+  static constexpr int kPrefixBits = 16;
 
   explicit NutsDraws(rng::Stream& stream) : stream_(stream) {
     const std::uint64_t first = stream.bits();
+    const std::uint64_t second = stream.bits();
     directions_ = first;
-    ahead_[0] = rng::Stream::to_uniform(first);
-    ahead_[1] = rng::Stream::to_uniform(stream.bits());
+    low_ = first >> kDirectionBits;  // prefixes 0-2 in bits 0-47
+    high_ = second;                  // prefixes 3-6
   }
   bool forward(int doubling) {
     if (doubling < kDirectionBits) return (directions_ >> doubling) & 1u;
     return stream_.uniform() > 0.5;
   }
-  double uniform() {
-    if (next_ < 2) return ahead_[next_++];
-    return stream_.uniform();
-  }
-  // uniform() if `draw`, else 0.0 with nothing drawn (rng::Stream::uniform_if: no branch on
-  // `draw`, which is a coin flip at NUTS's top level).
-  double uniform_if(bool draw) {
-    if (next_ < 2) {
-      const double u = ahead_[next_];
-      next_ += static_cast<int>(draw);
-      return u * static_cast<double>(draw);
+  // u < p for a fresh uniform u: true with probability p (p in [0, 1]; false for NaN p).
+  bool below(double p) {
+    if (next_ < kPackedChoices) {
+      const std::uint64_t prefix = prefix_at(next_++);
+      return prefix_below(prefix, p);
     }
-    return stream_.uniform_if(draw);
+    return stream_.uniform() < p;
+  }
+  // Stan's top-level choice: true with probability min(1, ratio), drawing a uniform only when
+  // !(ratio > 1). Nothing branches on that coin flip (rng::Stream::uniform_if).
+  bool accept(double ratio) {
+    const bool draw = !(ratio > 1.0);
+    if (next_ < kPackedChoices) {
+      const std::uint64_t prefix = prefix_at(next_);
+      next_ += static_cast<int>(draw);
+      return prefix_below(prefix, ratio);  // ratio > 1 lies above every cell: true, no fetch
+    }
+    return stream_.uniform_if(draw) < ratio;  // u = 0 when not drawn
   }
 
  private:
+  std::uint64_t prefix_at(int k) const {
+    // Choices 0-2 from low_, 3-6 from high_ (k is known by position in the tree: predictable).
+    const std::uint64_t word = k < 3 ? low_ : high_;
+    const int shift = (k < 3 ? k : k - 3) * kPrefixBits;
+    return (word >> shift) & 0xFFFFu;
+  }
+  // u < p where u's top 16 bits are `prefix`: the cell's centres run from prefix * 2^-16 + 2^-53
+  // to (prefix + 1) * 2^-16 - 2^-53 (both exact); only p between them needs the other 36 bits.
+  bool prefix_below(std::uint64_t prefix, double p) {
+    const double base = static_cast<double>(prefix) * 0x1.0p-16;
+    const bool lowest_below = base + 0x1.0p-53 < p;
+    const bool highest_below = base + (0x1.0p-16 - 0x1.0p-53) < p;
+    if (lowest_below != highest_below) [[unlikely]]
+      return completed_below(prefix, p);
+    return lowest_below;
+  }
+  [[gnu::noinline]] bool completed_below(std::uint64_t prefix, double p) {
+    const std::uint64_t rest = stream_.bits() >> (64 - (52 - kPrefixBits));
+    return rng::Stream::to_uniform((prefix << 48) | (rest << 12)) < p;
+  }
+
   rng::Stream& stream_;
   std::uint64_t directions_;
-  double ahead_[2];
+  std::uint64_t low_, high_;
   int next_ = 0;
 };
 }  // namespace detail

@@ -225,7 +225,11 @@ Prepared prepare(const Case& t, const char* sampler_pbtxt) {
     pilot->adapt(i, p.state, stats);
   }
   pilot->end_warmup();
-  fix_settings(sampler, pilot->step_size());
+  // PEMC_BENCH_EPS=<step size> replaces the pilot's: a change to the kernel's draws changes the
+  // pilot's adapted step size and with it the gradients per transition, so A/B comparisons of
+  // NUTS builds fix it.
+  const char* fixed_eps = std::getenv("PEMC_BENCH_EPS");
+  fix_settings(sampler, fixed_eps ? std::atof(fixed_eps) : pilot->step_size());
   auto timed = pemc::config::make_sampler(sampler, p.target);
   p.timed = std::move(timed.kernel);
   p.space = timed.space;

@@ -3,8 +3,9 @@
 // and return the same state: this pins down the optimised kernel (fixed-size and preallocated
 // buffers, samples exchanged by index, linear weights instead of log-sum-exp) to the reference
 // algorithm, transition by transition. Both take their draws after the momentum from
-// detail::NutsDraws: Stan's uniforms in Stan's order, with the directions as bits of one word
-// instead of one uniform per doubling.
+// detail::NutsDraws: Stan's choices "uniform < p" in Stan's order (exact comparisons with the
+// stream's uniforms, whose bits arrive as they are needed), with the directions as bits of one
+// word instead of one uniform per doubling.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,7 +90,7 @@ class ReferenceNuts {
       ++depth;
       if (log_sum_weight_subtree > log_sum_weight) {
         x_sample = x_propose;
-      } else if (draws.uniform() < std::exp(log_sum_weight_subtree - log_sum_weight)) {
+      } else if (draws.below(std::exp(log_sum_weight_subtree - log_sum_weight))) {
         x_sample = x_propose;
       }
       log_sum_weight = log_add_exp(log_sum_weight, log_sum_weight_subtree);
@@ -148,7 +149,7 @@ class ReferenceNuts {
     log_sum_weight = log_add_exp(log_sum_weight, log_sum_weight_subtree);
     if (log_sum_weight_final > log_sum_weight_subtree) {
       x_propose = x_propose_final;
-    } else if (draws.uniform() < std::exp(log_sum_weight_final - log_sum_weight_subtree)) {
+    } else if (draws.below(std::exp(log_sum_weight_final - log_sum_weight_subtree))) {
       x_propose = x_propose_final;
     }
     const Vector rho_subtree = rho_init + rho_final;

@@ -245,28 +245,83 @@ TEST(Nuts, RejectsAChainStateOfTheWrongDimension) {
 
 // ---- the draw protocol (detail::NutsDraws) ----------------------------------------------------
 
-// Directions are the low bits of the first word, whose high bits are the first uniform; the
-// second word is the second uniform; everything after comes from the stream in order.
-TEST(NutsDraws, DirectionsAndUniformsAreTheStreamsWordsInOrder) {
-  for (std::uint64_t step = 0; step < 20; ++step) {
+// The model of one choice "u < p" with a packed 16-bit prefix P: u is a uniform of the stream
+// (rng::Stream::to_uniform) whose top 16 bits are P. When u's lowest and highest possible values
+// agree on the answer, it needs nothing else; otherwise its other 36 bits are the top 36 of the
+// stream's next word. (A model from to_uniform itself, not from the kernel's arithmetic.)
+bool model_choice(std::uint64_t prefix, double p, rng::Stream& model_stream, int& completed) {
+  const double lowest = rng::Stream::to_uniform(prefix << 48);
+  const double highest = rng::Stream::to_uniform((prefix << 48) | (~std::uint64_t{0} >> 16));
+  if ((lowest < p) == (highest < p)) return lowest < p;
+  const std::uint64_t rest = model_stream.bits() >> 28;
+  ++completed;
+  return rng::Stream::to_uniform((prefix << 48) | (rest << 12)) < p;
+}
+
+// Directions are the low 12 bits of the first word; the first seven choices take 16-bit prefixes
+// from the rest of it (bits 12-59) and from the second word, completed from the stream only when
+// the prefix leaves the answer open; later choices and directions use the stream's uniforms.
+// Probabilities at, inside and just outside the prefix's cell exercise every path, exactly.
+TEST(NutsDraws, ChoicesAreExactComparisonsWithTheStreamsUniforms) {
+  rng::Stream pattern(7, rng::Domain::kTest, 0, 0);
+  int completed = 0;
+  for (std::uint64_t step = 0; step < 400; ++step) {
     rng::Stream a = transition_stream(3, step), b = transition_stream(3, step);
     detail::NutsDraws draws(a);
     const std::uint64_t w0 = b.bits(), w1 = b.bits();
     for (int k = 0; k < detail::NutsDraws::kDirectionBits; ++k)
-      EXPECT_EQ(draws.forward(k), ((w0 >> k) & 1u) == 1u) << "doubling " << k;
-    EXPECT_EQ(draws.uniform(), rng::Stream::to_uniform(w0));
-    EXPECT_EQ(draws.uniform(), rng::Stream::to_uniform(w1));
-    // Past the look-ahead: the stream's own uniforms, also for directions beyond the 12th.
-    EXPECT_EQ(draws.uniform(), b.uniform());
+      ASSERT_EQ(draws.forward(k), ((w0 >> k) & 1u) == 1u) << "doubling " << k;
+    const std::uint64_t prefixes[detail::NutsDraws::kPackedChoices] = {
+        (w0 >> 12) & 0xFFFF, (w0 >> 28) & 0xFFFF, (w0 >> 44) & 0xFFFF, w1 & 0xFFFF,
+        (w1 >> 16) & 0xFFFF, (w1 >> 32) & 0xFFFF,  w1 >> 48};
+    for (int k = 0; k < detail::NutsDraws::kPackedChoices; ++k) {
+      const double cell = static_cast<double>(prefixes[k]) * 0x1.0p-16;
+      double p = pattern.uniform();  // almost always decided by the prefix
+      switch ((step + static_cast<std::uint64_t>(k)) % 6) {
+        case 1: p = cell + 0x1.0p-17; break;                        // inside the cell
+        case 2: p = rng::Stream::to_uniform(prefixes[k] << 48); break;  // its lowest u
+        case 3: p = cell + 0x1.0p-16; break;                        // just above its highest u
+        case 4: p = cell; break;                                    // just below its lowest u
+        default: break;
+      }
+      ASSERT_EQ(draws.below(p), model_choice(prefixes[k], p, b, completed))
+          << "step " << step << " choice " << k;
+    }
+    // Past the packed choices: whole uniforms of the stream, also for directions past the 12th.
+    const double p = pattern.uniform();
+    EXPECT_EQ(draws.below(p), b.uniform() < p);
     EXPECT_EQ(draws.forward(detail::NutsDraws::kDirectionBits), b.uniform() > 0.5);
-    EXPECT_EQ(draws.uniform(), b.uniform());
+    EXPECT_EQ(draws.below(0.5), b.uniform() < 0.5);
+  }
+  EXPECT_GT(completed, 400) << "the completion path was not exercised";
+}
+
+// The edge cases of p: 0 and NaN are never taken and 1 always (u lies strictly inside (0, 1)),
+// without completing the prefix (the next word is the stream's next uniform).
+TEST(NutsDraws, ProbabilitiesZeroOneAndNaN) {
+  for (std::uint64_t step = 0; step < 20; ++step) {
+    rng::Stream a = transition_stream(5, step), b = transition_stream(5, step);
+    detail::NutsDraws draws(a);
+    b.bits();
+    b.bits();
+    EXPECT_FALSE(draws.below(0.0));
+    EXPECT_TRUE(draws.below(1.0));
+    EXPECT_FALSE(draws.below(std::nan("")));
+    EXPECT_FALSE(draws.accept(std::nan("")));  // drawn (not > 1), never taken
+    EXPECT_TRUE(draws.accept(1.0));
+    EXPECT_FALSE(draws.accept(0.0));
+    EXPECT_TRUE(draws.accept(std::numeric_limits<double>::infinity()));  // not drawn
+    EXPECT_TRUE(draws.below(1.0));  // the seventh packed choice
+    const double p = 0.3;
+    EXPECT_EQ(draws.below(p), b.uniform() < p) << "nothing was completed from the stream";
   }
 }
 
-// uniform_if(false) returns 0 and consumes nothing, in the look-ahead and from the stream (where
-// rng::Stream::uniform_if may generate a block early): the uniforms drawn are exactly the
-// sequence of plain draws, across several Philox blocks.
-TEST(NutsDraws, SkippedDrawsConsumeNothing) {
+// accept(ratio) draws (and consumes a choice) only when !(ratio > 1), as Stan draws its top-level
+// uniform; a ratio above 1 is taken and consumes nothing, in the packed choices and from the
+// stream (where rng::Stream::uniform_if may generate a block early): the choices made are exactly
+// the sequence of plain below() calls, across several Philox blocks.
+TEST(NutsDraws, AcceptDrawsOnlyWhenTheRatioIsAtMostOne) {
   rng::Stream pattern(9, rng::Domain::kTest, 0, 0);
   for (std::uint64_t step = 0; step < 50; ++step) {
     rng::Stream a = transition_stream(4, step), b = transition_stream(4, step);
@@ -274,15 +329,35 @@ TEST(NutsDraws, SkippedDrawsConsumeNothing) {
     int drawn = 0;
     for (int i = 0; i < 30; ++i) {
       const bool draw = pattern.uniform() < 0.5;
-      const double u = draws.uniform_if(draw);
+      const double ratio = draw ? pattern.uniform() : 1.0 + pattern.uniform();
       if (draw) {
-        EXPECT_EQ(u, plain.uniform()) << "draw " << drawn;
+        EXPECT_EQ(draws.accept(ratio), plain.below(ratio)) << "draw " << drawn;
         ++drawn;
       } else {
-        EXPECT_EQ(u, 0.0);
+        EXPECT_TRUE(draws.accept(ratio));
       }
     }
-    EXPECT_EQ(draws.uniform(), plain.uniform()) << "after " << drawn << " draws";
+    EXPECT_EQ(draws.below(0.5), plain.below(0.5)) << "after " << drawn << " draws";
+  }
+}
+
+// A choice is taken with probability p: frequencies over 200,000 transitions' first and fifth
+// choices within 5 binomial standard errors, for p inside a prefix cell (so some choices are
+// completed from the stream) and elsewhere.
+TEST(NutsDraws, ChoicesAreTakenWithProbabilityP) {
+  constexpr int kN = 200000;
+  for (const double p : {1e-4, 0.25, 0.5 + 0x1.0p-17, 0.9}) {
+    int taken_first = 0, taken_fifth = 0;
+    for (int t = 0; t < kN; ++t) {
+      rng::Stream s = transition_stream(11, static_cast<std::uint64_t>(t));
+      detail::NutsDraws draws(s);
+      taken_first += draws.below(p);
+      for (int k = 1; k < 4; ++k) draws.below(0.5);
+      taken_fifth += draws.below(p);
+    }
+    const double se = std::sqrt(p * (1 - p) / kN);
+    EXPECT_NEAR(taken_first / static_cast<double>(kN), p, 5 * se) << "p = " << p;
+    EXPECT_NEAR(taken_fifth / static_cast<double>(kN), p, 5 * se) << "p = " << p;
   }
 }
 
