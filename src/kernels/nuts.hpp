@@ -25,8 +25,11 @@
 //    dot products (hmc::leapfrog_step_fixed, Hamiltonian::sample_momentum_fixed: the same
 //    arithmetic, bit for bit; ~300 fewer instructions per transition at d = 2 with a unit
 //    metric, ~1100 with a diagonal one);
-//  - the draws are packed so that a small tree usually needs a single Philox block, read before
-//    the tree starts (detail::NutsDraws);
+//  - the draws are packed so that a tree of depth <= 3 needs no Philox block besides the
+//    momentum's: the multinomial choices compare 16-bit prefixes of their uniforms, completed
+//    from the stream only when the prefix leaves the answer open (detail::NutsDraws; with one
+//    52-bit uniform per word, 44 % of the Kou transitions paid a second block: ~165
+//    instructions, ~0.05 of the ratio in interleaved A/B runs);
 //  - everything is sized at construction: a transition never touches the heap.
 // What is left is latency, mostly at the transition boundary (measured with perf at d = 2: a
 // depth-1 transition costs ~235 cycles besides its gradient, each further leaf ~55): the tree's
@@ -36,16 +39,17 @@
 // the next transition's Philox block or normals ahead (in the tree, or at the start of the
 // transition for the one after) cost more than it hid (+12 to +60 cycles per transition); a
 // branchless final copy, or each pair's first exp deferred past the second gradient, gained nothing.
-// Nor did (2026-11-26, interleaved A/B runs at a fixed step size) building each transition's
-// stream one transition ahead, or storing the momentum normals in pairs (their 16-byte reload
-// was a visible store-forwarding stall; the wait only moved). The leaf's exp is what counts: a
-// 2-instruction stand-in gains ~0.08 in the Kou ratio and SLEEF's slower scalar exp loses ~0.1,
-// yet detaching the multinomial choice, the acceptance statistic, or both from it gains nothing,
-// so its latency counts whatever reads it; an exact exp without FMA (the portable build) is not
-// much shorter than glibc's.
-// The uniforms are Stan's, in Stan's order (one per subtree merge, one at the top level when the
-// new subtree is lighter); the directions are bits of one word. Given the same draws the kernel
-// builds the same trees as a transliteration of Stan (nuts_reference_test).
+// Nor did (2026-11-26, interleaved A/B runs at a fixed step size: PEMC_BENCH_EPS) building
+// each transition's stream one transition ahead, or storing the momentum normals in pairs
+// (their 16-byte reload was a visible store-forwarding stall; the wait only moved). The leaf's
+// exp is what counts: a 2-instruction stand-in gains ~0.08 in the Kou ratio and SLEEF's slower
+// scalar exp loses ~0.1, yet detaching the multinomial choice, the acceptance statistic, or both
+// from it gains nothing, so its latency counts whatever reads it; an exact exp without FMA (the
+// portable build) is not much shorter than glibc's. Comparing u * den < num instead of
+// u < num / den (no division on the selection's path) gained nothing measurable either.
+// The choices are Stan's "uniform < p", exact, in Stan's order (one per subtree merge, one at the
+// top level when the new subtree is lighter); the directions are bits of one word. Given the
+// same draws the kernel builds the same trees as a transliteration of Stan (nuts_reference_test).
 #include <array>
 #include <cstdint>
 #include <memory>
