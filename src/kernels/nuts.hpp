@@ -85,7 +85,7 @@ struct NutsWork;
 // multinomial choices, each "u < p" for a fresh uniform u (one per subtree merge, one per doubling
 // at the top level when the new subtree is the lighter), in Stan's order. The uniforms are those
 // of rng::Stream::uniform() (the centres of 2^52 equal cells of (0, 1)), but a choice needs all 52
-// bits only when p falls inside u's 2^-16-wide cell of its first 16 bits (probability < 2^-15):
+// bits only when p falls inside the 2^-16-wide cell of its first 16 bits (probability <= 2^-16):
 // so the first 16 bits come packed and the other 36 from the stream only then. The comparison
 // stays exact. Packed so that a tree of up to 7 choices (depth <= 3) needs no Philox block besides
 // the momentum's (at d = 2: two normals and these two words; with one 52-bit uniform per word,
