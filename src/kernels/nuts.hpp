@@ -101,15 +101,16 @@ struct NutsWork;
 class NutsDraws {
  public:
   static constexpr int kDirectionBits = 12;
-  static constexpr int kPackedChoices = 7;
   static constexpr int kPrefixBits = 16;
+  static constexpr int kPrefixesInFirstWord = (64 - kDirectionBits) / kPrefixBits;  // 3
+  static constexpr int kPackedChoices = kPrefixesInFirstWord + 64 / kPrefixBits;     // 7
 
   explicit NutsDraws(rng::Stream& stream) : stream_(stream) {
     const std::uint64_t first = stream.bits();
     const std::uint64_t second = stream.bits();
     directions_ = first;
-    low_ = first >> kDirectionBits;  // prefixes 0-2 in bits 0-47
-    high_ = second;                  // prefixes 3-6
+    low_ = first >> kDirectionBits;  // prefixes 0-2 from bit 0
+    high_ = second;                  // prefixes 3-6 from bit 0
   }
   bool forward(int doubling) {
     if (doubling < kDirectionBits) return (directions_ >> doubling) & 1u;
@@ -138,9 +139,9 @@ class NutsDraws {
  private:
   std::uint64_t prefix_at(int k) const {
     // Choices 0-2 from low_, 3-6 from high_ (k is known by position in the tree: predictable).
-    const std::uint64_t word = k < 3 ? low_ : high_;
-    const int shift = (k < 3 ? k : k - 3) * kPrefixBits;
-    return (word >> shift) & 0xFFFFu;
+    const bool first_word = k < kPrefixesInFirstWord;
+    const int shift = (first_word ? k : k - kPrefixesInFirstWord) * kPrefixBits;
+    return ((first_word ? low_ : high_) >> shift) & ((std::uint64_t{1} << kPrefixBits) - 1);
   }
   // u < p where u's top 16 bits are `prefix`: the cell's centres run from prefix * 2^-16 + 2^-53
   // to (prefix + 1) * 2^-16 - 2^-53 (both exact); only p between them needs the other 36 bits.
@@ -152,9 +153,11 @@ class NutsDraws {
       return completed_below(prefix, p);
     return lowest_below;
   }
+  // u = to_uniform of a word whose top bits are the prefix and whose next 36 are the top 36 of
+  // the stream's next word (to_uniform reads the top 52 bits).
   [[gnu::noinline]] bool completed_below(std::uint64_t prefix, double p) {
-    const std::uint64_t rest = stream_.bits() >> (64 - (52 - kPrefixBits));
-    return rng::Stream::to_uniform((prefix << 48) | (rest << 12)) < p;
+    const std::uint64_t word = (prefix << (64 - kPrefixBits)) | (stream_.bits() >> kPrefixBits);
+    return rng::Stream::to_uniform(word) < p;
   }
 
   rng::Stream& stream_;
