@@ -4,13 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "core/sleef_wide.hpp"
+#ifdef PEMC_SLEEF_WIDE
 #define PEMC_EXP_AVX2 1
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"  // the ABI note on __m256d: only AVX2 code calls it
-extern "C" __m256d Sleef_expd4_u10avx2(__m256d);
-#pragma GCC diagnostic pop
 #endif
 
 namespace pemc {

@@ -5,16 +5,10 @@
 #include <numbers>
 #include <string>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+// SLEEF's fixed AVX2 exp and log1p, called directly (core/sleef_wide.hpp).
+#include "core/sleef_wide.hpp"
+#ifdef PEMC_SLEEF_WIDE
 #define PEMC_BOLTZMANN_LANES4 1
-// SLEEF's fixed AVX2 variants, declared here (sleef.h declares them only when the whole
-// translation unit is compiled for AVX): a value never depends on SLEEF's dispatcher.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"  // the ABI note on __m256d: only AVX2 code calls them
-extern "C" __m256d Sleef_expd4_u10avx2(__m256d);
-extern "C" __m256d Sleef_log1pd4_u10avx2(__m256d);
-#pragma GCC diagnostic pop
 #endif
 
 #include "core/cpu_features.hpp"

@@ -8,22 +8,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PEMC_MIXTURE_LANES4 1
-// SLEEF's AVX2 and AVX-512F variants, called directly (sleef.h declares them only when the whole
-// translation unit is compiled for AVX / AVX-512; the 128-bit Sleef_*d2_u10avx2128 come with
-// core/batched_exp.hpp's sleef.h): fixed variants, so a value never depends on SLEEF's dispatcher.
-// The avx512f and avx2 u10 exp and log are one algorithm with FMAs: the same bits lane by lane
+// SLEEF's AVX2 and AVX-512F exp and log, called directly (core/sleef_wide.hpp). The avx512f and
+// avx2 u10 exp and log are one algorithm with FMAs: the same bits lane by lane
 // (MixtureBatch.Avx512MatchesAvx2BitForBit checks it, also at extreme arguments).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"  // the ABI notes on __m256d / __m512d: only code built
-                                          // for those widths calls them
-extern "C" __m256d Sleef_expd4_u10avx2(__m256d);
-extern "C" __m256d Sleef_logd4_u10avx2(__m256d);
-extern "C" __m512d Sleef_expd8_u10avx512f(__m512d);
-extern "C" __m512d Sleef_logd8_u10avx512f(__m512d);
-#pragma GCC diagnostic pop
+#include "core/sleef_wide.hpp"
+#ifdef PEMC_SLEEF_WIDE
+#define PEMC_MIXTURE_LANES4 1
 #endif
 
 #include "core/batched_exp.hpp"
