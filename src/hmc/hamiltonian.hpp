@@ -22,6 +22,32 @@
 
 namespace pemc::hmc {
 
+namespace detail {
+// a . b for N-vectors (the fixed-size paths below and in leapfrog.hpp), rounded as the generic
+// path's dot of dynamic-size vectors is. Eigen sums a dynamic vector in packets of the build's
+// widest SIMD width and a fixed-size one in packets that fit it: with 2-wide packets (SSE2, the
+// default build) the two orders agree for every N, with AVX or AVX-512 (e.g. -march=native) they
+// differ from N = 3 on; so there the dynamic-size sum, on the same storage, is used.
+template <int N>
+inline double fixed_dot(const double* a, const double* b) {
+  if constexpr (N <= 2 || Eigen::internal::packet_traits<double>::size == 2) {
+    using Vec = Eigen::Matrix<double, N, 1>;
+    return Eigen::Map<const Vec>(a).dot(Eigen::Map<const Vec>(b));
+  } else {
+    return Eigen::Map<const Vector>(a, N).dot(Eigen::Map<const Vector>(b, N));
+  }
+}
+// |a|^2 likewise (the generic path's squaredNorm()).
+template <int N>
+inline double fixed_squared_norm(const double* a) {
+  if constexpr (N <= 2 || Eigen::internal::packet_traits<double>::size == 2) {
+    return Eigen::Map<const Eigen::Matrix<double, N, 1>>(a).squaredNorm();
+  } else {
+    return Eigen::Map<const Vector>(a, N).squaredNorm();
+  }
+}
+}  // namespace detail
+
 class Hamiltonian {
  public:
   // Throws ConfigError for a dense metric on a space partitioned over several members.
@@ -76,12 +102,12 @@ class Hamiltonian {
     Eigen::Map<Vec> p(z.p.data()), v(z.velocity.data());
     if (metric_->kind() == MetricKind::kUnit) {
       v = p;
-      z.kinetic = 0.5 * p.squaredNorm();
+      z.kinetic = 0.5 * detail::fixed_squared_norm<N>(z.p.data());
       return;
     }
     p.array() *= Eigen::Map<const Vec>(metric_->sqrt_diagonal().data()).array();
     v = Eigen::Map<const Vec>(metric_->inverse_diagonal().data()).cwiseProduct(p);
-    z.kinetic = 0.5 * p.dot(v);
+    z.kinetic = 0.5 * detail::fixed_dot<N>(z.p.data(), z.velocity.data());
   }
 
   // K(p) and the velocity M^{-1} p.

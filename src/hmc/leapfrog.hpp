@@ -166,8 +166,7 @@ template <int N>
     v[i] = inv[i] * pi;
   }
   // The generic path's kinetic energy: 0.5 p.dot(v) (Eigen's reduction order).
-  using Vec = Eigen::Matrix<double, N, 1>;
-  z.kinetic = 0.5 * Eigen::Map<const Vec>(p).dot(Eigen::Map<const Vec>(v));
+  z.kinetic = 0.5 * hmc::detail::fixed_dot<N>(p, v);
   return true;
 }
 

@@ -19,22 +19,27 @@
 namespace pemc::hmc {
 namespace {
 
-// A smooth non-Gaussian target: U(q) = sum q_i^4 / 4 + |q|^2 / 2 + c q_0 q_1^2 (+ a q_1 q_2 coupling
-// for d >= 3). Its Hessian varies with q, so the leapfrog map is genuinely nonlinear.
+// A smooth non-Gaussian target: U(q) = sum q_i^4 / 4 + |q|^2 / 2 (+ c q_0 q_1^2 for d >= 2, + a
+// q_1 q_2 coupling for d >= 3). Its Hessian varies with q, so the leapfrog map is genuinely
+// nonlinear. (The d = 1 case once read and wrote q_1 / g_1 past the end of its vectors: harmless
+// in malloc's padding with the default build, heap corruption with Eigen's 64-byte alignment.)
 class QuarticTarget final : public targets::Target {
  public:
   explicit QuarticTarget(int dim) : dim_(dim) {}
   int dim() const override { return dim_; }
   std::string name() const override { return "quartic"; }
   double potential(ConstVectorRef x) const override {
-    double u = 0.25 * x.array().pow(4).sum() + 0.5 * x.squaredNorm() + kC * x[0] * x[1] * x[1];
+    double u = 0.25 * x.array().pow(4).sum() + 0.5 * x.squaredNorm();
+    if (dim_ >= 2) u += kC * x[0] * x[1] * x[1];
     if (dim_ >= 3) u += 0.5 * x[1] * x[2];
     return u;
   }
   double potential_and_gradient(ConstVectorRef x, VectorRef g) const override {
     g = x.array().pow(3).matrix() + x;
-    g[0] += kC * x[1] * x[1];
-    g[1] += 2.0 * kC * x[0] * x[1];
+    if (dim_ >= 2) {
+      g[0] += kC * x[1] * x[1];
+      g[1] += 2.0 * kC * x[0] * x[1];
+    }
     if (dim_ >= 3) {
       g[1] += 0.5 * x[2];
       g[2] += 0.5 * x[1];
