@@ -283,6 +283,11 @@ class RankLoop {
     const bool leader = layout_.is_group_leader(rank_);
     v1::Footer mine;
     mine_ = &mine;
+    // mine_ must not outlive `mine` (serve_until_done() reads it after this returns or throws).
+    struct ForgetMine {
+      const v1::Footer*& p;
+      ~ForgetMine() { p = nullptr; }
+    } forget_mine{mine_};
     std::string batch;
     std::int64_t batch_records = 0;
     std::int64_t flush_every = 64;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Absurd sizes and damaged files are refused with an error before anything large is allocated:
-# every pemc-dist case runs `--validate` under a 4 GB address-space limit (ulimit -v), so an attempt
-# to allocate what the input asks for shows up as a crash instead of a message; pemc-report reads
-# damaged record files under 200 MB. Each case: exit status and the message (docs/bad-inputs.md).
+# every pemc-dist case runs `--validate` under a 4 GB address-space limit (ulimit -v; see
+# limit_memory), so an attempt to allocate what the input asks for shows up as a crash instead of
+# a message; pemc-report reads damaged record files under 200 MB. Each case: exit status and the message (docs/bad-inputs.md).
 source "$(dirname "$0")/common.sh"
 cd "$WORK"
 passed=0
@@ -14,6 +14,18 @@ seeds { values: [1] }
 output { path: "out.pemc" }'
 PLUGIN="$PEMC_BIN/libpemc_example_plugin.so"
 
+# limit_memory KB: the address-space limit of the cases' subshells. Under AddressSanitizer
+# (PEMC_SANITIZED=1, deploy/sanitize.sh), whose shadow memory needs terabytes of address space,
+# ulimit -v cannot be used: ASan's own cap on a single allocation stands in for it, failing like
+# the limit does (operator new throws std::bad_alloc) rather than aborting.
+limit_memory() {
+  if [ "${PEMC_SANITIZED:-0}" = 1 ]; then
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=$(($1 / 1024)):allocator_may_return_null=1"
+  else
+    ulimit -v "$1"
+  fi
+}
+
 # refused NAME EXIT PATTERN CONFIG_BODY [pemc-dist options...]: writes NAME.pbtxt (body + REST)
 # unless the body is "-" (NAME.pbtxt exists), runs pemc-dist --validate, expects EXIT and PATTERN.
 refused() {
@@ -21,7 +33,7 @@ refused() {
   shift 4
   [ "$body" = "-" ] || printf '%s\n%s\n' "$body" "$REST" > "$name.pbtxt"
   set +e
-  (ulimit -v 4000000; timeout 60 "$DIST" "$name.pbtxt" --validate "$@") > "$name.log" 2>&1
+  (limit_memory 4000000; timeout 60 "$DIST" "$name.pbtxt" --validate "$@") > "$name.log" 2>&1
   rc=$?
   set -e
   [ "$rc" -eq "$want" ] || { cat "$name.log"; fail "$name: expected exit $want, got $rc"; }
@@ -95,7 +107,7 @@ refused config-5GB 2 "config 'config-5GB.pbtxt' is 5368709120 bytes; configs lar
 verify_damaged() {
   local name=$1 file=$2 pattern=$3 rc
   set +e
-  (ulimit -v 200000; timeout 60 "$REPORT" verify "$file") > "$name.log" 2>&1
+  (limit_memory 200000; timeout 60 "$REPORT" verify "$file") > "$name.log" 2>&1
   rc=$?
   set -e
   [ "$rc" -eq 1 ] || { cat "$name.log"; fail "$name: expected exit 1, got $rc"; }
