@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f, RLIMIT_FSIZE) the kernel would kill the collector with
   // SIGXFSZ; ignored, the write fails with EFBIG and the run stops with an error naming the file.
   std::signal(SIGXFSZ, SIG_IGN);
+  pemc::runner::install_stop_handlers();  // before MPI_Init, which can take a second under srun
   boost::mpi::environment env(argc, argv);
   return pemc::runner::run(o);
 }

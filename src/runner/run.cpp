@@ -1087,12 +1087,16 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
 
 }  // namespace
 
-int run(const RunOptions& o) {
-  mpi::communicator world;
-  setup_logging(o, world.rank());
+void install_stop_handlers() {
   // Graceful stop: the handlers only set a flag; the event loops checkpoint and exit.
   std::signal(SIGTERM, on_stop_signal);
   std::signal(SIGUSR1, on_stop_signal);
+}
+
+int run(const RunOptions& o) {
+  mpi::communicator world;
+  setup_logging(o, world.rank());
+  install_stop_handlers();
   try {
     return run_ranks(o, world);
   } catch (const std::exception& e) {

@@ -36,5 +36,10 @@ enum ExitCode : int {
 };
 
 int run(const RunOptions& options);
+// Installs the graceful-stop handlers (SIGTERM, SIGUSR1: set a flag that the event loops turn into
+// a checkpoint and exit 4). pemc-dist calls it before MPI starts, so that a stop request arriving
+// while MPI initialises (seen under Slurm: a time-limit signal within the job's first second) is
+// honoured instead of killing the rank; run() installs them again after MPI_Init.
+void install_stop_handlers();
 
 }  // namespace pemc::runner
