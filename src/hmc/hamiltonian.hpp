@@ -23,14 +23,19 @@
 namespace pemc::hmc {
 
 namespace detail {
-// a . b for N-vectors (the fixed-size paths below and in leapfrog.hpp), rounded as the generic
-// path's dot of dynamic-size vectors is. Eigen sums a dynamic vector in packets of the build's
-// widest SIMD width and a fixed-size one in packets that fit it: with 2-wide packets (SSE2, the
-// default build) the two orders agree for every N, with AVX or AVX-512 (e.g. -march=native) they
-// differ from N = 3 on; so there the dynamic-size sum, on the same storage, is used.
+// The fixed-size paths below and in leapfrog.hpp promise the generic path's bits, i.e. the
+// rounding of Eigen's sums over dynamic-size vectors. Eigen sums a dynamic vector in packets of the
+// build's widest SIMD width and a fixed-size one in packets that fit it: with 2-wide packets (SSE2,
+// the default build) the two orders agree for every N, with AVX or AVX-512 (e.g. -march=native)
+// they differ from N = 3 on; there the dynamic-size sum, on the same storage, is used.
+template <int N>
+inline constexpr bool kFixedSumIsDynamicSum =
+    N <= 2 || Eigen::internal::packet_traits<double>::size == 2;
+
+// a . b for N-vectors, rounded as the generic path's dot().
 template <int N>
 inline double fixed_dot(const double* a, const double* b) {
-  if constexpr (N <= 2 || Eigen::internal::packet_traits<double>::size == 2) {
+  if constexpr (kFixedSumIsDynamicSum<N>) {
     using Vec = Eigen::Matrix<double, N, 1>;
     return Eigen::Map<const Vec>(a).dot(Eigen::Map<const Vec>(b));
   } else {
@@ -40,7 +45,7 @@ inline double fixed_dot(const double* a, const double* b) {
 // |a|^2 likewise (the generic path's squaredNorm()).
 template <int N>
 inline double fixed_squared_norm(const double* a) {
-  if constexpr (N <= 2 || Eigen::internal::packet_traits<double>::size == 2) {
+  if constexpr (kFixedSumIsDynamicSum<N>) {
     return Eigen::Map<const Eigen::Matrix<double, N, 1>>(a).squaredNorm();
   } else {
     return Eigen::Map<const Vector>(a, N).squaredNorm();

@@ -2,7 +2,8 @@
 # Absurd sizes and damaged files are refused with an error before anything large is allocated:
 # every pemc-dist case runs `--validate` under a 4 GB address-space limit (ulimit -v; see
 # limit_memory), so an attempt to allocate what the input asks for shows up as a crash instead of
-# a message; pemc-report reads damaged record files under 200 MB. Each case: exit status and the message (docs/bad-inputs.md).
+# a message; pemc-report reads damaged record files under 200 MB. Each case: exit status and the
+# message (docs/bad-inputs.md).
 source "$(dirname "$0")/common.sh"
 cd "$WORK"
 passed=0
