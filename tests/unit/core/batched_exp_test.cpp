@@ -10,20 +10,15 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/exp_accuracy.hpp"
+
 namespace pemc {
 namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// |got - exp(v)| in double ulps at exp(v) (2^(k-52) for exp(v) in [2^k, 2^(k+1))), exp(v) computed
-// in long double (64-bit mantissa: its own error, ~2^-64 relative, is 1/4096 of the bound tested).
-long double ulps_from_exact(double v, double got) {
-  const long double exact = std::exp(static_cast<long double>(v));
-  int e = 0;
-  std::frexp(exact, &e);  // exact in [2^(e-1), 2^e)
-  return std::fabs(static_cast<long double>(got) - exact) / std::ldexp(1.0L, e - 53);
-}
+using test::ulps_from_exact;
 
 // Points on [-708, 0]: uniform over the range (exponent bits) and |N(0,1)| (the common small
 // arguments: softmax weights near the maximum), with a fixed seed.

@@ -9,21 +9,17 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
+
+#include "support/exp_accuracy.hpp"
 
 namespace pemc {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// |got - exp(v)| in double ulps at exp(v) (2^(k-52) for exp(v) in [2^k, 2^(k+1))), exp(v) in long
-// double (64-bit mantissa: its own error, ~2^-64 relative, is 1/4096 of the bound tested).
-long double ulps_from_exact(double v, double got) {
-  const long double exact = std::exp(static_cast<long double>(v));
-  int e = 0;
-  std::frexp(exact, &e);  // exact in [2^(e-1), 2^e)
-  return std::fabs(static_cast<long double>(got) - exact) / std::ldexp(1.0L, e - 53);
-}
+using test::ulps_from_exact;
 
 // Fixed-seed points: uniform over the whole fast range, over [-20, 20] (NUTS's log weights H0 - H)
 // and over [-ln 2 / 256, ln 2 / 256] (k = 0: the polynomial alone). Each table entry j is reached by
