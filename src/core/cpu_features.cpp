@@ -31,6 +31,18 @@ bool cpu_has_avx() {
 #endif
 }
 
+bool cpu_has_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 bool cpu_has_avx512f() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool has = [] {

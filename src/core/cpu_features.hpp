@@ -8,6 +8,8 @@ namespace pemc {
 bool cpu_has_avx2_fma();
 // True when the CPU has AVX (checked once; false on non-x86-64 builds).
 bool cpu_has_avx();
+// True when the CPU has the FMA instruction (checked once; false on non-x86-64 builds).
+bool cpu_has_fma();
 // True when the CPU has AVX-512F (with AVX2 and FMA) and set_avx512_allowed(false) has not been
 // called. An AVX-512 path must give the same bits as the AVX2 path it replaces (a run's draws must
 // not depend on which of the two a node has); tests check that by running both on one machine.

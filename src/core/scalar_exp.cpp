@@ -85,14 +85,12 @@ constexpr double kLn2LoN = 0x1.473de6af278edp-41;
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("fma"))) double scalar_exp_fma(double x) { return exp_body(x); }
-const bool kScalarExpHasFma = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("fma") != 0;
-}();
 #else
 double scalar_exp_fma(double x) { return exp_body(x); }
-const bool kScalarExpHasFma = false;
 #endif
+// Read before main() only if some static initialiser calls scalar_exp: it then takes the software
+// path, which gives the same bits.
+const bool kScalarExpHasFma = cpu_has_fma();
 
 double scalar_exp_soft_fma(double x) { return exp_body(x); }
 
