@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cpu_features.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define PEMC_HMC_AVX2 1
@@ -39,10 +41,6 @@ __attribute__((target("avx2,fma"))) void kick_drift_avx2(double* p, double* q, c
   }
 }
 
-bool cpu_has_avx2_fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 const bool kAvx2 = cpu_has_avx2_fma();
 #endif
 
