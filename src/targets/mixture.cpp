@@ -111,6 +111,38 @@ struct LaneLayout {
 // nor on whether its node has AVX-512. (GCC's C++ default -ffp-contract=fast may fuse other
 // products too, but it compiles one kernel text for every width: the tests compare the bits.)
 // M is a lane mask: a vector of all-ones / all-zeros lanes up to 256 bits, a mask register for 8.
+// The 4-lane pass's compress and expand as vpermd indices (two 32-bit halves per double), for
+// each 4-bit lane mask: compress moves the kept lanes, in order, to the lowest lanes; expand
+// sends packed element r to the lane holding the mask's r-th set bit (the other lanes are then
+// zeroed with kLaneMask4: all-ones in the kept lanes).
+struct LaneTables4 {
+  alignas(32) std::int32_t compress[16][8];
+  alignas(32) std::int32_t expand[16][8];
+  alignas(32) std::uint64_t lane_mask[16][4];
+};
+constexpr LaneTables4 make_lane_tables4() {
+  LaneTables4 t{};
+  for (int m = 0; m < 16; ++m) {
+    int rank = 0;
+    for (int lane = 0; lane < 4; ++lane) {
+      const bool kept = ((m >> lane) & 1) != 0;
+      t.lane_mask[m][lane] = kept ? ~std::uint64_t{0} : 0;
+      t.expand[m][2 * lane] = 2 * (kept ? rank : 0);
+      t.expand[m][2 * lane + 1] = 2 * (kept ? rank : 0) + 1;
+      if (kept) {
+        t.compress[m][2 * rank] = 2 * lane;
+        t.compress[m][2 * rank + 1] = 2 * lane + 1;
+        ++rank;
+      }
+    }
+  }
+  return t;
+}
+alignas(32) constexpr LaneTables4 kLaneTables4 = make_lane_tables4();
+constexpr const auto& kCompress4 = kLaneTables4.compress;
+constexpr const auto& kExpand4 = kLaneTables4.expand;
+constexpr const auto& kLaneMask4 = kLaneTables4.lane_mask;
+
 template <int W>
 struct Lanes;
 // GCC 12's AVX-512 intrinsics start from a self-initialised "undefined" vector, which its
@@ -136,10 +168,15 @@ struct Lanes<8> {
   // v where mask is set, +0 elsewhere (as and with a compare result).
   PEMC_AVX512 V keep(V v, M mask) { return _mm512_maskz_mov_pd(mask, v); }
   PEMC_AVX512 bool any(M mask) { return mask != 0; }
-  // The lanes of v selected by mask, moved to the lowest lanes in order (zeros above), and back.
-  PEMC_AVX512 V compress(M mask, V v) { return _mm512_maskz_compress_pd(mask, v); }
-  PEMC_AVX512 V expand(M mask, V v) { return _mm512_maskz_expand_pd(mask, v); }
-  PEMC_AVX512 M first_lanes(std::size_t n) { return static_cast<M>((1u << n) - 1u); }
+  // A mask as bits (bit l: lane l), and the lanes of v whose bits are set moved to the lowest
+  // lanes in order (compress; the other lanes unspecified) and back (expand; +0 elsewhere).
+  PEMC_AVX512 unsigned bits(M mask) { return mask; }
+  PEMC_AVX512 V compress(unsigned keep, V v) {
+    return _mm512_maskz_compress_pd(static_cast<M>(keep), v);
+  }
+  PEMC_AVX512 V expand(unsigned keep, V v) {
+    return _mm512_maskz_expand_pd(static_cast<M>(keep), v);
+  }
   PEMC_AVX512 V exp(V v) { return Sleef_expd8_u10avx512f(v); }
   PEMC_AVX512 V log(V v) { return Sleef_logd8_u10avx512f(v); }
   PEMC_AVX512 V coordinate(const double* const* x, std::size_t i) {
@@ -177,6 +214,18 @@ struct Lanes<4> {
   PEMC_AVX2 M ge_mask(V a, V b) { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
   PEMC_AVX2 V keep(V v, M mask) { return _mm256_and_pd(v, mask); }
   PEMC_AVX2 bool any(M mask) { return _mm256_movemask_pd(mask) != 0; }
+  // AVX2 has no vcompresspd / vexpandpd: the same moves as one vpermd each, by tables indexed by
+  // the 4 mask bits (kCompress4, kExpand4), and the expansion's zeros by an and (kLaneMask4).
+  PEMC_AVX2 unsigned bits(M mask) { return static_cast<unsigned>(_mm256_movemask_pd(mask)); }
+  PEMC_AVX2 V compress(unsigned keep, V v) {
+    const __m256i order = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCompress4[keep]));
+    return _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(v), order));
+  }
+  PEMC_AVX2 V expand(unsigned keep, V v) {
+    const __m256i order = _mm256_load_si256(reinterpret_cast<const __m256i*>(kExpand4[keep]));
+    const V moved = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(v), order));
+    return _mm256_and_pd(moved, _mm256_load_pd(reinterpret_cast<const double*>(kLaneMask4[keep])));
+  }
   PEMC_AVX2 V exp(V v) { return Sleef_expd4_u10avx2(v); }
   PEMC_AVX2 V log(V v) { return Sleef_logd4_u10avx2(v); }
   PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) {
@@ -282,10 +331,8 @@ GaussianMixture::GaussianMixture(std::vector<Component> components)
     lane_scaled_.assign(static_cast<std::size_t>(n_comp) * static_cast<std::size_t>(d) * w, 0.0);
     lane_terms_.assign(static_cast<std::size_t>(n_comp) * w, 0.0);
     lane_pad_grad_.assign(static_cast<std::size_t>(d) * w, 0.0);
-    if (lanes8_) {
-      lane_packed_.assign(static_cast<std::size_t>(n_comp) * 8 + 8, 0.0);
-      lane_masks_.assign(static_cast<std::size_t>(n_comp), 0);
-    }
+    lane_packed_.assign(static_cast<std::size_t>(n_comp) * w + w, 0.0);
+    lane_masks_.assign(static_cast<std::size_t>(n_comp), 0);
   }
   for (Eigen::Index k = 0; k < n_comp; ++k) {
     Component& c = components_[k];
