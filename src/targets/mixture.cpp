@@ -102,15 +102,6 @@ struct LaneLayout {
 };
 
 
-#define PEMC_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
-#define PEMC_AVX512 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline
-// W points per register: W = 8 (512-bit, on CPUs with AVX-512F), 4 (256-bit) or 2 (128-bit, for
-// the last one or two points of a batch), with the same operations lane by lane: the same IEEE
-// arithmetic, explicit fused multiply-adds and SLEEF's exp and log in their avx512f, avx2 and
-// avx2128 builds of one algorithm. So a point's bits do not depend on which width evaluates it,
-// nor on whether its node has AVX-512. (GCC's C++ default -ffp-contract=fast may fuse other
-// products too, but it compiles one kernel text for every width: the tests compare the bits.)
-// M is a lane mask: a vector of all-ones / all-zeros lanes up to 256 bits, a mask register for 8.
 // The 4-lane pass's compress and expand as vpermd indices (two 32-bit halves per double), for
 // each 4-bit lane mask: compress moves the kept lanes, in order, to the lowest lanes; expand
 // sends packed element r to the lane holding the mask's r-th set bit (the other lanes are then
@@ -143,6 +134,17 @@ constexpr const auto& kCompress4 = kLaneTables4.compress;
 constexpr const auto& kExpand4 = kLaneTables4.expand;
 constexpr const auto& kLaneMask4 = kLaneTables4.lane_mask;
 
+#define PEMC_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
+#define PEMC_AVX512 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline
+// W points per register: W = 8 (512-bit, on CPUs with AVX-512F), 4 (256-bit) or 2 (128-bit, for
+// the last one or two points of a batch), with the same operations lane by lane: the same IEEE
+// arithmetic, explicit fused multiply-adds and SLEEF's exp and log in their avx512f, avx2 and
+// avx2128 builds of one algorithm. So a point's bits do not depend on which width evaluates it,
+// nor on whether its node has AVX-512. (GCC's C++ default -ffp-contract=fast may fuse other
+// products too, but it compiles one kernel text for every width: the tests compare the bits.)
+// M is a lane mask: a vector of all-ones / all-zeros lanes up to 256 bits, a mask register for 8.
+// The 4- and 8-lane passes pack their exps (bits, compress, expand); the 2-lane pass skips whole
+// components instead (keep, any).
 template <int W>
 struct Lanes;
 // GCC 12's AVX-512 intrinsics start from a self-initialised "undefined" vector, which its
@@ -165,9 +167,6 @@ struct Lanes<8> {
   PEMC_AVX512 V div(V a, V b) { return _mm512_div_pd(a, b); }
   PEMC_AVX512 V max(V a, V b) { return _mm512_max_pd(a, b); }  // b on NaN, as maxpd
   PEMC_AVX512 M ge_mask(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_GE_OQ); }
-  // v where mask is set, +0 elsewhere (as and with a compare result).
-  PEMC_AVX512 V keep(V v, M mask) { return _mm512_maskz_mov_pd(mask, v); }
-  PEMC_AVX512 bool any(M mask) { return mask != 0; }
   // A mask as bits (bit l: lane l), and the lanes of v whose bits are set moved to the lowest
   // lanes in order (compress; the other lanes unspecified) and back (expand; +0 elsewhere).
   PEMC_AVX512 unsigned bits(M mask) { return mask; }
@@ -212,8 +211,6 @@ struct Lanes<4> {
   PEMC_AVX2 V div(V a, V b) { return _mm256_div_pd(a, b); }
   PEMC_AVX2 V max(V a, V b) { return _mm256_max_pd(a, b); }
   PEMC_AVX2 M ge_mask(V a, V b) { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
-  PEMC_AVX2 V keep(V v, M mask) { return _mm256_and_pd(v, mask); }
-  PEMC_AVX2 bool any(M mask) { return _mm256_movemask_pd(mask) != 0; }
   // AVX2 has no vcompresspd / vexpandpd: the same moves as one vpermd each, by tables indexed by
   // the 4 mask bits (kCompress4, kExpand4), and the expansion's zeros by an and (kLaneMask4).
   PEMC_AVX2 unsigned bits(M mask) { return static_cast<unsigned>(_mm256_movemask_pd(mask)); }
