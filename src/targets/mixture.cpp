@@ -95,7 +95,7 @@ struct LaneLayout {
   std::size_t n_comp, n_pad, d;
   double* scaled;              // [(k * d + i) * W + lane]
   double* terms;               // [k * W + lane]
-  // The 8-lane pass's packed exp arguments (n_comp * 8 + 8 doubles) and per-component lane masks.
+  // The packed exp arguments (n_comp * 8 + 8 doubles) and per-component lane masks.
   double* packed;
   std::uint8_t* masks;
   std::size_t real;            // lanes holding the batch's points (the rest repeat the last one)
@@ -143,8 +143,9 @@ constexpr const auto& kLaneMask4 = kLaneTables4.lane_mask;
 // nor on whether its node has AVX-512. (GCC's C++ default -ffp-contract=fast may fuse other
 // products too, but it compiles one kernel text for every width: the tests compare the bits.)
 // M is a lane mask: a vector of all-ones / all-zeros lanes up to 256 bits, a mask register for 8.
-// The 4- and 8-lane passes pack their exps (bits, compress, expand); the 2-lane pass skips whole
-// components instead (keep, any).
+// The 4- and 8-lane passes pack their exps (kPacked: bits, store_compressed, load_expanded, and
+// the exps in ExpLanes); the 2-lane pass skips whole components instead (keep, any). TwoLanes4
+// (below) is the eight-lane pass of AVX2 CPUs.
 template <int W>
 struct Lanes;
 // GCC 12's AVX-512 intrinsics start from a self-initialised "undefined" vector, which its
@@ -156,6 +157,9 @@ template <>
 struct Lanes<8> {
   using V = __m512d;
   using M = __mmask8;
+  using ExpLanes = Lanes<8>;
+  static constexpr int kWidth = 8;
+  static constexpr bool kPacked = true;
   PEMC_AVX512 V set1(double v) { return _mm512_set1_pd(v); }
   PEMC_AVX512 V zero() { return _mm512_setzero_pd(); }
   PEMC_AVX512 V load(const double* p) { return _mm512_loadu_pd(p); }
@@ -176,6 +180,8 @@ struct Lanes<8> {
   PEMC_AVX512 V expand(unsigned keep, V v) {
     return _mm512_maskz_expand_pd(static_cast<M>(keep), v);
   }
+  PEMC_AVX512 void store_compressed(double* p, unsigned keep, V v) { store(p, compress(keep, v)); }
+  PEMC_AVX512 V load_expanded(unsigned keep, const double* p) { return expand(keep, load(p)); }
   PEMC_AVX512 V exp(V v) { return Sleef_expd8_u10avx512f(v); }
   PEMC_AVX512 V log(V v) { return Sleef_logd8_u10avx512f(v); }
   PEMC_AVX512 V coordinate(const double* const* x, std::size_t i) {
@@ -200,6 +206,9 @@ template <>
 struct Lanes<4> {
   using V = __m256d;
   using M = V;
+  using ExpLanes = Lanes<4>;
+  static constexpr int kWidth = 4;
+  static constexpr bool kPacked = true;
   PEMC_AVX2 V set1(double v) { return _mm256_set1_pd(v); }
   PEMC_AVX2 V zero() { return _mm256_setzero_pd(); }
   PEMC_AVX2 V load(const double* p) { return _mm256_loadu_pd(p); }
@@ -223,6 +232,8 @@ struct Lanes<4> {
     const V moved = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(v), order));
     return _mm256_and_pd(moved, _mm256_load_pd(reinterpret_cast<const double*>(kLaneMask4[keep])));
   }
+  PEMC_AVX2 void store_compressed(double* p, unsigned keep, V v) { store(p, compress(keep, v)); }
+  PEMC_AVX2 V load_expanded(unsigned keep, const double* p) { return expand(keep, load(p)); }
   PEMC_AVX2 V exp(V v) { return Sleef_expd4_u10avx2(v); }
   PEMC_AVX2 V log(V v) { return Sleef_logd4_u10avx2(v); }
   PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) {
@@ -241,6 +252,8 @@ template <>
 struct Lanes<2> {
   using V = __m128d;
   using M = V;
+  static constexpr int kWidth = 2;
+  static constexpr bool kPacked = false;
   PEMC_AVX2 V set1(double v) { return _mm_set1_pd(v); }
   PEMC_AVX2 V zero() { return _mm_setzero_pd(); }
   PEMC_AVX2 V load(const double* p) { return _mm_loadu_pd(p); }
@@ -260,6 +273,60 @@ struct Lanes<2> {
   PEMC_AVX2 void store_pairs(V a, V b, double* const* g) {
     _mm_storeu_pd(g[0], _mm_unpacklo_pd(a, b));
     _mm_storeu_pd(g[1], _mm_unpackhi_pd(a, b));
+  }
+};
+// Eight lanes on AVX2: two 256-bit halves, each doing Lanes<4>'s operations, so every lane gets
+// the bits it gets in a 4-lane pass. One pass over the components for 5 to 8 points instead of
+// a 4-lane pass and a 2-lane one: the halves' independent instructions overlap (the passes'
+// chains of dependent adds, maxima and exps are their cost, not the instruction count), and the
+// components' means and variances are broadcast once for both. The exps run packed across both
+// halves, four at a time (ExpLanes): a point's kept components take the same number of exp
+// lanes as in any other pass.
+struct TwoLanes4 {
+  using H = Lanes<4>;
+  struct V {
+    __m256d lo, hi;
+  };
+  using M = V;
+  using ExpLanes = Lanes<4>;
+  static constexpr int kWidth = 8;
+  static constexpr bool kPacked = true;
+  PEMC_AVX2 V set1(double v) {
+    const __m256d b = H::set1(v);
+    return {b, b};
+  }
+  PEMC_AVX2 V zero() { return {H::zero(), H::zero()}; }
+  PEMC_AVX2 V load(const double* p) { return {H::load(p), H::load(p + 4)}; }
+  PEMC_AVX2 void store(double* p, V v) {
+    H::store(p, v.lo);
+    H::store(p + 4, v.hi);
+  }
+  PEMC_AVX2 V add(V a, V b) { return {H::add(a.lo, b.lo), H::add(a.hi, b.hi)}; }
+  PEMC_AVX2 V sub(V a, V b) { return {H::sub(a.lo, b.lo), H::sub(a.hi, b.hi)}; }
+  PEMC_AVX2 V mul(V a, V b) { return {H::mul(a.lo, b.lo), H::mul(a.hi, b.hi)}; }
+  PEMC_AVX2 V fma(V a, V b, V c) { return {H::fma(a.lo, b.lo, c.lo), H::fma(a.hi, b.hi, c.hi)}; }
+  PEMC_AVX2 V div(V a, V b) { return {H::div(a.lo, b.lo), H::div(a.hi, b.hi)}; }
+  PEMC_AVX2 V max(V a, V b) { return {H::max(a.lo, b.lo), H::max(a.hi, b.hi)}; }
+  PEMC_AVX2 M ge_mask(V a, V b) { return {H::ge_mask(a.lo, b.lo), H::ge_mask(a.hi, b.hi)}; }
+  PEMC_AVX2 unsigned bits(M mask) { return H::bits(mask.lo) | (H::bits(mask.hi) << 4); }
+  // The low half's kept lanes at p, the high half's right after them (its store overwrites the
+  // low half's unspecified lanes), and back.
+  PEMC_AVX2 void store_compressed(double* p, unsigned keep, V v) {
+    const unsigned low = keep & 15u;
+    H::store(p, H::compress(low, v.lo));
+    H::store(p + __builtin_popcount(low), H::compress(keep >> 4, v.hi));
+  }
+  PEMC_AVX2 V load_expanded(unsigned keep, const double* p) {
+    const unsigned low = keep & 15u;
+    return {H::load_expanded(low, p), H::load_expanded(keep >> 4, p + __builtin_popcount(low))};
+  }
+  PEMC_AVX2 V log(V v) { return {H::log(v.lo), H::log(v.hi)}; }
+  PEMC_AVX2 V coordinate(const double* const* x, std::size_t i) {
+    return {H::coordinate(x, i), H::coordinate(x + 4, i)};
+  }
+  PEMC_AVX2 void store_pairs(V a, V b, double* const* g) {
+    H::store_pairs(a.lo, b.lo, g);
+    H::store_pairs(a.hi, b.hi, g + 4);
   }
 };
 #undef PEMC_AVX2
@@ -324,7 +391,7 @@ GaussianMixture::GaussianMixture(std::vector<Component> components)
   lanes8_ = lanes4_ && cpu_has_avx512f();
 #endif
   if (lanes4_) {
-    const std::size_t w = lanes8_ ? 8 : 4;  // the widest pass
+    const std::size_t w = 8;  // the widest pass (AVX-512, or TwoLanes4)
     lane_scaled_.assign(static_cast<std::size_t>(n_comp) * static_cast<std::size_t>(d) * w, 0.0);
     lane_terms_.assign(static_cast<std::size_t>(n_comp) * w, 0.0);
     lane_pad_grad_.assign(static_cast<std::size_t>(d) * w, 0.0);
@@ -493,26 +560,31 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
                       lane_packed_.data(),
                       lane_masks_.data(),
                       0};
-    // Four points per pass (with AVX-512: eight while five or more are left); a remainder of one
-    // or two takes a two-lane pass, of three or four a four-lane pass. Spare lanes repeat the last
-    // point (results to scratch). A pass's cost grows far less than its width (BM_PeGradient/
-    // pe10_hmc/kou_a, batch of 10: 8 + 2 lanes 572 ns, 8 + 4 590, 8 + 8 613, AVX2's 4 + 4 + 2 760;
-    // of 5: one 8-lane pass 310 ns, AVX2's 4 + 2 470), and an 8-lane pass exps only its points'
-    // components above the cut, packed (evaluate_lanes): 5 points 248 ns, 10 points 509 ns.
+    // Eight points per pass while five or more are left (AVX-512: one register; AVX2: two,
+    // TwoLanes4); a remainder of one or two takes a two-lane pass, of three or four a four-lane
+    // pass. Spare lanes repeat the last point (results to scratch). A pass's cost grows far less
+    // than its width (BM_PeGradient/pe10_hmc/kou_a on an AVX-512 host, batch of 10: 8 + 2 lanes
+    // 572 ns, 8 + 4 590, 8 + 8 613, AVX2's 4 + 4 + 2 760; of 5: one 8-lane pass 310 ns, AVX2's
+    // 4 + 2 470), and an 8-lane pass exps only its points' components above the cut, packed
+    // (evaluate_lanes): 5 points 248 ns, 10 points 509 ns. On an AVX2-only host (Zen 3) the
+    // two-register pass against 4 + 2 and 4 + 4 + 2: batch / chained single gradients 0.90 ->
+    // 0.83 for 5 points, 0.72 -> 0.60 for 10.
     for (std::size_t j = 0; j < m;) {
       const std::size_t left = m - j;
-      const std::size_t w = lanes8_ && left >= 5 ? 8 : left >= 3 ? 4 : 2;
+      const std::size_t w = left >= 5 ? 8 : left >= 3 ? 4 : 2;
       const double* x[8];
       double* g[8];
       double u[8];
       lane_pointers(points, grads, j, w, lane_pad_grad_.data(), x, g);
       layout.real = std::min(w, left);
-      if (w == 8)
-        avx512::evaluate_lanes_dim<8>(layout, x, u, g);
+      if (w == 8 && lanes8_)
+        avx512::evaluate_lanes_dim<Lanes<8>>(layout, x, u, g);
+      else if (w == 8)
+        avx2::evaluate_lanes_dim<TwoLanes4>(layout, x, u, g);
       else if (w == 4)
-        avx2::evaluate_lanes_dim<4>(layout, x, u, g);
+        avx2::evaluate_lanes_dim<Lanes<4>>(layout, x, u, g);
       else
-        avx2::evaluate_lanes_dim<2>(layout, x, u, g);
+        avx2::evaluate_lanes_dim<Lanes<2>>(layout, x, u, g);
       for (std::size_t l = 0; l < layout.real; ++l) potentials[j + l] = u[l];
       j += layout.real;
     }

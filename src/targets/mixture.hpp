@@ -33,13 +33,15 @@ class GaussianMixture final : public Target {
   std::string name() const override { return "mixture"; }
   double potential(ConstVectorRef x) const override;
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
-  // On CPUs with AVX2: four points per pass, one in each 256-bit lane, so a batch of N points
-  // costs about N/4 single evaluations' exps (BM_PeGradient); with AVX-512F (unless
-  // set_avx512_allowed(false) was called before construction), eight per pass in 512-bit lanes,
-  // with the same bits for every point. Without AVX2: one call per point.
+  // On CPUs with AVX2: up to eight points per pass, one in each lane of two 256-bit registers
+  // (four per register), so a batch of N points costs about N/4 single evaluations' exps
+  // (BM_PeGradient); with AVX-512F (unless set_avx512_allowed(false) was called before
+  // construction), eight per pass in one 512-bit register. The same bits for every point either
+  // way. Without AVX2: one call per point.
   void potential_and_gradient_batch(std::span<const double> points, std::span<double> potentials,
                                     std::span<double> grads) const override;
-  // Points per pass of the widest batch path this object takes: 8, 4, or 1 (no vector path).
+  // Points per register in the batch path this object takes: 8 (AVX-512), 4 (AVX2), or 1 (no
+  // vector path).
   int batch_width() const { return lanes8_ ? 8 : lanes4_ ? 4 : 1; }
   // mean sum w_k mu_k; second moment sum w_k (mu_k^2 + var_k); cross moment
   // sum w_k (diag(var_k) + mu_k mu_k'); log_z = 0.
@@ -70,14 +72,14 @@ class GaussianMixture final : public Target {
   mutable std::vector<double> scaled_;  // (x_i - mu_ki) / (2 var_ki)
   mutable std::vector<double> terms_;   // log w_k N(x; mu_k, var_k), then exp(term - max)
   // The batch path (see potential_and_gradient_batch): whether this CPU runs it (lanes4_: AVX2
-  // passes of 4 and 2 points; lanes8_: also AVX-512 passes of 8), and its scratch, W lanes per
+  // passes of 8, 4 and 2 points; lanes8_: the passes of 8 in AVX-512), and its scratch, W lanes per
   // entry for a pass of W points, sized for the widest: scaled terms [(k * dim + i) * W + lane],
   // terms [k * W + lane], and the gradients of padding lanes (a pass with fewer points than lanes
   // repeats the batch's last point in the spare ones).
   bool lanes4_ = false;
   bool lanes8_ = false;
   mutable std::vector<double> lane_scaled_, lane_terms_, lane_pad_grad_;
-  // The 8-lane pass's packed exps (mixture.cpp, evaluate_lanes): arguments and lane masks.
+  // The 4- and 8-lane passes' packed exps (mixture.cpp, evaluate_lanes): arguments, lane masks.
   mutable std::vector<double> lane_packed_;
   mutable std::vector<std::uint8_t> lane_masks_;
 };

@@ -561,14 +561,16 @@ TEST(MixtureBatch, APointsBitsDoNotDependOnItsBatch) {
 }
 
 // The 4- and 8-lane passes exp only the (component, lane) pairs above the cut, packed together
-// (compress / expand); the 2-lane pass exps whole components. On the Kou (a) mixture (sd 0.1, so
-// each point keeps ~7 of its 20 components, a different set per point) batches of 3 to 9 points
-// around the means give every lane pattern of kept components; each point must get the bits of
+// (compress / expand; on AVX2 the 8-lane pass packs its two 4-lane halves one after the other);
+// the 2-lane pass exps whole components. On the Kou (a) mixture (sd 0.1, so each point keeps ~7
+// of its 20 components, a different set per point) batches of 3 to 9 points around the means give
+// every pattern of kept components in each group of four lanes; each point must get the bits of
 // its own one-point batch (a 2-lane pass), whatever the pattern.
 TEST(MixtureBatch, PackedExpsGiveTheUnpackedBits) {
   const auto t = preset(v1::MixtureTarget::KOU_A);
   rng::Stream s(23, rng::Domain::kTest, 1, 0);
-  std::array<int, 16> patterns{};  // how often each 4-lane keep pattern occurred (first 4 points)
+  // How often each keep pattern occurred over points 0-3 and (batches of 8 or more) 4-7.
+  std::array<int, 16> patterns{}, patterns_high{};
   for (int trial = 0; trial < 200; ++trial) {
     const int m = 3 + trial % 7;
     std::vector<Vector> points;
@@ -580,13 +582,13 @@ TEST(MixtureBatch, PackedExpsGiveTheUnpackedBits) {
       ASSERT_TRUE(same(alone.u[0], all.u[p])) << "trial " << trial << " point " << j;
       for (std::size_t i = 0; i < 2; ++i) ASSERT_TRUE(same(alone.g[i], all.g[p * 2 + i]));
     }
-    // The keep pattern of each component over the first four points (cut: 708 below the
+    // The keep pattern of each component over four consecutive points (cut: 708 below the
     // point's largest log term), to show the test covers them.
-    if (m >= 4) {
+    auto count_patterns = [&points](int first, std::array<int, 16>& counts) {
       for (const auto& mu : kKou) {
         int pattern = 0;
         for (int l = 0; l < 4; ++l) {
-          const Vector& x = points[static_cast<std::size_t>(l)];
+          const Vector& x = points[static_cast<std::size_t>(first + l)];
           auto log_term = [&x](const double* c) {
             return -(std::pow(x[0] - c[0], 2) + std::pow(x[1] - c[1], 2)) / 0.02;
           };
@@ -594,12 +596,17 @@ TEST(MixtureBatch, PackedExpsGiveTheUnpackedBits) {
           for (const auto& other : kKou) best = std::max(best, log_term(other));
           if (log_term(mu) - best >= -708.0) pattern |= 1 << l;
         }
-        ++patterns[static_cast<std::size_t>(pattern)];
+        ++counts[static_cast<std::size_t>(pattern)];
       }
-    }
+    };
+    if (m >= 4) count_patterns(0, patterns);
+    if (m >= 8) count_patterns(4, patterns_high);
   }
-  for (int pattern = 0; pattern < 16; ++pattern)
+  for (int pattern = 0; pattern < 16; ++pattern) {
     EXPECT_GT(patterns[static_cast<std::size_t>(pattern)], 0) << "keep pattern " << pattern;
+    EXPECT_GT(patterns_high[static_cast<std::size_t>(pattern)], 0)
+        << "keep pattern " << pattern << " in lanes 4-7";
+  }
 }
 
 // Non-finite inputs and overflowing terms inside a batch get exactly the single evaluation's
