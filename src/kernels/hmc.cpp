@@ -6,6 +6,10 @@
 
 #include "core/cpu_features.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define PEMC_HMC_AVX2 1
@@ -58,7 +62,62 @@ void kick_drift(hmc::PhasePoint& z, double h, double e) {
   z.q.noalias() += e * z.p;
 }
 
+// p -= h g, then (with e != 0) q += e p, over N coordinates, two per SSE2 instruction: each lane
+// does the scalar arithmetic (a product, then a difference or sum: this file is built without
+// FMA), so the results are kick_drift's and Eigen's bit for bit.
+template <int N>
+[[gnu::always_inline]] inline void kick_then_drift(double* q, double* p, const double* g,
+                                                   double h, double e, bool drift) {
+  int i = 0;
+#if defined(__SSE2__)
+  const __m128d h2 = _mm_set1_pd(h), e2 = _mm_set1_pd(e);
+  for (; i + 2 <= N; i += 2) {
+    const __m128d pi = _mm_sub_pd(_mm_loadu_pd(p + i), _mm_mul_pd(h2, _mm_loadu_pd(g + i)));
+    _mm_storeu_pd(p + i, pi);
+    if (drift) _mm_storeu_pd(q + i, _mm_add_pd(_mm_loadu_pd(q + i), _mm_mul_pd(e2, pi)));
+  }
+#endif
+  for (; i < N; ++i) {
+    const double pi = p[i] - h * g[i];
+    p[i] = pi;
+    if (drift) q[i] = q[i] + e * pi;
+  }
+}
+
 }  // namespace
+
+// The loop of transition() on the whole vector with a unit metric, for a target of compile-time
+// dimension N: drift, gradient, then a full kick fused with the next drift, and a half kick after
+// the last gradient; the same operations on the same values in the same order. For a 2-D target
+// of ~150 ns per gradient the generic loop's own work (kick_drift's call and loops, the ranges,
+// Eigen's dynamic finiteness reduction) is a tenth of the time. Returns false at the first
+// non-finite potential or gradient.
+template <int N>
+bool HmcKernel::fused_leapfrogs_fixed(double eps, int n_steps, int& taken) {
+  double* q = z_.q.data();
+  double* p = z_.p.data();
+  const double* g = z_.grad.data();
+  // The first drift (the caller has made the first half kick): q += eps p.
+  {
+    int i = 0;
+#if defined(__SSE2__)
+    const __m128d e2 = _mm_set1_pd(eps);
+    for (; i + 2 <= N; i += 2)
+      _mm_storeu_pd(q + i, _mm_add_pd(_mm_loadu_pd(q + i), _mm_mul_pd(e2, _mm_loadu_pd(p + i))));
+#endif
+    for (; i < N; ++i) q[i] = q[i] + eps * p[i];
+  }
+  for (;;) {
+    hamiltonian_.update_potential_gradient_fixed<N>(z_);
+    ++taken;
+    if (!std::isfinite(z_.potential)) return false;
+    if (taken >= n_steps) {
+      kick_then_drift<N>(q, p, g, 0.5 * eps, 0.0, false);
+      return true;
+    }
+    kick_then_drift<N>(q, p, g, eps, eps, true);
+  }
+}
 
 HmcKernel::HmcKernel(targets::TargetPtr target, hmc::Metric metric, HmcOptions options)
     : target_(std::move(target)),
@@ -100,7 +159,16 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   const bool fused = unit_metric && ranges.size() == 1 && ranges[0].begin == 0 &&
                      ranges[0].size == z_.q.size();
   bool drifted = false;
-  while (taken < n_steps) {
+  const int d = static_cast<int>(z_.q.size());
+  if (fused && d <= 4 && n_steps > 0) {
+    switch (d) {
+      case 1: finite = fused_leapfrogs_fixed<1>(eps, n_steps, taken); break;
+      case 2: finite = fused_leapfrogs_fixed<2>(eps, n_steps, taken); break;
+      case 3: finite = fused_leapfrogs_fixed<3>(eps, n_steps, taken); break;
+      default: finite = fused_leapfrogs_fixed<4>(eps, n_steps, taken); break;
+    }
+  }
+  while (taken < n_steps && !(fused && d <= 4)) {
     if (!drifted) {
       for (const auto& r : ranges) {
         if (unit_metric) {

@@ -42,6 +42,10 @@ class HmcKernel final : public Kernel {
   void restore_state(const pemc::v1::KernelState& state) override;
 
  private:
+  // The fused unit-metric leapfrogs for a target of compile-time dimension N (1-4): see hmc.cpp.
+  template <int N>
+  bool fused_leapfrogs_fixed(double eps, int n_steps, int& taken);
+
   targets::TargetPtr target_;
   hmc::Metric metric_;
   HmcOptions options_;

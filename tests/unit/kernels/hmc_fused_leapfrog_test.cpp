@@ -16,7 +16,7 @@ namespace pemc::kernels {
 namespace {
 
 TEST(HmcFusedLeapfrog, BitIdenticalToTheTwoPassLeapfrog) {
-  for (int d : {1, 2, 5, 8, 11}) {
+  for (int d : {1, 2, 3, 4, 5, 8, 11}) {
     Matrix a = Matrix::Random(d, d);
     const Matrix cov = a * a.transpose() + 0.5 * Matrix::Identity(d, d);
     auto target = std::make_shared<targets::Gaussian>(Vector::LinSpaced(d, -1.0, 2.0), cov);
@@ -76,7 +76,7 @@ class BadGradientNormal final : public targets::Target {
 
 TEST(HmcFusedLeapfrog, NonFiniteGradientEndsTheTrajectory) {
   int n_nonfinite = 0, n_finite = 0;
-  for (int d : {1, 5, 8, 11}) {
+  for (int d : {1, 2, 3, 4, 5, 8, 11}) {
     for (int bad : {0, d - 1}) {
       for (double value : {std::nan(""), std::numeric_limits<double>::infinity(),
                            -std::numeric_limits<double>::infinity()}) {
