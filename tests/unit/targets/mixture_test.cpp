@@ -636,6 +636,45 @@ TEST(MixtureBatch, NonFiniteInputsAndOverflowingTermsPerPoint) {
   }
 }
 
+// The same special values in every lane of the passes of 5 to 9 points (the eight-lane pass holds
+// lanes 4-7 in a second register on AVX2): a NaN coordinate gives a NaN potential and gradient, an
+// infinite one +inf and a NaN gradient, and the points beside them keep their one-point bits.
+TEST(MixtureBatch, SpecialValuesInEveryLane) {
+  const GaussianMixture t = overflow_mixture();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  rng::Stream s(24, rng::Domain::kTest, 1, 0);
+  int special_checked = 0;
+  for (int m = 5; m <= 9; ++m) {
+    for (int at = 0; at < m; ++at) {
+      std::vector<Vector> points;
+      for (int j = 0; j < m; ++j) points.push_back(random_point(s, 3, 0.0, 3.0));
+      const int other = (at + 3) % m;  // a second special point elsewhere in the batch
+      points[static_cast<std::size_t>(at)][1] = nan;
+      points[static_cast<std::size_t>(other)][2] = -inf;
+      const BatchResult r = run_batch(t, points);
+      for (int j = 0; j < m; ++j) {
+        const auto p = static_cast<std::size_t>(j);
+        if (j == at || j == other) {
+          if (j == at)
+            EXPECT_TRUE(std::isnan(r.u[p])) << "m " << m << " at " << j;
+          else
+            EXPECT_EQ(r.u[p], inf) << "m " << m << " at " << j;
+          for (std::size_t i = 0; i < 3; ++i)
+            EXPECT_TRUE(std::isnan(r.g[p * 3 + i])) << "m " << m << " at " << j << " i " << i;
+          ++special_checked;
+          continue;
+        }
+        const BatchResult alone = run_batch(t, {points[p]});
+        ASSERT_TRUE(same(alone.u[0], r.u[p])) << "m " << m << " point " << j;
+        for (std::size_t i = 0; i < 3; ++i)
+          ASSERT_TRUE(same(alone.g[i], r.g[p * 3 + i])) << "m " << m << " point " << j;
+      }
+    }
+  }
+  EXPECT_EQ(special_checked, 2 * (5 + 6 + 7 + 8 + 9));
+}
+
 TEST(MixtureBatch, WrongShapesAreRefused) {
   const auto t = preset(v1::MixtureTarget::KOU_A);
   std::vector<double> x(6, 1.0), u(3), g(5);
