@@ -160,7 +160,8 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
                      ranges[0].size == z_.q.size();
   bool drifted = false;
   const int d = static_cast<int>(z_.q.size());
-  if (fused && d <= 4 && n_steps > 0) {
+  const bool fixed_size = fused && d <= 4;  // fused_leapfrogs_fixed runs the whole loop
+  if (fixed_size && n_steps > 0) {
     switch (d) {
       case 1: finite = fused_leapfrogs_fixed<1>(eps, n_steps, taken); break;
       case 2: finite = fused_leapfrogs_fixed<2>(eps, n_steps, taken); break;
@@ -168,7 +169,7 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
       default: finite = fused_leapfrogs_fixed<4>(eps, n_steps, taken); break;
     }
   }
-  while (taken < n_steps && !(fused && d <= 4)) {
+  while (!fixed_size && taken < n_steps) {
     if (!drifted) {
       for (const auto& r : ranges) {
         if (unit_metric) {
