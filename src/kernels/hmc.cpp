@@ -86,37 +86,52 @@ template <int N>
 
 }  // namespace
 
-// The loop of transition() on the whole vector with a unit metric, for a target of compile-time
-// dimension N: drift, gradient, then a full kick fused with the next drift, and a half kick after
-// the last gradient; the same operations on the same values in the same order. For a 2-D target
-// of ~150 ns per gradient the generic loop's own work (kick_drift's call and loops, the ranges,
-// Eigen's dynamic finiteness reduction) is a tenth of the time. Returns false at the first
-// non-finite potential or gradient.
+// transition()'s trajectory on the whole vector with a unit metric, for a target of compile-time
+// dimension N: the state's copy, the momentum draw (Hamiltonian::sample_momentum_fixed), the first
+// half kick and drift, gradient, then a full kick fused with the next drift, a half kick after the
+// last gradient, and the final kinetic energy; the same operations on the same values in the same
+// order as the generic path, so the same bits. For a 2-D target of ~150 ns per gradient the
+// generic path's own work (the loops over ranges, Eigen::Ref hand-offs, kick_drift's call and
+// Eigen's dynamic reductions) is a tenth of the time at 20 steps and a third at 1-3 (short
+// trajectories: BM_Overhead/hmc_steps*). Returns false at the first non-finite potential or
+// gradient (z_.kinetic is then stale, as in the generic path).
 template <int N>
-bool HmcKernel::fused_leapfrogs_fixed(double eps, int n_steps, int& taken) {
+bool HmcKernel::trajectory_fixed(const ChainState& state, rng::Stream& stream, double eps,
+                                 int n_steps, int& taken, double& h0) {
+  using Vec = Eigen::Matrix<double, N, 1>;
   double* q = z_.q.data();
   double* p = z_.p.data();
   const double* g = z_.grad.data();
-  // The first drift (the caller has made the first half kick): q += eps p.
-  {
-    int i = 0;
-#if defined(__SSE2__)
-    const __m128d e2 = _mm_set1_pd(eps);
-    for (; i + 2 <= N; i += 2)
-      _mm_storeu_pd(q + i, _mm_add_pd(_mm_loadu_pd(q + i), _mm_mul_pd(e2, _mm_loadu_pd(p + i))));
-#endif
-    for (; i < N; ++i) q[i] = q[i] + eps * p[i];
-  }
+  Eigen::Map<Vec>{q} = Eigen::Map<const Vec>{state.x.data()};
+  Eigen::Map<Vec>{z_.grad.data()} = Eigen::Map<const Vec>{state.grad.data()};
+  z_.potential = state.potential;
+  // (A partitioned space, e.g. fixed-beta pseudo-samples without a tail, draws per item.)
+  const bool unpartitioned = hamiltonian_.fixed_size_ok();
+  if (unpartitioned)
+    hamiltonian_.sample_momentum_fixed<N>(stream, z_);
+  else
+    hamiltonian_.sample_momentum(stream, z_);
+  h0 = z_.hamiltonian();
+  // The first half kick and drift: p -= (eps / 2) g, q += eps p.
+  kick_then_drift<N>(q, p, g, 0.5 * eps, eps, true);
   for (;;) {
     hamiltonian_.update_potential_gradient_fixed<N>(z_);
     ++taken;
     if (!std::isfinite(z_.potential)) return false;
     if (taken >= n_steps) {
       kick_then_drift<N>(q, p, g, 0.5 * eps, 0.0, false);
-      return true;
+      break;
     }
     kick_then_drift<N>(q, p, g, eps, eps, true);
   }
+  if (!unpartitioned) {
+    hamiltonian_.update_kinetic(z_);
+    return true;
+  }
+  // update_kinetic() with a unit metric: v = p, K = 0.5 p.v (rounded as the generic dot).
+  Eigen::Map<Vec>{z_.velocity.data()} = Eigen::Map<const Vec>{p};
+  z_.kinetic = 0.5 * hmc::detail::fixed_dot<N>(p, z_.velocity.data());
+  return true;
 }
 
 HmcKernel::HmcKernel(targets::TargetPtr target, hmc::Metric metric, HmcOptions options)
@@ -137,63 +152,65 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   // Only the Hamiltonian's ranges() are read and moved: the whole vector, or this member's
   // pseudo-samples when the chain's space is partitioned over a group (hmc/partition.hpp).
   const auto ranges = hamiltonian_.ranges();
-  for (const auto& r : ranges) {
-    z_.q.segment(r.begin, r.size) = state.x.segment(r.begin, r.size);
-    z_.grad.segment(r.begin, r.size) = state.grad.segment(r.begin, r.size);
-  }
-  z_.potential = state.potential;
-  hamiltonian_.sample_momentum(stream, z_);
-  const double h0 = z_.hamiltonian();
-
-  // Leapfrog with the half-kicks of consecutive steps fused into full kicks (the same map as
-  // n_steps separate leapfrog_step calls): one velocity, one drift and one kick per gradient.
-  bool finite = true;
-  int taken = 0;
-  auto kick = [&](double size) {
-    for (const auto& r : ranges)
-      z_.p.segment(r.begin, r.size).noalias() -= size * z_.grad.segment(r.begin, r.size);
-  };
-  kick(0.5 * eps);
   const bool unit_metric = hamiltonian_.metric().kind() == hmc::MetricKind::kUnit;
   // Unit metric on the whole vector: each full kick and the drift after it in one pass.
   const bool fused = unit_metric && ranges.size() == 1 && ranges[0].begin == 0 &&
                      ranges[0].size == z_.q.size();
-  bool drifted = false;
   const int d = static_cast<int>(z_.q.size());
-  const bool fixed_size = fused && d <= 4;  // fused_leapfrogs_fixed runs the whole loop
-  if (fixed_size && n_steps > 0) {
+  bool finite = true;
+  int taken = 0;
+  double h0;
+  if (fused && d <= 4 && n_steps > 0) {
     switch (d) {
-      case 1: finite = fused_leapfrogs_fixed<1>(eps, n_steps, taken); break;
-      case 2: finite = fused_leapfrogs_fixed<2>(eps, n_steps, taken); break;
-      case 3: finite = fused_leapfrogs_fixed<3>(eps, n_steps, taken); break;
-      default: finite = fused_leapfrogs_fixed<4>(eps, n_steps, taken); break;
+      case 1: finite = trajectory_fixed<1>(state, stream, eps, n_steps, taken, h0); break;
+      case 2: finite = trajectory_fixed<2>(state, stream, eps, n_steps, taken, h0); break;
+      case 3: finite = trajectory_fixed<3>(state, stream, eps, n_steps, taken, h0); break;
+      default: finite = trajectory_fixed<4>(state, stream, eps, n_steps, taken, h0); break;
     }
-  }
-  while (!fixed_size && taken < n_steps) {
-    if (!drifted) {
-      for (const auto& r : ranges) {
-        if (unit_metric) {
-          // velocity = p: skip the copy
-          z_.q.segment(r.begin, r.size).noalias() += eps * z_.p.segment(r.begin, r.size);
-        } else {
-          hamiltonian_.metric().velocity(z_.p, z_.velocity, r.begin, r.size);
-          z_.q.segment(r.begin, r.size).noalias() += eps * z_.velocity.segment(r.begin, r.size);
+  } else {
+    for (const auto& r : ranges) {
+      z_.q.segment(r.begin, r.size) = state.x.segment(r.begin, r.size);
+      z_.grad.segment(r.begin, r.size) = state.grad.segment(r.begin, r.size);
+    }
+    z_.potential = state.potential;
+    hamiltonian_.sample_momentum(stream, z_);
+    h0 = z_.hamiltonian();
+
+    // Leapfrog with the half-kicks of consecutive steps fused into full kicks (the same map as
+    // n_steps separate leapfrog_step calls): one velocity, one drift and one kick per gradient.
+    auto kick = [&](double size) {
+      for (const auto& r : ranges)
+        z_.p.segment(r.begin, r.size).noalias() -= size * z_.grad.segment(r.begin, r.size);
+    };
+    kick(0.5 * eps);
+    bool drifted = false;
+    while (taken < n_steps) {
+      if (!drifted) {
+        for (const auto& r : ranges) {
+          if (unit_metric) {
+            // velocity = p: skip the copy
+            z_.q.segment(r.begin, r.size).noalias() += eps * z_.p.segment(r.begin, r.size);
+          } else {
+            hamiltonian_.metric().velocity(z_.p, z_.velocity, r.begin, r.size);
+            z_.q.segment(r.begin, r.size).noalias() +=
+                eps * z_.velocity.segment(r.begin, r.size);
+          }
         }
       }
+      hamiltonian_.update_potential_gradient(z_);
+      ++taken;
+      if (!std::isfinite(z_.potential)) {
+        finite = false;
+        break;
+      }
+      drifted = fused && taken < n_steps;
+      if (drifted)
+        kick_drift(z_, eps, eps);
+      else
+        kick(taken < n_steps ? eps : 0.5 * eps);
     }
-    hamiltonian_.update_potential_gradient(z_);
-    ++taken;
-    if (!std::isfinite(z_.potential)) {
-      finite = false;
-      break;
-    }
-    drifted = fused && taken < n_steps;
-    if (drifted)
-      kick_drift(z_, eps, eps);
-    else
-      kick(taken < n_steps ? eps : 0.5 * eps);
+    if (finite) hamiltonian_.update_kinetic(z_);
   }
-  if (finite) hamiltonian_.update_kinetic(z_);
 
   TransitionStats stats;
   stats.step_size = eps;
@@ -205,7 +222,10 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   const double log_accept = std::isnan(h1) ? -std::numeric_limits<double>::infinity() : h0 - h1;
   stats.accept_stat = std::min(1.0, std::exp(log_accept));
   stats.divergent = !finite || (h1 - h0) > 1000.0;
-  if (std::log(stream.uniform()) < log_accept) {
+  // Metropolis: log u < log_accept, which holds for every u in (0, 1) when log_accept >= 0 (the
+  // log is then skipped; the uniform is drawn either way, keeping the stream's later draws).
+  const double u = stream.uniform();
+  if (log_accept >= 0.0 || std::log(u) < log_accept) {
     for (const auto& r : ranges) {
       state.x.segment(r.begin, r.size) = z_.q.segment(r.begin, r.size);
       state.grad.segment(r.begin, r.size) = z_.grad.segment(r.begin, r.size);

@@ -42,9 +42,11 @@ class HmcKernel final : public Kernel {
   void restore_state(const pemc::v1::KernelState& state) override;
 
  private:
-  // The fused unit-metric leapfrogs for a target of compile-time dimension N (1-4): see hmc.cpp.
+  // The whole trajectory with a unit metric for a target of compile-time dimension N (1-4), from
+  // the chain state to the final kinetic energy: see hmc.cpp.
   template <int N>
-  bool fused_leapfrogs_fixed(double eps, int n_steps, int& taken);
+  bool trajectory_fixed(const ChainState& state, rng::Stream& stream, double eps, int n_steps,
+                        int& taken, double& h0);
 
   targets::TargetPtr target_;
   hmc::Metric metric_;
