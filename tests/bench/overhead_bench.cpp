@@ -27,6 +27,11 @@
 // that way: ns_per_grad_bare_batched, and overhead_ratio_batched = sampler / batched bare, the
 // cost of the sampler's own machinery (overhead_ratio keeps the issue's definition).
 // BM_PeGradient splits that machinery: the extended gradient alone against the bare batch.
+//
+// BM_Overhead/hmc_steps{1,2,3}/kou_a: HMC with 1-3 leapfrog steps per transition, a reference for
+// NUTS on the Kou mixture (~2.7 gradients per transition): the same per-transition work (the
+// stream, the momentum draw, the acceptance) without the tree, so NUTS's excess over it is the
+// tree's cost, and its own ratio is what any transition that short costs on this machine.
 #include <benchmark/benchmark.h>
 #include <google/protobuf/text_format.h>
 
@@ -124,6 +129,13 @@ const ExtendedCase kExtended[] = {
      &kBoltzmann, 1},
     {"ct_gibbs_hmc", "continuous_tempering { variant: GIBBS " PEMC_BENCH_HMC " "
                      PEMC_BENCH_PE28_BASE " }", &kBoltzmann, 1},
+};
+
+// HMC with short trajectories on Kou (see the header): a reference for NUTS there.
+const Case kShortHmc[] = {
+    {"hmc_steps1", R"(hmc { step_size: 0.05 n_leapfrog: 1 metric: UNIT adaptation { enabled: true } })"},
+    {"hmc_steps2", R"(hmc { step_size: 0.05 n_leapfrog: 2 metric: UNIT adaptation { enabled: true } })"},
+    {"hmc_steps3", R"(hmc { step_size: 0.05 n_leapfrog: 3 metric: UNIT adaptation { enabled: true } })"},
 };
 
 std::string with_shared(std::string s) {
@@ -570,6 +582,11 @@ const bool kRegistered = [] {
                                    BM_Overhead, &t, s.pbtxt, 1)
           ->UseManualTime()
           ->MinTime(1.0);
+  for (const auto& s : kShortHmc)
+    benchmark::RegisterBenchmark((std::string("BM_Overhead/") + s.name + "/kou_a").c_str(),
+                                 BM_Overhead, &kKou, s.pbtxt, 1)
+        ->UseManualTime()
+        ->MinTime(1.0);
   for (const auto& e : kExtended)
     benchmark::RegisterBenchmark(
         (std::string("BM_Overhead/") + e.name + "/" + e.target->name).c_str(), BM_Overhead,
