@@ -316,7 +316,9 @@ bool NutsKernel::build_tree(detail::NutsWork<N>& w, hmc::PhasePoint& z, int dept
     }
     propose = merge_samples(w, first, second, w_first, w_second, sum_weight, draws);
     rho = beg.p + w.tip_p(z);
-    return no_u_turn(hamiltonian_, beg.p_sharp, w.tip_sharp(z), rho);
+    if (no_u_turn(hamiltonian_, beg.p_sharp, w.tip_sharp(z), rho)) return true;
+    w.release(propose);  // the caller discards the subtree, and with it its sample
+    return false;
   }
 
   auto& s = w.levels[static_cast<std::size_t>(depth)];
@@ -340,9 +342,12 @@ bool NutsKernel::build_tree(detail::NutsWork<N>& w, hmc::PhasePoint& z, int dept
   // half's momenta plus the first half's last momentum.
   rho = s.rho_init + s.rho_final;
   // (`&`, not `&&`: one branch for the three criteria, which hold together until a U-turn.)
-  return no_u_turn(hamiltonian_, beg.p_sharp, w.tip_sharp(z), rho) &
-         no_u_turn(hamiltonian_, beg.p_sharp, s.final_beg.p_sharp, s.rho_init + s.final_beg.p) &
-         no_u_turn(hamiltonian_, s.init_end.p_sharp, w.tip_sharp(z), s.rho_final + s.init_end.p);
+  if (no_u_turn(hamiltonian_, beg.p_sharp, w.tip_sharp(z), rho) &
+      no_u_turn(hamiltonian_, beg.p_sharp, s.final_beg.p_sharp, s.rho_init + s.final_beg.p) &
+      no_u_turn(hamiltonian_, s.init_end.p_sharp, w.tip_sharp(z), s.rho_final + s.init_end.p))
+    return true;
+  w.release(propose);  // the caller discards the subtree, and with it its sample
+  return false;
 }
 
 TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {

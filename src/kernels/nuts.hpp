@@ -215,7 +215,7 @@ class NutsKernel final : public Kernel {
   // return `beg` holds the subtree's first momentum and velocity (its last ones are z's), `rho`
   // the sum of its momenta, `propose` the pool slot of its multinomial sample and sum_weight =
   // sum exp(H0 - H) over its points. Returns false if the subtree diverged or contains a U-turn
-  // (the caller then discards it).
+  // (the caller then discards it; no pool slot is then held for it).
   template <int N, class Edge, class Vec>
   bool build_tree(detail::NutsWork<N>& w, hmc::PhasePoint& z, int depth, double eps,
                   detail::NutsDraws& draws, Edge& beg, Vec& rho, int& propose,
