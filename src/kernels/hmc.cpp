@@ -105,12 +105,7 @@ bool HmcKernel::trajectory_fixed(const ChainState& state, rng::Stream& stream, d
   Eigen::Map<Vec>{q} = Eigen::Map<const Vec>{state.x.data()};
   Eigen::Map<Vec>{z_.grad.data()} = Eigen::Map<const Vec>{state.grad.data()};
   z_.potential = state.potential;
-  // (A partitioned space, e.g. fixed-beta pseudo-samples without a tail, draws per item.)
-  const bool unpartitioned = hamiltonian_.fixed_size_ok();
-  if (unpartitioned)
-    hamiltonian_.sample_momentum_fixed<N>(stream, z_);
-  else
-    hamiltonian_.sample_momentum(stream, z_);
+  hamiltonian_.sample_momentum_fixed<N>(stream, z_);
   h0 = z_.hamiltonian();
   // The first half kick and drift: p -= (eps / 2) g, q += eps p.
   kick_then_drift<N>(q, p, g, 0.5 * eps, eps, true);
@@ -123,10 +118,6 @@ bool HmcKernel::trajectory_fixed(const ChainState& state, rng::Stream& stream, d
       break;
     }
     kick_then_drift<N>(q, p, g, eps, eps, true);
-  }
-  if (!unpartitioned) {
-    hamiltonian_.update_kinetic(z_);
-    return true;
   }
   // update_kinetic() with a unit metric: v = p, K = 0.5 p.v (rounded as the generic dot).
   Eigen::Map<Vec>{z_.velocity.data()} = Eigen::Map<const Vec>{p};
@@ -160,7 +151,8 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   bool finite = true;
   int taken = 0;
   double h0;
-  if (fused && d <= 4 && n_steps > 0) {
+  // (fixed_size_ok: unpartitioned, so the momentum and kinetic energy need no per-item sums.)
+  if (fused && d <= 4 && n_steps > 0 && hamiltonian_.fixed_size_ok()) {
     switch (d) {
       case 1: finite = trajectory_fixed<1>(state, stream, eps, n_steps, taken, h0); break;
       case 2: finite = trajectory_fixed<2>(state, stream, eps, n_steps, taken, h0); break;

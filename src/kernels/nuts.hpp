@@ -50,8 +50,8 @@
 // u < num / den (no division on the selection's path) gained nothing measurable either, nor did
 // forcing leaf() inline (its call costs ~20 instructions per leaf: 1.336 against 1.328, 8 runs).
 // Where the Kou figure stands (2026-11-27, Zen 3 without AVX-512; callgrind at 2.69 leaves per
-// transition): a gradient is ~1040 instructions, NUTS's own work ~1430 per transition (run<2>
-// ~490, leaves ~160 each, build_tree ~120, merges ~60, the Philox block ~175, the normals ~80),
+// transition): a gradient is ~1040 instructions, NUTS's own work ~1445 per transition (run<2>
+// ~490, leaves ~160 each, build_tree ~120, merges ~60, the Philox block ~170, the normals ~80),
 // spread over ~40 source lines of under 30 instructions each, against a measured ratio of 1.47.
 // HMC with as many gradients per transition (BM_Overhead/hmc_steps{2,3}/kou_a) costs 1.28.
 // The choices are Stan's "uniform < p", exact, in Stan's order (one per subtree merge, one at the

@@ -85,15 +85,16 @@ const Case kTargets[] = {
     {"radon", R"(radon { data_file: "PEMC_SHARED/data/radon/radon.csv" })"},
 };
 
-const Case kSamplers[] = {
-    {"hmc", R"(hmc { step_size: 0.05 n_leapfrog: 20 metric: UNIT adaptation { enabled: true } })"},
-    {"nuts", R"(nuts { step_size: 0.05 metric: UNIT max_tree_depth: 8 adaptation { enabled: true } })"},
-};
-
-#define PEMC_BENCH_HMC \
-  "hmc { step_size: 0.05 n_leapfrog: 20 metric: UNIT adaptation { enabled: true } }"
+#define PEMC_BENCH_HMC_STEPS(n) \
+  "hmc { step_size: 0.05 n_leapfrog: " #n " metric: UNIT adaptation { enabled: true } }"
+#define PEMC_BENCH_HMC PEMC_BENCH_HMC_STEPS(20)
 #define PEMC_BENCH_NUTS \
   "nuts { step_size: 0.05 metric: UNIT max_tree_depth: 8 adaptation { enabled: true } }"
+
+const Case kSamplers[] = {
+    {"hmc", PEMC_BENCH_HMC},
+    {"nuts", PEMC_BENCH_NUTS},
+};
 // The continuous-tempering base of boltzmann-pe28: a dense Cholesky factor (issue 5's case).
 #define PEMC_BENCH_PE28_BASE                                                                  \
   "base { gaussian { mean_file: \"PEMC_SHARED/data/boltzmann-pe28/base_mean.txt\""            \
@@ -133,9 +134,9 @@ const ExtendedCase kExtended[] = {
 
 // HMC with short trajectories on Kou (see the header): a reference for NUTS there.
 const Case kShortHmc[] = {
-    {"hmc_steps1", R"(hmc { step_size: 0.05 n_leapfrog: 1 metric: UNIT adaptation { enabled: true } })"},
-    {"hmc_steps2", R"(hmc { step_size: 0.05 n_leapfrog: 2 metric: UNIT adaptation { enabled: true } })"},
-    {"hmc_steps3", R"(hmc { step_size: 0.05 n_leapfrog: 3 metric: UNIT adaptation { enabled: true } })"},
+    {"hmc_steps1", PEMC_BENCH_HMC_STEPS(1)},
+    {"hmc_steps2", PEMC_BENCH_HMC_STEPS(2)},
+    {"hmc_steps3", PEMC_BENCH_HMC_STEPS(3)},
 };
 
 std::string with_shared(std::string s) {

@@ -17,53 +17,54 @@ namespace {
 
 TEST(HmcFusedLeapfrog, BitIdenticalToTheTwoPassLeapfrog) {
   for (int d : {1, 2, 3, 4, 5, 8, 11}) {
-    // n_leapfrog 1 and 2: the short trajectories (one kick pair, or one full kick) as well.
-    // A large step as well, so that both outcomes of the acceptance are compared.
-    for (int n_leapfrog : {1, 2, 7})
-    for (double step_size : {0.13, 0.9}) {
-      SCOPED_TRACE("d " + std::to_string(d) + ", n_leapfrog " + std::to_string(n_leapfrog) +
-                   ", step size " + std::to_string(step_size));
-      Matrix a = Matrix::Random(d, d);
-      const Matrix cov = a * a.transpose() + 0.5 * Matrix::Identity(d, d);
-      auto target = std::make_shared<targets::Gaussian>(Vector::LinSpaced(d, -1.0, 2.0), cov);
-      HmcOptions o;
-      o.step_size = step_size;
-      o.n_leapfrog = n_leapfrog;
-      HmcKernel kernel(target, hmc::Metric::unit(d), o);
-      ChainState state;
-      state.x = Vector::LinSpaced(d, 0.5, -0.5);
-      state.grad.resize(d);
-      state.potential = target->potential_and_gradient(state.x, state.grad);
-      int n_accepted = 0;
-      for (std::uint64_t it = 0; it < 30; ++it) {
-        // Reference: the same draws from the same stream, two passes per step.
-        rng::Stream ref_stream(9, rng::Domain::kTransition, 0, it);
-        Vector q = state.x, g = state.grad, p(d);
-        ref_stream.fill_normal(p.data(), d);
-        const double h0 = state.potential + 0.5 * p.squaredNorm();
-        double u = state.potential;
-        p.noalias() -= (0.5 * o.step_size) * g;
-        for (int step = 1; step <= o.n_leapfrog; ++step) {
-          q.noalias() += o.step_size * p;
-          u = target->potential_and_gradient(q, g);
-          p.noalias() -= (step < o.n_leapfrog ? o.step_size : 0.5 * o.step_size) * g;
-        }
-        const double h1 = u + 0.5 * p.squaredNorm();
-        const bool accept = std::log(ref_stream.uniform()) < h0 - h1;
-        n_accepted += accept;
-        const Vector expected_x = accept ? q : state.x;
+    // Short trajectories (1 step: two half kicks; 2: one full kick) and a large step, so that
+    // both outcomes of the acceptance are compared.
+    for (int n_leapfrog : {1, 2, 7}) {
+      for (double step_size : {0.13, 0.9}) {
+        SCOPED_TRACE("d " + std::to_string(d) + ", n_leapfrog " + std::to_string(n_leapfrog) +
+                     ", step size " + std::to_string(step_size));
+        Matrix a = Matrix::Random(d, d);
+        const Matrix cov = a * a.transpose() + 0.5 * Matrix::Identity(d, d);
+        auto target = std::make_shared<targets::Gaussian>(Vector::LinSpaced(d, -1.0, 2.0), cov);
+        HmcOptions o;
+        o.step_size = step_size;
+        o.n_leapfrog = n_leapfrog;
+        HmcKernel kernel(target, hmc::Metric::unit(d), o);
+        ChainState state;
+        state.x = Vector::LinSpaced(d, 0.5, -0.5);
+        state.grad.resize(d);
+        state.potential = target->potential_and_gradient(state.x, state.grad);
+        int n_accepted = 0;
+        for (std::uint64_t it = 0; it < 30; ++it) {
+          // Reference: the same draws from the same stream, two passes per step.
+          rng::Stream ref_stream(9, rng::Domain::kTransition, 0, it);
+          Vector q = state.x, g = state.grad, p(d);
+          ref_stream.fill_normal(p.data(), d);
+          const double h0 = state.potential + 0.5 * p.squaredNorm();
+          double u = state.potential;
+          p.noalias() -= (0.5 * o.step_size) * g;
+          for (int step = 1; step <= o.n_leapfrog; ++step) {
+            q.noalias() += o.step_size * p;
+            u = target->potential_and_gradient(q, g);
+            p.noalias() -= (step < o.n_leapfrog ? o.step_size : 0.5 * o.step_size) * g;
+          }
+          const double h1 = u + 0.5 * p.squaredNorm();
+          const bool accept = std::log(ref_stream.uniform()) < h0 - h1;
+          n_accepted += accept;
+          const Vector expected_x = accept ? q : state.x;
 
-        rng::Stream stream(9, rng::Domain::kTransition, 0, it);
-        const TransitionStats stats = kernel.transition(state, stream);
-        ASSERT_EQ(stats.accepted, accept) << "iteration " << it;
-        ASSERT_EQ(stats.energy, accept ? h1 : h0) << "iteration " << it;
-        for (int i = 0; i < d; ++i) ASSERT_EQ(state.x[i], expected_x[i]) << "i " << i;
-        // The stream continues where the reference's does (the uniform is drawn on every path).
-        ASSERT_EQ(stream.bits(), ref_stream.bits()) << "iteration " << it;
-      }
-      EXPECT_GT(n_accepted, 0);
-      if (step_size > 0.5) {
-        EXPECT_LT(n_accepted, 30);  // some rejections
+          rng::Stream stream(9, rng::Domain::kTransition, 0, it);
+          const TransitionStats stats = kernel.transition(state, stream);
+          ASSERT_EQ(stats.accepted, accept) << "iteration " << it;
+          ASSERT_EQ(stats.energy, accept ? h1 : h0) << "iteration " << it;
+          for (int i = 0; i < d; ++i) ASSERT_EQ(state.x[i], expected_x[i]) << "i " << i;
+          // The stream continues where the reference's does (the uniform is drawn on every path).
+          ASSERT_EQ(stream.bits(), ref_stream.bits()) << "iteration " << it;
+        }
+        EXPECT_GT(n_accepted, 0);
+        if (step_size > 0.5) {
+          EXPECT_LT(n_accepted, 30);  // some rejections
+        }
       }
     }
   }
