@@ -32,6 +32,10 @@
 // NUTS on the Kou mixture (~2.7 gradients per transition): the same per-transition work (the
 // stream, the momentum draw, the acceptance) without the tree, so NUTS's excess over it is the
 // tree's cost, and its own ratio is what any transition that short costs on this machine.
+//
+// BM_Overhead/nuts_floor/kou_a: the NUTS case on Kou with the leanest exact NUTS we could write
+// (nuts_floor.hpp; checked first to give NutsKernel's draws bit for bit): how far below
+// NutsKernel any exact NUTS could get on this machine, to read against the 1.25.
 #include <benchmark/benchmark.h>
 #include <google/protobuf/text_format.h>
 
@@ -50,6 +54,7 @@
 #include "extended/base_density_fit.hpp"
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
+#include "nuts_floor.hpp"
 
 namespace {
 
@@ -317,8 +322,7 @@ void chained_gradients(const pemc::targets::Target& target, std::vector<Vector>&
 }
 
 // `calls`: target gradient evaluations per gradient evaluation of the sampled space.
-void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int calls) {
-  Prepared p = prepare(*t, sampler);
+void time_overhead(benchmark::State& st, Prepared& p, int calls) {
   Vector g(p.target->dim());
   const int n_transitions = transitions_per_iteration(*p.target);
   std::uint64_t iteration = 1000;
@@ -395,6 +399,42 @@ void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int c
     st.counters["ns_per_grad_bare_batched"] = bare_batched_ns / static_cast<double>(evals_total);
     st.counters["overhead_ratio_batched"] = sampler_ns / bare_batched_ns;
   }
+}
+
+void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int calls) {
+  Prepared p = prepare(*t, sampler);
+  time_overhead(st, p, calls);
+}
+
+// BM_Overhead/nuts_floor/kou_a: NUTS as the benchmark's NUTS, but the leanest exact version we
+// could write (nuts_floor.hpp), after checking that it gives NutsKernel's draws bit for bit.
+void BM_NutsFloor(benchmark::State& st) {
+  Prepared p = prepare(kKou, PEMC_BENCH_NUTS);
+  const double eps = p.timed->step_size();
+  constexpr int kMaxTreeDepth = 8;  // PEMC_BENCH_NUTS's
+  using Floor = pemc::bench::NutsFloorKernel<2>;
+  {
+    auto reference = parse<pemc::v1::SamplerConfig>(PEMC_BENCH_NUTS);
+    fix_settings(reference, eps);
+    auto nuts = pemc::config::make_sampler(reference, p.target).kernel;
+    Floor floor(p.target, eps, kMaxTreeDepth);
+    pemc::kernels::ChainState a = p.state, b = p.state;
+    for (std::uint64_t i = 0; i < 20000; ++i) {
+      pemc::rng::Stream sa(3, pemc::rng::Domain::kTransition, 0, i);
+      pemc::rng::Stream sb(3, pemc::rng::Domain::kTransition, 0, i);
+      const auto ra = nuts->transition(a, sa);
+      const auto rb = floor.transition(b, sb);
+      if (a.x != b.x || a.grad != b.grad || a.potential != b.potential ||
+          ra.accept_stat != rb.accept_stat || ra.n_leapfrog != rb.n_leapfrog ||
+          sa.bits() != sb.bits()) {
+        st.SkipWithError("nuts_floor's draws differ from NutsKernel's");
+        return;
+      }
+    }
+  }
+  p.timed = std::make_unique<Floor>(p.target, eps, kMaxTreeDepth);
+  p.replay = std::make_unique<Floor>(p.recorder, eps, kMaxTreeDepth);
+  time_overhead(st, p, 1);
 }
 
 // BM_CtGradient/<base>/boltzmann28: the extended gradient of joint continuous tempering alone (no
@@ -588,6 +628,9 @@ const bool kRegistered = [] {
                                  BM_Overhead, &kKou, s.pbtxt, 1)
         ->UseManualTime()
         ->MinTime(1.0);
+  benchmark::RegisterBenchmark("BM_Overhead/nuts_floor/kou_a", BM_NutsFloor)
+      ->UseManualTime()
+      ->MinTime(1.0);
   for (const auto& e : kExtended)
     benchmark::RegisterBenchmark(
         (std::string("BM_Overhead/") + e.name + "/" + e.target->name).c_str(), BM_Overhead,
