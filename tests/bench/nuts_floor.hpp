@@ -1,16 +1,20 @@
 #pragma once
-// A floor for NUTS's own cost on a 2-D target: the leanest exact NUTS we could write, for the
-// benchmark BM_Overhead/nuts_floor/kou_a only. It answers "how far below kernels::NutsKernel
-// could any exact NUTS get on this machine?", so its figure is read against the issue's 1.25.
+// Floors for NUTS's own cost: the leanest exact NUTS we could write, for the benchmarks
+// BM_Overhead/nuts_floor/kou_a and BM_Overhead/pe5_nuts_floor/kou_a only. They answer "how far
+// below kernels::NutsKernel could any exact NUTS get on this machine?", so their figures are read
+// against the issues' bounds (1.25 for NUTS on Kou, 1.15 for pseudo-extended NUTS).
 //
 // It is kernels::NutsKernel's algorithm (Stan's base_nuts: multinomial sampling, the generalised
 // no-U-turn criterion with the checks across each merge, biased progressive sampling at the top,
 // the same draws through kernels::detail::NutsDraws) and the same arithmetic in the same order,
-// without anything the benchmark does not exercise: unit metric only, N fixed at compile time,
-// an unpartitioned space, no adaptation or checkpoints, candidates copied by value instead of
-// pooled, and weights as plain doubles, which equal NutsKernel's while every |H - H0| < 500
-// (beyond that NutsKernel rescales; this one would not). The benchmark checks first that it
-// gives NutsKernel's draws bit for bit, and refuses to time it otherwise.
+// without anything the benchmarks do not exercise: unit metric only, the dimension fixed at
+// compile time, no adaptation or checkpoints, candidates copied by value instead of pooled, and
+// weights as plain doubles, which equal NutsKernel's while every |H - H0| < 500 (beyond that
+// NutsKernel rescales; this one would not). The space's geometry (momentum draw, kinetic energy,
+// dot products) comes from a policy: PlainSpace<N> (an unpartitioned space, as hmc::Hamiltonian's
+// fixed-size path) or OneMemberItems<...> (a pseudo-extended space on one rank: per-item sums in
+// item order, as hmc::Partition). The benchmarks check first that it gives NutsKernel's draws bit
+// for bit, and refuse to time it otherwise.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,8 +27,63 @@
 
 namespace pemc::bench {
 
+// An unpartitioned N-dimensional space with a unit metric (hmc::Hamiltonian's fixed-size path;
+// N <= 2, where Eigen's packet sums and these sequential ones round alike).
 template <int N>
+struct PlainSpace {
+  static_assert(N >= 1 && N <= 2);
+  static constexpr int kDim = N;
+  static void draw_momentum(rng::Stream& stream, double* p) { stream.fill_normal(p, N); }
+  static double kinetic(const double* p) {  // squaredNorm's order: 0 + p_0^2 + p_1^2 + ...
+    double two_k = 0.0;
+    for (int i = 0; i < N; ++i) two_k += p[i] * p[i];
+    return 0.5 * two_k;
+  }
+  static double dot(const double* a, const double* b) {
+    if constexpr (N == 2) {
+      return a[0] * b[0] + a[1] * b[1];  // Eigen's order for a 2-vector
+    } else {
+      return Eigen::Map<const Eigen::Matrix<double, N, 1>>(a).dot(
+          Eigen::Map<const Eigen::Matrix<double, N, 1>>(b));
+    }
+  }
+};
+
+// A pseudo-extended space of kItems items of kBlock coordinates plus one tail coordinate each
+// (hmc::Partition's layout), on one rank with a unit metric: each item's momentum from its own
+// stream keyed by one word of the transition's, and every sum over items in item order, each
+// item's part as Partition::item_dot forms it (kBlock < 4).
+template <int kItems, int kBlock>
+struct OneMemberItems {
+  static_assert(kBlock >= 1 && kBlock < 4);
+  static constexpr int kDim = kItems * (kBlock + 1);
+  static void draw_momentum(rng::Stream& stream, double* p) {
+    const std::uint64_t key = stream.bits();
+    for (int i = 0; i < kItems; ++i) {
+      rng::Stream item(key, rng::Domain::kTransition, static_cast<std::uint64_t>(i), 0);
+      item.fill_normal(p + i * kBlock, kBlock);
+      item.fill_normal(p + kItems * kBlock + i, 1);
+    }
+  }
+  static double dot(const double* a, const double* b) {
+    double sum = 0.0;
+    for (int i = 0; i < kItems; ++i) {
+      double s0 = 0.0;
+      for (int j = i * kBlock; j < (i + 1) * kBlock; ++j) s0 += a[j] * b[j];
+      double r = (s0 + 0.0) + (0.0 + 0.0);
+      const int t = kItems * kBlock + i;
+      r += a[t] * b[t];
+      sum += r;
+    }
+    return sum;
+  }
+  static double kinetic(const double* p) { return 0.5 * dot(p, p); }
+};
+
+template <class Space>
 class NutsFloorKernel final : public kernels::Kernel {
+  static constexpr int N = Space::kDim;
+
  public:
   NutsFloorKernel(targets::TargetPtr target, double step_size, int max_tree_depth)
       : target_(std::move(target)), eps_(step_size), max_depth_(max_tree_depth) {}
@@ -38,8 +97,8 @@ class NutsFloorKernel final : public kernels::Kernel {
       start.g[i] = state.grad[i];
     }
     start.u = state.potential;
-    stream.fill_normal(start.p, N);
-    start.k = 0.5 * Eigen::Map<const Eigen::Matrix<double, N, 1>>(start.p).squaredNorm();
+    Space::draw_momentum(stream, start.p);
+    start.k = Space::kinetic(start.p);
     h0_ = start.u + start.k;
     ends_[0] = start;
     // Momenta at the two parts' outer ends and inner ends (at the last join), their sums, and
@@ -116,16 +175,8 @@ class NutsFloorKernel final : public kernels::Kernel {
     double u, k;
   };
 
-  static double dot(const double* a, const double* b) {
-    if constexpr (N == 2) {
-      return a[0] * b[0] + a[1] * b[1];  // Eigen's order for a 2-vector
-    } else {
-      return Eigen::Map<const Eigen::Matrix<double, N, 1>>(a).dot(
-          Eigen::Map<const Eigen::Matrix<double, N, 1>>(b));
-    }
-  }
   static bool no_u_turn(const double* p_minus, const double* p_plus, const double* rho) {
-    return (dot(p_plus, rho) > 0.0) & (dot(p_minus, rho) > 0.0);
+    return (Space::dot(p_plus, rho) > 0.0) & (Space::dot(p_minus, rho) > 0.0);
   }
 
   // One leapfrog step of z (hmc::leapfrog_step_fixed's unit-metric arithmetic); c = the new
@@ -143,13 +194,9 @@ class NutsFloorKernel final : public kernels::Kernel {
     ++n_leapfrog_;
     double h = std::numeric_limits<double>::infinity();
     if (u < h && zero == 0.0) {
-      double two_k = 0.0;
-      for (int i = 0; i < N; ++i) {
-        z.p[i] -= half * z.g[i];
-        two_k += z.p[i] * z.p[i];
-      }
+      for (int i = 0; i < N; ++i) z.p[i] -= half * z.g[i];
       z.u = u;
-      z.k = 0.5 * two_k;
+      z.k = Space::kinetic(z.p);
       h = u + z.k;
     }
     const double e = scalar_exp(h0_ - h);

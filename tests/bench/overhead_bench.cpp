@@ -33,9 +33,10 @@
 // stream, the momentum draw, the acceptance) without the tree, so NUTS's excess over it is the
 // tree's cost, and its own ratio is what any transition that short costs on this machine.
 //
-// BM_Overhead/nuts_floor/kou_a: the NUTS case on Kou with the leanest exact NUTS we could write
-// (nuts_floor.hpp; checked first to give NutsKernel's draws bit for bit): how far below
-// NutsKernel any exact NUTS could get on this machine, to read against the 1.25.
+// BM_Overhead/nuts_floor/kou_a, BM_Overhead/pe5_nuts_floor/kou_a: the NUTS and pseudo-extended
+// NUTS (N = 5) cases on Kou with the leanest exact NUTS we could write (nuts_floor.hpp; checked
+// first to give NutsKernel's draws bit for bit): how far below NutsKernel an exact NUTS could get
+// on this machine, to read against the issues' 1.25 and 1.15.
 #include <benchmark/benchmark.h>
 #include <google/protobuf/text_format.h>
 
@@ -406,20 +407,27 @@ void BM_Overhead(benchmark::State& st, const Case* t, const char* sampler, int c
   time_overhead(st, p, calls);
 }
 
-// BM_Overhead/nuts_floor/kou_a: NUTS as the benchmark's NUTS, but the leanest exact version we
-// could write (nuts_floor.hpp), after checking that it gives NutsKernel's draws bit for bit.
-void BM_NutsFloor(benchmark::State& st) {
-  Prepared p = prepare(kKou, PEMC_BENCH_NUTS);
+// BM_Overhead/{nuts,pe5_nuts}_floor/kou_a: NUTS as in BM_Overhead/{nuts,pe5_nuts}/kou_a, but the
+// leanest exact version we could write (nuts_floor.hpp, on the geometry `Space`), after checking
+// that it gives NutsKernel's draws bit for bit.
+template <class Space>
+void BM_NutsFloor(benchmark::State& st, const Case* t, const char* sampler, int calls) {
+  Prepared p = prepare(*t, sampler);
+  if (p.space->dim() != Space::kDim) {
+    st.SkipWithError("nuts_floor: the space's dimension differs from the floor kernel's");
+    return;
+  }
   const double eps = p.timed->step_size();
+  auto config = parse<pemc::v1::SamplerConfig>(sampler);
+  fix_settings(config, eps);
   constexpr int kMaxTreeDepth = 8;  // PEMC_BENCH_NUTS's
-  using Floor = pemc::bench::NutsFloorKernel<2>;
+  using Floor = pemc::bench::NutsFloorKernel<Space>;
   {
-    auto reference = parse<pemc::v1::SamplerConfig>(PEMC_BENCH_NUTS);
-    fix_settings(reference, eps);
-    auto nuts = pemc::config::make_sampler(reference, p.target).kernel;
-    Floor floor(p.target, eps, kMaxTreeDepth);
+    auto nuts = pemc::config::make_sampler(config, p.target).kernel;
+    Floor floor(p.space, eps, kMaxTreeDepth);
     pemc::kernels::ChainState a = p.state, b = p.state;
-    for (std::uint64_t i = 0; i < 20000; ++i) {
+    const std::uint64_t n_check = calls > 1 ? 2000 : 20000;
+    for (std::uint64_t i = 0; i < n_check; ++i) {
       pemc::rng::Stream sa(3, pemc::rng::Domain::kTransition, 0, i);
       pemc::rng::Stream sb(3, pemc::rng::Domain::kTransition, 0, i);
       const auto ra = nuts->transition(a, sa);
@@ -432,9 +440,10 @@ void BM_NutsFloor(benchmark::State& st) {
       }
     }
   }
-  p.timed = std::make_unique<Floor>(p.target, eps, kMaxTreeDepth);
-  p.replay = std::make_unique<Floor>(p.recorder, eps, kMaxTreeDepth);
-  time_overhead(st, p, 1);
+  p.timed = std::make_unique<Floor>(p.space, eps, kMaxTreeDepth);
+  p.replay =
+      std::make_unique<Floor>(pemc::config::make_sampler(config, p.recorder).space, eps, kMaxTreeDepth);
+  time_overhead(st, p, calls);
 }
 
 // BM_CtGradient/<base>/boltzmann28: the extended gradient of joint continuous tempering alone (no
@@ -628,9 +637,17 @@ const bool kRegistered = [] {
                                  BM_Overhead, &kKou, s.pbtxt, 1)
         ->UseManualTime()
         ->MinTime(1.0);
-  benchmark::RegisterBenchmark("BM_Overhead/nuts_floor/kou_a", BM_NutsFloor)
+  benchmark::RegisterBenchmark("BM_Overhead/nuts_floor/kou_a",
+                               BM_NutsFloor<pemc::bench::PlainSpace<2>>, &kKou, PEMC_BENCH_NUTS, 1)
       ->UseManualTime()
       ->MinTime(1.0);
+  for (const auto& e : kExtended)
+    if (e.target == &kKou && std::string(e.name) == "pe5_nuts")
+      benchmark::RegisterBenchmark("BM_Overhead/pe5_nuts_floor/kou_a",
+                                   BM_NutsFloor<pemc::bench::OneMemberItems<5, 2>>, &kKou,
+                                   e.pbtxt, e.calls)
+          ->UseManualTime()
+          ->MinTime(1.0);
   for (const auto& e : kExtended)
     benchmark::RegisterBenchmark(
         (std::string("BM_Overhead/") + e.name + "/" + e.target->name).c_str(), BM_Overhead,
