@@ -441,8 +441,8 @@ void BM_NutsFloor(benchmark::State& st, const Case* t, const char* sampler, int 
     }
   }
   p.timed = std::make_unique<Floor>(p.space, eps, kMaxTreeDepth);
-  p.replay =
-      std::make_unique<Floor>(pemc::config::make_sampler(config, p.recorder).space, eps, kMaxTreeDepth);
+  auto replay_space = pemc::config::make_sampler(config, p.recorder).space;
+  p.replay = std::make_unique<Floor>(std::move(replay_space), eps, kMaxTreeDepth);
   time_overhead(st, p, calls);
 }
 
