@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -85,8 +86,12 @@ class NutsFloorKernel final : public kernels::Kernel {
   static constexpr int N = Space::kDim;
 
  public:
+  // (max_tree_depth bounds the recursion, hence the candidates it indexes: NutsKernel's range.)
   NutsFloorKernel(targets::TargetPtr target, double step_size, int max_tree_depth)
-      : target_(std::move(target)), eps_(step_size), max_depth_(max_tree_depth) {}
+      : target_(std::move(target)), eps_(step_size), max_depth_(max_tree_depth) {
+    if (max_depth_ < 1 || max_depth_ > kernels::kNutsMaxTreeDepthLimit)
+      throw std::invalid_argument("nuts_floor: max_tree_depth out of range");
+  }
   std::string name() const override { return "nuts_floor"; }
   double step_size() const override { return eps_; }
 

@@ -420,11 +420,12 @@ void BM_NutsFloor(benchmark::State& st, const Case* t, const char* sampler, int 
   const double eps = p.timed->step_size();
   auto config = parse<pemc::v1::SamplerConfig>(sampler);
   fix_settings(config, eps);
-  constexpr int kMaxTreeDepth = 8;  // PEMC_BENCH_NUTS's
+  const int max_tree_depth =
+      dynamic_cast<const pemc::v1::NutsConfig&>(*inner_kernel(config)).max_tree_depth();
   using Floor = pemc::bench::NutsFloorKernel<Space>;
   {
     auto nuts = pemc::config::make_sampler(config, p.target).kernel;
-    Floor floor(p.space, eps, kMaxTreeDepth);
+    Floor floor(p.space, eps, max_tree_depth);
     pemc::kernels::ChainState a = p.state, b = p.state;
     const std::uint64_t n_check = calls > 1 ? 2000 : 20000;
     for (std::uint64_t i = 0; i < n_check; ++i) {
@@ -440,9 +441,9 @@ void BM_NutsFloor(benchmark::State& st, const Case* t, const char* sampler, int 
       }
     }
   }
-  p.timed = std::make_unique<Floor>(p.space, eps, kMaxTreeDepth);
+  p.timed = std::make_unique<Floor>(p.space, eps, max_tree_depth);
   auto replay_space = pemc::config::make_sampler(config, p.recorder).space;
-  p.replay = std::make_unique<Floor>(std::move(replay_space), eps, kMaxTreeDepth);
+  p.replay = std::make_unique<Floor>(std::move(replay_space), eps, max_tree_depth);
   time_overhead(st, p, calls);
 }
 
