@@ -17,6 +17,7 @@
 // for bit, and refuse to time it otherwise.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
