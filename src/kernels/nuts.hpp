@@ -56,8 +56,9 @@
 // HMC with as many gradients per transition (BM_Overhead/hmc_steps{2,3}/kou_a) costs 1.28.
 // The leanest exact NUTS we could write (tests/bench/nuts_floor.hpp: unit metric, d = 2 fixed,
 // candidates by value; checked to give this kernel's draws bit for bit) costs 1.40-1.44 in the
-// same runs as this kernel's 1.47-1.50 (BM_Overhead/nuts_floor/kou_a, ~1100 against ~1400 own
-// instructions per transition): 1.25 (~720) is out of reach of an exact NUTS on this host.
+// same runs as this kernel's 1.47-1.50 (BM_Overhead/nuts_floor/kou_a; counted as above, with the
+// stream: ~1100 own instructions per transition against ~1400-1450): 1.25 allows ~720, out of
+// reach of an exact NUTS on this host.
 // The choices are Stan's "uniform < p", exact, in Stan's order (one per subtree merge, one at the
 // top level when the new subtree is lighter); the directions are bits of one word. Given the
 // same draws the kernel builds the same trees as a transliteration of Stan (nuts_reference_test).

@@ -41,13 +41,10 @@ struct PlainSpace {
     for (int i = 0; i < N; ++i) two_k += p[i] * p[i];
     return 0.5 * two_k;
   }
-  static double dot(const double* a, const double* b) {
-    if constexpr (N == 2) {
-      return a[0] * b[0] + a[1] * b[1];  // Eigen's order for a 2-vector
-    } else {
-      return Eigen::Map<const Eigen::Matrix<double, N, 1>>(a).dot(
-          Eigen::Map<const Eigen::Matrix<double, N, 1>>(b));
-    }
+  static double dot(const double* a, const double* b) {  // Eigen's order for N <= 2
+    double s = a[0] * b[0];
+    for (int i = 1; i < N; ++i) s += a[i] * b[i];
+    return s;
   }
 };
 
@@ -207,7 +204,7 @@ class NutsFloorKernel final : public kernels::Kernel {
     }
     const double e = scalar_exp(h0_ - h);
     sum_metro_ += std::min(1.0, e);
-    if (h - h0_ > 1000.0) {  // NutsOptions' default max_energy_error
+    if (h - h0_ > kMaxEnergyError) {
       divergent_ = true;
       return false;
     }
@@ -259,6 +256,9 @@ class NutsFloorKernel final : public kernels::Kernel {
     return no_u_turn(beg, z.p, rho) & no_u_turn(beg, final_beg, across_init) &
            no_u_turn(init_end, z.p, across_final);
   }
+
+  // NutsKernel's default divergence threshold (the benchmarks' configs leave it unset).
+  static constexpr double kMaxEnergyError = kernels::NutsOptions{}.max_energy_error;
 
   targets::TargetPtr target_;
   double eps_;
