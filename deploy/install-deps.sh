@@ -19,6 +19,7 @@ PACKAGES=(
   gnuplot-nox                          # pemc-report plot
   nlohmann-json3-dev                   # JSON output of pemc-report
   python3                              # JSON/CSV checks in the MPI end-to-end tests
+  r-cran-stanheaders r-cran-bh r-cran-rcppeigen  # Stan 2.21 models (the `stan` target); no R runs
 )
 
 missing=()

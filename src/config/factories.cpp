@@ -19,6 +19,7 @@
 #include "targets/mixture.hpp"
 #include "targets/plugin.hpp"
 #include "targets/radon.hpp"
+#include "stan_target/stan_target.hpp"
 #include "tempering/from_config.hpp"
 
 namespace pemc::config {
@@ -114,6 +115,7 @@ targets::TargetPtr make_unboxed_target(const v1::TargetConfig& config) {
     case v1::TargetConfig::kRadon: return targets::make_radon(config.radon());
     case v1::TargetConfig::kBoltzmann: return targets::make_boltzmann(config.boltzmann());
     case v1::TargetConfig::kPlugin: return targets::make_plugin(config.plugin());
+    case v1::TargetConfig::kStan: return stan_target::make_stan_target(config.stan());
     case v1::TargetConfig::KIND_NOT_SET:
       throw ConfigError("target: no target kind is set");
     default:

@@ -434,6 +434,11 @@ void check_target(const v1::RunConfig& cfg, Problems& p) {
     case v1::TargetConfig::kPlugin:
       readable_file(p, "target.plugin.library", t.plugin().library());
       break;
+    case v1::TargetConfig::kStan:
+      readable_file(p, "target.stan.model_file", t.stan().model_file());
+      if (!t.stan().data_file().empty())
+        readable_file(p, "target.stan.data_file", t.stan().data_file(), kMaxStanDataBytes);
+      break;
     case v1::TargetConfig::KIND_NOT_SET:
       break;
   }

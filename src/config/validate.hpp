@@ -36,6 +36,8 @@ inline constexpr std::int64_t kMaxIterations = 1'000'000'000'000;
 // A Boltzmann machine has at most kMaxBoltzmannUnits units, so its W, b and Q files hold at most a
 // few thousand numbers; a larger file is the wrong file (and would be read into memory line by line).
 inline constexpr std::uintmax_t kMaxBoltzmannFileBytes = std::uintmax_t{64} << 20;
+// A Stan model's JSON data is read whole into memory by the model; larger files are refused.
+inline constexpr std::uintmax_t kMaxStanDataBytes = std::uintmax_t{1} << 30;
 
 struct Problem {
   std::string field_path;

@@ -23,6 +23,7 @@ enum class Domain : std::uint32_t {
   kTemperature = 5,   // tempering variables (beta draws)
   kGenerator = 6,     // target generators (e.g. random Boltzmann machines)
   kDataSplit = 7,     // train/test splits
+  kOutputs = 8,       // a target's named outputs (Stan's generated quantities), per draw
   kTest = 100,
 };
 

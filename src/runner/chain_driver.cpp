@@ -43,10 +43,11 @@ void draw_initial_point(const v1::InitConfig& init, rng::Stream& stream, VectorR
   }
 }
 
-// Extended targets add the weighted original-space samples the state stands for.
-void fill_weighted_view(v1::Draw& d, const targets::Target& target, const kernels::ChainState& s,
+// Extended targets add the weighted original-space samples the state stands for; false for a
+// plain target (the state is the sample).
+bool fill_weighted_view(v1::Draw& d, const targets::Target& target, const kernels::ChainState& s,
                         targets::WeightedView& view) {
-  if (!target.weighted_view(s.x, view)) return;
+  if (!target.weighted_view(s.x, view)) return false;
   const auto n = static_cast<int>(view.samples.size());
   d.mutable_extra_states()->Resize(n, 0.0);
   std::copy(view.samples.data(), view.samples.data() + n, d.mutable_extra_states()->mutable_data());
@@ -55,6 +56,31 @@ void fill_weighted_view(v1::Draw& d, const targets::Target& target, const kernel
   std::copy(view.log_weights.data(), view.log_weights.data() + k,
             d.mutable_log_weights()->mutable_data());
   d.mutable_extra()->Assign(view.extra.begin(), view.extra.end());
+  return true;
+}
+
+// The target's named outputs (records.proto Draw.outputs) of every sample the draw stands for:
+// the weighted view's samples where the sampler has one, else the state. Randomness (Stan's
+// generated quantities) is keyed by (seed, kOutputs, chain, iteration) and the sample's index,
+// so the outputs are the same for any number of ranks and across checkpoint/resume.
+void fill_outputs(v1::Draw& d, const targets::Target& target, int k, const kernels::ChainState& s,
+                  const targets::WeightedView& view, bool has_view, const ChainTask& task,
+                  std::int64_t t) {
+  d.clear_outputs();
+  if (!has_view && s.x.size() != target.dim()) return;  // a state that is not a target point
+  const auto& samples_matrix = view.samples;
+  const int n = has_view ? static_cast<int>(samples_matrix.cols()) : 1;
+  d.mutable_outputs()->Resize(n * k, 0.0);
+  rng::Stream stream(task.seed, rng::Domain::kOutputs, task.chain_id, static_cast<std::uint64_t>(t));
+  for (int j = 0; j < n; ++j) {
+    std::span<double> row(d.mutable_outputs()->mutable_data() + static_cast<std::ptrdiff_t>(j) * k,
+                          static_cast<std::size_t>(k));
+    const std::uint64_t seed = stream.bits();
+    if (has_view)
+      target.write_outputs(samples_matrix.col(j), seed, row);
+    else
+      target.write_outputs(s.x, seed, row);
+  }
 }
 
 void fill_draw(v1::Draw& d, const kernels::ChainState& s, const kernels::TransitionStats& t) {
@@ -209,6 +235,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
     double sum_accept = 0.0;
     targets::WeightedView view;
+    const auto n_outputs = static_cast<int>(target->output_names().size());
     std::int64_t t_begin = 0;
     if (resume) {
       t_begin = resume->next_iteration();
@@ -302,7 +329,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         draw.set_warmup(warmup);
         gather_state();
         fill_draw(draw, state, stats);
-        fill_weighted_view(draw, space, state, view);
+        const bool has_view = fill_weighted_view(draw, space, state, view);
+        if (n_outputs > 0 && cb.emit)
+          fill_outputs(draw, *target, n_outputs, state, view, has_view, task, t);
         if (cb.emit) call_runner(cb.emit, record);
         if (!warmup) ++n_written;
       }

@@ -1007,6 +1007,7 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
       info->set_original_dim(setup.space->original_dim());
       info->set_target_name(config::target_kind_name(runs[r].target()));
       info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
+      for (const auto& name : setup_targets[r]->output_names()) info->add_output_names(name);
     }
     h.set_dim(h.runs(0).dim());
     h.set_original_dim(h.runs(0).original_dim());

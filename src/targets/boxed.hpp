@@ -23,6 +23,10 @@ class BoxedTarget final : public Target {
   // Outside the box: returns +inf and fills grad with NaN.
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
   Truth truth() const override { return {}; }
+  std::vector<std::string> output_names() const override { return inner_->output_names(); }
+  bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override {
+    return inner_->write_outputs(x, seed, out);
+  }
   // The inner target's default if it lies in the box, else nullopt.
   std::optional<Vector> default_initial_point() const override;
 

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -23,6 +24,12 @@ struct PluginTarget::Api {
   pemc_model_potential_gradient_fn potential_gradient = nullptr;
   pemc_model_initial_point_fn initial_point = nullptr;  // optional
   pemc_model_truth_fn truth = nullptr;                  // optional
+  // Version 2.
+  pemc_model_output_count_fn output_count = nullptr;
+  pemc_model_output_name_fn output_name = nullptr;
+  pemc_model_write_outputs_fn write_outputs = nullptr;
+  pemc_model_potential_fn potential = nullptr;    // optional
+  pemc_model_last_error_fn last_error = nullptr;  // optional
 };
 
 namespace {
@@ -73,7 +80,7 @@ Fn optional_symbol(void* handle, const char* name) {
 }  // namespace
 
 PluginTarget::PluginTarget(const PluginOptions& options)
-    : library_(options.library), api_(std::make_unique<Api>()) {
+    : library_(options.library), name_(options.name), api_(std::make_unique<Api>()) {
   if (library_.empty()) throw ConfigError("plugin target: empty library path");
   const std::string path = resolve_path(library_);
 
@@ -91,10 +98,11 @@ PluginTarget::PluginTarget(const PluginOptions& options)
   api.abi_version =
       required_symbol<pemc_plugin_abi_version_fn>(raw, "pemc_plugin_abi_version", library_);
   const int version = api.abi_version();
-  if (version != PEMC_PLUGIN_ABI_VERSION)
+  if (version != 1 && version != PEMC_PLUGIN_ABI_VERSION)
     throw ConfigError(where(library_) + "ABI version mismatch: the plugin reports " +
-                      std::to_string(version) + ", this pemc expects " +
+                      std::to_string(version) + ", this pemc expects 1 or " +
                       std::to_string(PEMC_PLUGIN_ABI_VERSION));
+  abi_version_ = version;
   api.create = required_symbol<pemc_model_create_fn>(raw, "pemc_model_create", library_);
   api.destroy = required_symbol<pemc_model_destroy_fn>(raw, "pemc_model_destroy", library_);
   api.dim = required_symbol<pemc_model_dim_fn>(raw, "pemc_model_dim", library_);
@@ -102,13 +110,25 @@ PluginTarget::PluginTarget(const PluginOptions& options)
       raw, "pemc_model_potential_gradient", library_);
   api.initial_point = optional_symbol<pemc_model_initial_point_fn>(raw, "pemc_model_initial_point");
   api.truth = optional_symbol<pemc_model_truth_fn>(raw, "pemc_model_truth");
+  if (version >= 2) {
+    api.output_count =
+        required_symbol<pemc_model_output_count_fn>(raw, "pemc_model_output_count", library_);
+    api.output_name =
+        required_symbol<pemc_model_output_name_fn>(raw, "pemc_model_output_name", library_);
+    api.write_outputs =
+        required_symbol<pemc_model_write_outputs_fn>(raw, "pemc_model_write_outputs", library_);
+    api.potential = optional_symbol<pemc_model_potential_fn>(raw, "pemc_model_potential");
+    api.last_error = optional_symbol<pemc_model_last_error_fn>(raw, "pemc_model_last_error");
+  }
 
   std::array<char, 1024> error{};
   void* model = api.create(options.argument.c_str(), error.data(), error.size());
   error.back() = '\0';
   if (model == nullptr)
-    throw ConfigError(where(library_) + "pemc_model_create(\"" + options.argument +
-                      "\") failed: " + (error[0] != '\0' ? error.data() : "(no message)"));
+    throw ConfigError((options.label.empty() ? where(library_) + "pemc_model_create(\"" +
+                                                   options.argument + "\") failed: "
+                                             : options.label + ": ") +
+                      (error[0] != '\0' ? error.data() : "(no message)"));
   // From here on the model must be destroyed on every exit path.
   struct Guard {
     pemc_model_destroy_fn destroy;
@@ -126,6 +146,20 @@ PluginTarget::PluginTarget(const PluginOptions& options)
     throw ConfigError(where(library_) + "model dimension " + std::to_string(d) +
                       " does not match the expected dimension " +
                       std::to_string(*options.expected_dim));
+  if (version >= 2) {
+    const int n = api.output_count(model);
+    if (n < 0 || n > kMaxDim)
+      throw ConfigError(where(library_) + "pemc_model_output_count returned " + std::to_string(n) +
+                        ", expected a count in [0, " + std::to_string(kMaxDim) + "]");
+    output_names_.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const char* name = api.output_name(model, i);
+      if (name == nullptr || name[0] == '\0')
+        throw ConfigError(where(library_) + "pemc_model_output_name(" + std::to_string(i) +
+                          ") gave no name");
+      output_names_.emplace_back(name);
+    }
+  }
   dim_ = d;
   scratch_grad_.resize(d);
   model_ = model;
@@ -138,15 +172,47 @@ PluginTarget::~PluginTarget() {
 }
 
 double PluginTarget::potential(ConstVectorRef x) const {
-  return potential_and_gradient(x, scratch_grad_);
+  if (api_->potential == nullptr) return potential_and_gradient(x, scratch_grad_);
+  check_size(x.size(), dim_);
+  const double u = api_->potential(model_, x.data());
+  if (std::isnan(u)) throw_model_error();
+  return u;
+}
+
+void PluginTarget::check_size(Eigen::Index x_size, Eigen::Index grad_size) const {
+  if (x_size != dim_ || grad_size != dim_)
+    throw Error("plugin target '" + library_ + "': called with " + std::to_string(x_size) +
+                " coordinates and a gradient of " + std::to_string(grad_size) + ", expected " +
+                std::to_string(dim_));
+}
+
+void PluginTarget::throw_model_error() const {
+  if (api_->last_error == nullptr) return;
+  const char* message = api_->last_error(model_);
+  if (message != nullptr && message[0] != '\0')
+    throw Error("the model in '" + library_ + "' failed: " + message);
+}
+
+bool PluginTarget::write_outputs(ConstVectorRef x, std::uint64_t seed,
+                                 std::span<double> out) const {
+  std::fill(out.begin(), out.end(), kNaN);
+  if (api_->write_outputs == nullptr || out.empty()) return out.empty();
+  if (out.size() != output_names_.size() || x.size() != dim_)
+    throw Error("plugin target '" + library_ + "': write_outputs with " +
+                std::to_string(x.size()) + " coordinates and " + std::to_string(out.size()) +
+                " outputs, expected " + std::to_string(dim_) + " and " +
+                std::to_string(output_names_.size()));
+  std::array<char, 512> error{};
+  if (api_->write_outputs(model_, x.data(), seed, out.data(), error.data(), error.size()) == 0)
+    return true;
+  std::fill(out.begin(), out.end(), kNaN);
+  return false;
 }
 
 double PluginTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
-  if (x.size() != dim_ || grad.size() != dim_)
-    throw Error("plugin target '" + library_ + "': called with " + std::to_string(x.size()) +
-                " coordinates and a gradient of " + std::to_string(grad.size()) + ", expected " +
-                std::to_string(dim_));
+  check_size(x.size(), grad.size());
   const double u = api_->potential_gradient(model_, x.data(), grad.data());
+  if (std::isnan(u)) throw_model_error();
   if (std::isfinite(u) && !grad.allFinite()) return kNaN;
   return u;
 }

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "targets/target.hpp"
 
@@ -18,6 +19,10 @@ struct PluginOptions {
   std::string library;
   std::string argument;             // passed verbatim to pemc_model_create
   std::optional<int> expected_dim;  // if set, the model's dim must equal it
+  std::string name = "plugin";      // the target's name() in records and reports
+  // Where a failed pemc_model_create is reported from, e.g. "Stan model 'm.stan'" (default: the
+  // library and the argument).
+  std::string label;
 };
 
 class PluginTarget final : public Target {
@@ -32,15 +37,22 @@ class PluginTarget final : public Target {
   PluginTarget& operator=(const PluginTarget&) = delete;
 
   int dim() const override { return dim_; }
-  std::string name() const override { return "plugin"; }
-  // Calls the plugin's potential_gradient with a scratch gradient buffer.
+  std::string name() const override { return name_; }
+  // The plugin's pemc_model_potential where exported (version 2), else potential_gradient with a
+  // scratch gradient buffer.
   double potential(ConstVectorRef x) const override;
-  // A finite potential with a non-finite gradient is turned into NaN (a rejection).
+  // A finite potential with a non-finite gradient is turned into NaN (a rejection). A NaN for
+  // which a version-2 plugin's pemc_model_last_error gives a message throws Error with it (an
+  // error in the model, not a rejection: the chain fails with that reason).
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
   // From pemc_model_truth if exported: mean / second_moment if all entries finite, log_z if finite.
   Truth truth() const override;
   // From pemc_model_initial_point if exported, returns 0 and gives a finite point.
   std::optional<Vector> default_initial_point() const override;
+  // Version-2 plugins: pemc_model_output_name / pemc_model_write_outputs. Version 1: none.
+  std::vector<std::string> output_names() const override { return output_names_; }
+  bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override;
+  int abi_version() const { return abi_version_; }
 
   const std::string& library() const { return library_; }
 
@@ -48,11 +60,17 @@ class PluginTarget final : public Target {
 
  private:
   struct Api;
+  void check_size(Eigen::Index x_size, Eigen::Index grad_size) const;
+  // Throws Error with pemc_model_last_error's message, if the plugin has one to give.
+  void throw_model_error() const;
   std::string library_;
+  std::string name_;
   std::shared_ptr<void> handle_;  // dlclose on release; declared before model_ (destroyed after)
   std::unique_ptr<Api> api_;
   void* model_ = nullptr;
   int dim_ = 0;
+  int abi_version_ = 0;
+  std::vector<std::string> output_names_;
   mutable Vector scratch_grad_;
 };
 

@@ -1,9 +1,14 @@
-/* pemc user-model plugin ABI, version 1.
+/* pemc user-model plugin ABI, version 2 (version 1 plugins still load).
  *
  * A user model is a shared library (.so) exporting the C functions below. pemc loads it with
- * dlopen(RTLD_NOW | RTLD_LOCAL), checks pemc_plugin_abi_version() == PEMC_PLUGIN_ABI_VERSION and
- * looks up every required symbol; a missing symbol, another ABI version, a failed create or a
- * dimension outside [1, 10^7] is a configuration error naming the library.
+ * dlopen(RTLD_NOW | RTLD_LOCAL), checks that pemc_plugin_abi_version() is 1 or 2 and looks up
+ * every required symbol of that version; a missing symbol, another ABI version, a failed create
+ * or a dimension outside [1, 10^7] is a configuration error naming the library.
+ *
+ * Version 2 adds named outputs: the quantities a draw reports on the model's own scale (for a
+ * Stan model: parameters, transformed parameters and generated quantities, constrained), while
+ * sampling runs on the d unconstrained coordinates x. Stan models are wrapped by pemc's own
+ * version-2 shim (src/stan_target/shim/); a hand-written plugin may use version 1 or 2.
  *
  * Lifetime and threads: pemc calls pemc_model_create once per target instance (one per process,
  * or per thread if several threads sample), uses the returned model from that one thread only,
@@ -20,8 +25,9 @@
 #define PEMC_PLUGIN_ABI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#define PEMC_PLUGIN_ABI_VERSION 1
+#define PEMC_PLUGIN_ABI_VERSION 2
 
 /* Mark the entry points visible even when the plugin is compiled with -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -36,7 +42,7 @@ extern "C" {
 
 /* ---- required ---- */
 
-/* Must return PEMC_PLUGIN_ABI_VERSION as seen when the plugin was compiled. */
+/* The ABI version the plugin implements: 1, or 2 with the version-2 functions below. */
 PEMC_PLUGIN_EXPORT int pemc_plugin_abi_version(void);
 
 /* Create a model from the config's `argument` string (never NULL; may be empty). On failure
@@ -66,6 +72,32 @@ PEMC_PLUGIN_EXPORT int pemc_model_initial_point(void* model, double* x);
 PEMC_PLUGIN_EXPORT int pemc_model_truth(void* model, double* mean, double* second_moment,
                                         double* log_z);
 
+/* ---- version 2: required when pemc_plugin_abi_version() returns 2 ---- */
+
+/* Number of named outputs (>= 0; constant for the model's lifetime). */
+PEMC_PLUGIN_EXPORT int pemc_model_output_count(const void* model);
+
+/* Name of output i in [0, count), in Stan's form: "mu", "theta[1]", "Sigma[2,1]" (1-based, row
+ * index first). The pointer stays valid for the model's lifetime. */
+PEMC_PLUGIN_EXPORT const char* pemc_model_output_name(const void* model, int i);
+
+/* Write the count outputs of the point x (d doubles) into out. `seed` keys any randomness the
+ * outputs need (Stan's generated quantities): the same x and seed give the same outputs. Return 0
+ * on success; otherwise write a NUL-terminated message of at most error_len bytes into `error`
+ * (pemc then records NaN for every output of that draw and counts the failure). */
+PEMC_PLUGIN_EXPORT int pemc_model_write_outputs(void* model, const double* x, uint64_t seed,
+                                                double* out, char* error, size_t error_len);
+
+/* ---- version 2, optional ---- */
+
+/* The potential alone (no gradient), where that is cheaper; same value as potential_gradient. */
+PEMC_PLUGIN_EXPORT double pemc_model_potential(void* model, const double* x);
+
+/* After potential_gradient returned NaN: a NUL-terminated message saying why when it was an
+ * error of the model rather than a rejection (e.g. an index out of range), else "" or NULL. pemc
+ * ends the chain with that message; a NaN with no message is a rejected proposal. */
+PEMC_PLUGIN_EXPORT const char* pemc_model_last_error(const void* model);
+
 /* Function-pointer types pemc uses after dlsym. */
 typedef int (*pemc_plugin_abi_version_fn)(void);
 typedef void* (*pemc_model_create_fn)(const char*, char*, size_t);
@@ -74,6 +106,11 @@ typedef int (*pemc_model_dim_fn)(const void*);
 typedef double (*pemc_model_potential_gradient_fn)(void*, const double*, double*);
 typedef int (*pemc_model_initial_point_fn)(void*, double*);
 typedef int (*pemc_model_truth_fn)(void*, double*, double*, double*);
+typedef int (*pemc_model_output_count_fn)(const void*);
+typedef const char* (*pemc_model_output_name_fn)(const void*, int);
+typedef int (*pemc_model_write_outputs_fn)(void*, const double*, uint64_t, double*, char*, size_t);
+typedef double (*pemc_model_potential_fn)(void*, const double*);
+typedef const char* (*pemc_model_last_error_fn)(const void*);
 
 #ifdef __cplusplus
 }

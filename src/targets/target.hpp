@@ -5,6 +5,7 @@
 // "reject this proposal": targets may return it (e.g. outside a support), kernels must handle it,
 // and nothing crashes. Targets are not thread-safe (they may keep scratch buffers); each thread or
 // rank builds its own.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -79,6 +80,17 @@ class Target {
   virtual int n_test_points() const { return 0; }
   virtual void log_predictive(ConstVectorRef x, std::span<double> out) const {
     throw ConfigError("target '" + name() + "' has no held-out test set");
+  }
+
+  // Named outputs: the quantities a draw reports on the model's own scale, beside its state (a
+  // Stan model's parameters, transformed parameters and generated quantities, constrained, named
+  // as in Stan: "theta[1]"). Default: none; reports then name the state's coordinates x[1..d].
+  virtual std::vector<std::string> output_names() const { return {}; }
+  // Writes the outputs of the point x (size dim()) into out (size output_names().size()). `seed`
+  // keys their randomness (Stan's generated quantities): the same x and seed give the same bits.
+  // Returns false (and fills out with NaN) when the model could not compute them.
+  virtual bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const {
+    return false;
   }
 
   // A sensible default initial point when the config gives none; nullopt = use the config's init.

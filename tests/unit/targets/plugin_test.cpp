@@ -15,6 +15,7 @@
 #include <limits>
 #include <numbers>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "pemc/v1/config.pb.h"
@@ -199,12 +200,77 @@ int pemc_model_dim(const void* m) { return 2; }
 )";
 
 TEST_F(PluginScratch, AbiVersionMismatch) {
-  const std::string so = build("abi2", std::string(kModelBody) + R"(
-int pemc_plugin_abi_version(void) { return 2; }
+  const std::string so = build("abi3", std::string(kModelBody) + R"(
+int pemc_plugin_abi_version(void) { return 3; }
 double pemc_model_potential_gradient(void* m, const double* x, double* g) { g[0] = g[1] = 0; return 0; }
 )");
   expect_config_error([&] { load("", std::nullopt, so); },
-                      {so, "ABI version mismatch", "reports 2", "expects 1"});
+                      {so, "ABI version mismatch", "reports 3", "expects 1 or 2"});
+}
+
+constexpr const char* kGaussianGradient = R"(
+double pemc_model_potential_gradient(void* m, const double* x, double* g) {
+  g[0] = x[0]; g[1] = x[1]; return 0.5 * (x[0] * x[0] + x[1] * x[1]);
+}
+)";
+
+TEST_F(PluginScratch, VersionTwoNeedsTheOutputFunctions) {
+  const std::string so = build("v2_no_outputs", std::string(kModelBody) + kGaussianGradient + R"(
+int pemc_plugin_abi_version(void) { return 2; }
+int pemc_model_output_count(const void* m) { return 1; }
+)");
+  expect_config_error([&] { load("", std::nullopt, so); },
+                      {so, "missing required symbol 'pemc_model_output_name'"});
+}
+
+// A version-2 model: outputs (exp(x1), x2 + seed mod 7) named "sigma" and "z[1]"; its potential
+// reports an error (not a rejection) at x1 > 100 and is NaN without a message at x1 < -100.
+TEST_F(PluginScratch, VersionTwoOutputsAndModelErrors) {
+  const std::string so = build("v2", std::string(kModelBody) + R"(
+#include <math.h>
+#include <stdint.h>
+static const char* names[2] = {"sigma", "z[1]"};
+static const char* message = "";
+int pemc_plugin_abi_version(void) { return 2; }
+int pemc_model_output_count(const void* m) { return 2; }
+const char* pemc_model_output_name(const void* m, int i) { return names[i]; }
+int pemc_model_write_outputs(void* m, const double* x, uint64_t seed, double* out, char* e, size_t n) {
+  if (x[0] > 50) { e[0] = 'x'; e[1] = 0; return 1; }
+  out[0] = exp(x[0]); out[1] = x[1] + (double)(seed % 7); return 0;
+}
+const char* pemc_model_last_error(const void* m) { return message; }
+double pemc_model_potential_gradient(void* m, const double* x, double* g) {
+  g[0] = x[0]; g[1] = x[1];
+  message = x[0] > 100 ? "index 3 out of range" : "";
+  return (x[0] > 100 || x[0] < -100) ? 0.0 / 0.0 : 0.5 * (x[0] * x[0] + x[1] * x[1]);
+}
+)");
+  const auto t = load("", std::nullopt, so);
+  EXPECT_EQ(t->abi_version(), 2);
+  EXPECT_EQ(t->output_names(), (std::vector<std::string>{"sigma", "z[1]"}));
+  std::vector<double> out(2);
+  EXPECT_TRUE(t->write_outputs(Eigen::Vector2d(0.0, 1.0), 10, out));
+  EXPECT_EQ(out[0], 1.0);
+  EXPECT_EQ(out[1], 4.0);  // 1 + 10 mod 7
+  EXPECT_FALSE(t->write_outputs(Eigen::Vector2d(60.0, 1.0), 10, out));
+  EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]));
+  Vector g(2);
+  EXPECT_TRUE(std::isnan(t->potential_and_gradient(Eigen::Vector2d(-200.0, 0.0), g)));
+  try {
+    t->potential_and_gradient(Eigen::Vector2d(200.0, 0.0), g);
+    ADD_FAILURE() << "a NaN with a message must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index 3 out of range"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PluginScratch, VersionOneHasNoOutputs) {
+  const std::string so = build("v1", std::string(kModelBody) + kGaussianGradient + R"(
+int pemc_plugin_abi_version(void) { return 1; }
+)");
+  const auto t = load("", std::nullopt, so);
+  EXPECT_EQ(t->abi_version(), 1);
+  EXPECT_TRUE(t->output_names().empty());
 }
 
 TEST_F(PluginScratch, MissingRequiredSymbolIsNamed) {
