@@ -18,6 +18,7 @@ PACKAGES=(
   zlib1g-dev                           # crc32 checksums on records
   gnuplot-nox                          # pemc-report plot
   nlohmann-json3-dev                   # JSON output of pemc-report
+  libzip-dev                           # pemc-report reference reads posteriordb's zipped draws
   python3                              # JSON/CSV checks in the MPI end-to-end tests
   r-cran-stanheaders r-cran-bh r-cran-rcppeigen  # Stan 2.21 models (the `stan` target); no R runs
 )

@@ -13,6 +13,7 @@
 #include "report/estimate_series.hpp"
 #include "report/export.hpp"
 #include "report/plot.hpp"
+#include "report/reference_check.hpp"
 #include "report/summary.hpp"
 #include "report/truth.hpp"
 
@@ -54,6 +55,23 @@ int cmd_verify(const std::vector<std::string>& files) {
     }
   }
   return rc;
+}
+
+int cmd_reference(const std::string& file, const std::string& db, const std::string& name,
+                  const std::string& format, pemc::report::ReferenceCheckOptions options) {
+  if (options.reference_draws.empty()) {
+    if (db.empty() || name.empty())
+      throw pemc::ConfigError("reference: give --posteriordb DIR and --posterior NAME, or --draws FILE");
+    const std::filesystem::path ref = std::filesystem::path(db) / "reference";
+    options.reference_draws = ref / (name + ".json.zip");
+    if (options.reference_info.empty()) options.reference_info = ref / (name + ".info.json");
+  }
+  const auto check = pemc::report::check_against_reference(file, options);
+  for (const auto& w : check.warnings) std::cerr << "pemc-report: warning: " << w << "\n";
+  std::cout << (format == "json" ? pemc::report::reference_check_to_json(check)
+                                 : pemc::report::reference_check_to_table(check, options));
+  if (!check.passed) return 3;
+  return check.warnings.empty() ? 0 : 1;
 }
 
 std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& files) {
@@ -262,6 +280,27 @@ int main(int argc, char** argv) {
   errors->add_option("--run", errors_run, "Only this run");
   errors->add_flag("--final", errors_final, "Only each file's last snapshot");
 
+  std::string reference_file, reference_db, reference_name, reference_format = "table";
+  pemc::report::ReferenceCheckOptions reference_options;
+  auto* reference = app.add_subcommand(
+      "reference", "Check a run's named outputs against a posteriordb reference posterior "
+                   "(z-scores of means and second moments; exit 3 when any |z| > --threshold)");
+  reference->add_option("file", reference_file, "Record file")->required()->check(CLI::ExistingFile);
+  reference->add_option("--posteriordb", reference_db,
+                        "posteriordb folder (with reference/<posterior>.json.zip and .info.json)");
+  reference->add_option("--posterior", reference_name, "Posterior name, e.g. eight_schools-eight_schools_noncentered");
+  reference->add_option("--draws", reference_options.reference_draws,
+                        "Reference draws (.json or .json.zip) instead of --posteriordb/--posterior");
+  reference->add_option("--info", reference_options.reference_info,
+                        "The reference's .info.json (its bulk ESS per quantity)");
+  reference->add_option("--run", reference_options.run_filter, "The run to check (studies)");
+  reference->add_option("--threshold", reference_options.threshold, "Largest |z| that passes (default 4)")
+      ->check(CLI::PositiveNumber);
+  reference->add_option("--worst", reference_options.show_worst, "Rows shown (default 8)")
+      ->check(CLI::NonNegativeNumber);
+  reference->add_option("--format", reference_format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -300,6 +339,8 @@ int main(int argc, char** argv) {
       for (const auto& n : notes) std::cerr << "note: " << n << "\n";
       return 0;
     }
+    if (*reference) return cmd_reference(reference_file, reference_db, reference_name,
+                                         reference_format, reference_options);
     if (*verify) return cmd_verify(files);
     if (*truth) {
       std::cout << pemc::report::truth_of_config(truth_config);

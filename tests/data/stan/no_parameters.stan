@@ -1,0 +1,5 @@
+data {
+  int N;
+}
+model {
+}
