@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Stan models end to end (docs/stan.md): two jobs compiling the same model at once build it once;
+# NUTS and pseudo-extended NUTS (blocks over 2 ranks) on posteriordb's eight_schools_noncentered
+# and NUTS on kidiq's kidscore_momiq pass `pemc-report reference`; the named outputs (Stan's
+# generated quantities included) are the same for any rank count and across a stop and resume;
+# bad models and data exit 2 before anything is written.
+source "$(dirname "$0")/common.sh"
+DB="${PEMC_SHARED_DIR:-$PEMC_SOURCE_DIR/../shared}/posteriordb"
+[ -d "$DB/models" ] || fail "no posteriordb at $DB"
+STAN="$PEMC_BIN/pemc-stan"
+export PEMC_STAN_CACHE="$WORK/cache"
+export OMPI_MCA_mpi_yield_when_idle=1
+unzip_to() { python3 -c "import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$1" "$2"; }
+unzip_to "$DB/data/eight_schools.json.zip" "$WORK"
+unzip_to "$DB/data/kidiq.json.zip" "$WORK"
+ES="$DB/models/eight_schools_noncentered.stan"
+passed=0
+
+# 1. Two builds of one model at once: one compiles, the other waits for its lock and finds it.
+"$STAN" build "$ES" > "$WORK/b1.out" 2> "$WORK/b1.err" &
+"$STAN" build "$ES" > "$WORK/b2.out" 2> "$WORK/b2.err"
+wait
+cmp -s "$WORK/b1.out" "$WORK/b2.out" || fail "concurrent builds gave different libraries"
+[ -f "$(cat "$WORK/b1.out")" ] || fail "no library at $(cat "$WORK/b1.out")"
+n_compiled=$(cat "$WORK/b1.err" "$WORK/b2.err" | grep -c "^compiled:" || true)
+[ "$n_compiled" -eq 1 ] || { cat "$WORK"/b*.err >&2; fail "expected one compilation, saw $n_compiled"; }
+[ "$(ls -d "$PEMC_STAN_CACHE"/eight_schools_noncentered-*/ | wc -l)" -eq 1 ] || fail "more than one cache entry"
+passed=$((passed + 1))
+
+write_cfg() {  # write_cfg NAME MODEL DATA SAMPLER-BLOCK [extra top-level lines]
+  cat > "$WORK/$1.pbtxt" <<CFG
+name: "$1"
+target { stan { model_file: "$2" data_file: "$3" } }
+sampler { $4 }
+warmup: 1000
+iterations: 1000
+seeds { values: [1, 2, 3, 4] }
+output { path: "$WORK/$1.pemc" }
+${5:-}
+CFG
+}
+nuts='nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8 } }'
+reference() {  # reference FILE POSTERIOR: the check must pass
+  "$REPORT" reference "$1" --posteriordb "$DB" --posterior "$2" > "$1.ref.txt" ||
+    { cat "$1.ref.txt" >&2; fail "$(basename "$1"): reference check against $2 failed"; }
+  echo "ok: $(basename "$1") against $2: $(sed -n 2p "$1.ref.txt")"
+}
+
+# 2. NUTS on 1 and 3 ranks: the check passes; its estimates (from the outputs) agree to the bit.
+write_cfg es_nuts "$ES" "$WORK/eight_schools.json" "$nuts"
+for n in 1 3; do
+  run_mpi "$n" "$DIST" "$WORK/es_nuts.pbtxt" --output "$WORK/es_nuts_n$n.pemc" --log-level warn
+  "$REPORT" reference "$WORK/es_nuts_n$n.pemc" --posteriordb "$DB" \
+    --posterior eight_schools-eight_schools_noncentered --format json > "$WORK/es_nuts_n$n.json" || true
+done
+reference "$WORK/es_nuts_n1.pemc" eight_schools-eight_schools_noncentered
+cmp -s "$WORK/es_nuts_n1.json" "$WORK/es_nuts_n3.json" || fail "outputs differ between -n 1 and -n 3"
+passed=$((passed + 1))
+
+# 3. Stopped at iteration 700 and resumed on another rank count: the same outputs.
+run_mpi 2 "$DIST" "$WORK/es_nuts.pbtxt" --output "$WORK/es_stop.pemc" --stop-after-iterations 700 \
+  --log-level warn 2> /dev/null && fail "the stopped run should exit 4" || true
+[ -s "$WORK/es_stop.pemc.ckpt" ] || fail "the stopped run left no checkpoint"
+run_mpi 3 "$DIST" "$WORK/es_nuts.pbtxt" --output "$WORK/es_stop.pemc" --resume --log-level warn
+"$REPORT" reference "$WORK/es_stop.pemc" --posteriordb "$DB" \
+  --posterior eight_schools-eight_schools_noncentered --format json > "$WORK/es_stop.json" || true
+cmp -s "$WORK/es_nuts_n1.json" "$WORK/es_stop.json" || fail "outputs differ after a stop and resume"
+passed=$((passed + 1))
+
+# 4. Pseudo-extended NUTS, N = 5, each chain's pseudo-samples over 2 ranks.
+write_cfg es_pe "$ES" "$WORK/eight_schools.json" \
+  "pseudo_extended { n_pseudo: 5 ranks_per_chain: 2 $nuts }"
+run_mpi 4 "$DIST" "$WORK/es_pe.pbtxt" --log-level warn
+reference "$WORK/es_pe.pemc" eight_schools-eight_schools_noncentered
+passed=$((passed + 1))
+
+# 5. A second model: a regression on real data.
+write_cfg kidiq "$DB/models/kidscore_momiq.stan" "$WORK/kidiq.json" "$nuts"
+run_mpi 2 "$DIST" "$WORK/kidiq.pbtxt" --log-level warn
+reference "$WORK/kidiq.pemc" kidiq-kidscore_momiq
+passed=$((passed + 1))
+
+# 6. Bad models and data: exit 2, the message names the file, no output created.
+bad() {  # bad NAME MODEL DATA EXPECTED-TEXT
+  write_cfg "$1" "$2" "$3" "$nuts"
+  set +e
+  run_mpi 2 "$DIST" "$WORK/$1.pbtxt" --log-level warn > "$WORK/$1.log" 2>&1
+  local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { cat "$WORK/$1.log" >&2; fail "$1: exit $rc, expected 2"; }
+  grep -q -- "$4" "$WORK/$1.log" || { cat "$WORK/$1.log" >&2; fail "$1: no '$4' in the message"; }
+  [ ! -e "$WORK/$1.pemc" ] || fail "$1: an output was created"
+}
+bad syntax "$PEMC_SOURCE_DIR/tests/data/stan/syntax_error.stan" "" "line 6, column 0"
+echo '{"J": 8, "y": [1, 2], "sigma": [1, 1, 1, 1, 1, 1, 1, 1]}' > "$WORK/short.json"
+bad short_data "$ES" "$WORK/short.json" "variable name=y"
+echo '{"J": 8, "y": [1, 2,' > "$WORK/torn.json"
+bad torn_data "$ES" "$WORK/torn.json" "torn.json:1:"
+passed=$((passed + 1))
+
+echo "$passed passed, 0 failed"
