@@ -52,6 +52,9 @@ void fill_sampler(pemc::v1::SamplerConfig& s) {
       break;
     case pemc::v1::SamplerConfig::kContinuousTempering:
       fill_local_kernel(*s.mutable_continuous_tempering());
+      // No base given: fit one to the target (any target with a gradient, Stan models included).
+      if (!s.continuous_tempering().has_base())
+        s.mutable_continuous_tempering()->mutable_base()->mutable_variational();
       break;
     case pemc::v1::SamplerConfig::kParallelTempering:
       fill_local_kernel(*s.mutable_parallel_tempering());
@@ -61,6 +64,9 @@ void fill_sampler(pemc::v1::SamplerConfig& s) {
       break;
     case pemc::v1::SamplerConfig::kAnnealedImportance:
       fill_local_kernel(*s.mutable_annealed_importance());
+      // AIS starts from a normalised reference: without one, a Gaussian fitted to the target.
+      if (!s.annealed_importance().has_reference())
+        s.mutable_annealed_importance()->mutable_reference()->mutable_fitted()->mutable_variational();
       break;
     case pemc::v1::SamplerConfig::KIND_NOT_SET:
       break;

@@ -19,6 +19,10 @@ case "$SAMPLER" in
   pe5) sampler='pseudo_extended { n_pseudo: 5 nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8 } } }' ;;
   *) fail "SAMPLER must be nuts or pe5" ;;
 esac
+run_mpi() {  # as common.sh's, with room for the slow models (diamonds, the ODE model)
+  local n=$1; shift
+  timeout 5400 mpirun --oversubscribe -n "$n" "$@"
+}
 names="${POSTERIORS:-$(cd "$DB/posteriors" && ls *.json | sed 's/\.json$//')}"
 echo "| posterior | sampler | max abs z | min bulk ESS | ESS/s | sampling chain-s | compile s | verdict |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -52,7 +56,7 @@ import json, sys
 ref = json.load(open(sys.argv[1]))
 summary = json.load(open(sys.argv[2]))
 files = summary if isinstance(summary, list) else [summary]
-chains = [c for f in files for c in f.get("chains", [])]
+chains = [c for f in files for c in f.get("runs", [])]
 seconds = sum(c.get("wall_seconds", 0.0) for c in chains) if chains else float("nan")  # chain-seconds: one core each
 ess = min(r["ess"] for r in ref["checks"] if r["moment"] == "mean")
 rc = int(sys.argv[6])
