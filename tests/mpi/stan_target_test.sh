@@ -2,9 +2,8 @@
 # Stan models end to end (docs/stan.md): two jobs compiling the same model at once build it once;
 # NUTS and pseudo-extended NUTS (blocks over 2 ranks) on posteriordb's eight_schools_noncentered
 # pass `pemc-report reference` (all twelve posteriors: tests/statistical/posteriordb_study.sh); the
-# named outputs (Stan's
-# generated quantities included) are the same for any rank count and across a stop and resume;
-# bad models and data exit 2 before anything is written.
+# named outputs (Stan's generated quantities included) are the same for any rank count and across a
+# stop and resume; bad models and data exit 2 before anything is written.
 source "$(dirname "$0")/common.sh"
 DB="${PEMC_SHARED_DIR:-$PEMC_SOURCE_DIR/../shared}/posteriordb"
 [ -d "$DB/models" ] || fail "no posteriordb at $DB"
