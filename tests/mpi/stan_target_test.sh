@@ -89,7 +89,7 @@ bad syntax "$PEMC_SOURCE_DIR/tests/data/stan/syntax_error.stan" "" "line 6, colu
 echo '{"J": 8, "y": [1, 2], "sigma": [1, 1, 1, 1, 1, 1, 1, 1]}' > "$WORK/short.json"
 bad short_data "$ES" "$WORK/short.json" "variable name=y"
 echo '{"J": 8, "y": [1, 2,' > "$WORK/torn.json"
-bad torn_data "$ES" "$WORK/torn.json" "torn.json:1:"
+bad torn_data "$ES" "$WORK/torn.json" "torn.json:2:1: malformed JSON"
 passed=$((passed + 1))
 
 echo "$passed passed, 0 failed"
