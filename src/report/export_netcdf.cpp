@@ -227,7 +227,7 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
     check(nc_put_att_text(o.ncid, NC_GLOBAL, "source", attrs.size(), attrs.c_str()), o.file, "attribute");
     o.post = define_groups(o.ncid, o.file, "", run, o.layout, chain_ids.size(), n_draws, n_samples,
                            chain_ids);
-    if (options.include_warmup)
+    if (options.include_warmup && n_warm > 0)
       o.warm = define_groups(o.ncid, o.file, "warmup_", run, o.layout, chain_ids.size(), n_warm,
                              n_samples, chain_ids);
     result.files.push_back(o.file);

@@ -7,7 +7,8 @@
 //                        tree_depth, n_steps, diverging, energy over (chain, draw), and for weighted
 //                        samplers log_weight over (chain, draw, sample) (export.hpp says which
 //                        weights: a self-normalised average over all of the run's samples);
-//   with include_warmup also warmup_posterior and warmup_sample_stats.
+//   with include_warmup (and warmup draws in the file) also warmup_posterior and
+//   warmup_sample_stats.
 // Coordinates chain (pemc's chain ids) and draw (0-based). Weighted samplers' variables have the
 // extra dim sample (the draw's weighted samples). Chains shorter than the longest (a damaged or
 // unfinished file) are padded with NaN (integers with their _FillValue).

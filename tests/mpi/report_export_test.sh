@@ -15,7 +15,7 @@ sampler { nuts { step_size: 0.3 metric: DIAGONAL adaptation { enabled: true adap
 warmup: 200
 iterations: 400
 seeds { values: [3, 4] }
-output { path: "nuts.pemc" }
+output { path: "nuts.pemc" write_warmup: true }
 CFG
 cat > "$WORK/study.pbtxt" <<'CFG'
 name: "mini_quickstart"
@@ -71,6 +71,13 @@ stopifnot(isTRUE(all.equal(as.numeric(s$mean[s$variable == "x[1]"]), mean(pemc[[
                            tolerance = 1e-12)))
 stopifnot(all(as.numeric(s$rhat) < 1.1))
 R
+# With warmup: CmdStan's save_warmup layout, which rstan splits at num_warmup.
+"$REPORT" export "$WORK/nuts.pemc" --format cmdstan --include-warmup --output-dir "$WORK/cmdstan_w" 2> /dev/null \
+  || fail "cmdstan --include-warmup failed"
+Rscript - "$WORK/cmdstan_w" <<'R' || fail "rstan could not read the export with warmup"
+fit <- suppressMessages(rstan::read_stan_csv(sort(Sys.glob(file.path(commandArgs(TRUE)[1], "*.csv")))))
+stopifnot(dim(as.array(fit))[1] == 400, fit@sim$warmup2[1] == 200)
+R
 passed=$((passed + 1))
 
 # 2. A study of two shapes: never one ragged table; one consistent CSV per run; CmdStan refuses
@@ -107,7 +114,8 @@ R
 passed=$((passed + 1))
 
 # 3. ArviZ netCDF read by xarray: groups, dims and values; the weighted run keeps its weights.
-"$REPORT" export "$WORK/nuts.pemc" --format netcdf --output-dir "$WORK/nc" 2> /dev/null || fail "netcdf export failed"
+"$REPORT" export "$WORK/nuts.pemc" --format netcdf --include-warmup --output-dir "$WORK/nc" 2> /dev/null \
+  || fail "netcdf export failed"
 "$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc2" 2> /dev/null || fail "netcdf study export failed"
 # Debian's python3, which has Debian's xarray and netCDF4 (a python3 earlier on PATH may not).
 "${PEMC_PYTHON:-/usr/bin/python3}" - "$WORK/nc/gauss.nc" "$WORK/nuts.csv" "$WORK/nc2/pe_n5.nc" <<'PY' || fail "xarray check failed"
@@ -130,6 +138,9 @@ for k, c in enumerate(chains):
         want = np.array([float(r[f"x[{i + 1}]"]) for r in mine])
         assert np.array_equal(post["x"].values[k, :, i], want), (c, i)
     assert np.array_equal(stats["lp"].values[k], np.array([float(r["lp__"]) for r in mine]))
+warm = xr.open_dataset(path, group="warmup_posterior")
+assert dict(warm["x"].sizes) == {"chain": 2, "draw": 200, "x_dim_0": 3}, warm["x"].sizes
+assert "lp" in xr.open_dataset(path, group="warmup_sample_stats")
 pe = xr.open_dataset(pe_path, group="posterior")
 assert dict(pe["x"].sizes) == {"chain": 2, "draw": 300, "sample": 5, "x_dim_0": 2}, pe["x"].sizes
 pes = xr.open_dataset(pe_path, group="sample_stats")
