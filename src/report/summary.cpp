@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -351,6 +352,17 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
                        "seed", "draws", "accept", "grad evals", "wall s",
                        any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(),
                        "mean | E[x^2]");
+    // Named outputs (a Stan model's): say which quantities the vectors hold.
+    std::set<std::string> named;
+    for (const auto& r : f.runs) {
+      const auto plain = quantity_names({}, static_cast<int>(r.names.size()));
+      if (r.names != plain && named.insert(r.run_id).second) {
+        std::string list;
+        for (std::size_t i = 0; i < r.names.size() && i < 6; ++i) list += (i ? " " : "") + r.names[i];
+        if (r.names.size() > 6) list += fmt::format(" ... ({} quantities)", r.names.size());
+        out += fmt::format("  run {}: mean | E[x^2] of {}\n", r.run_id, list);
+      }
+    }
     for (const auto& r : f.runs) {
       out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f}{}  {} | {}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
