@@ -468,7 +468,8 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
   if (shown < max_dim)
     out += fmt::format("Showing the first {} of {} quantities (--coords N shows more; the RMSE "
                        "over all and --format json cover every one).\n\n",
-                       shown, same_dim ? std::to_string(max_dim) : "up to " + std::to_string(max_dim));
+                       shown,
+                       same_dim ? std::to_string(max_dim) : "up to " + std::to_string(max_dim));
   auto row = [&out](const std::vector<std::string>& cells) {
     out += "|";
     for (const auto& cell : cells) out += " " + cell + " |";

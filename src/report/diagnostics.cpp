@@ -164,7 +164,8 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
     std::vector<std::string> names;
     const auto& first_names = members.front().chain->names;
     for (std::size_t i = 0; i < k; ++i)
-      names.push_back(i < first_names.size() ? first_names[i] : coordinate_name(static_cast<int>(i)));
+      names.push_back(i < first_names.size() ? first_names[i]
+                                             : coordinate_name(static_cast<int>(i)));
     if (with_potential) names.push_back("potential");
     for (std::size_t p = 0; p < names.size(); ++p) {
       const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();

@@ -116,7 +116,8 @@ Scan scan_file(const std::filesystem::path& path, const ExportOptions& options, 
       export_log_weights(d, run, weights);
       for (double w : weights)
         if (std::isnan(w) || w == kInf)
-          throw DataError(fmt::format("{}: log weight {} cannot be resampled", where(path, reader, d), w));
+          throw DataError(
+              fmt::format("{}: log weight {} cannot be resampled", where(path, reader, d), w));
       c.log_weights.insert(c.log_weights.end(), weights.begin(), weights.end());
       c.samples_per_draw.push_back(n);
     }
@@ -149,7 +150,8 @@ void prepare_output_dir(const ExportOptions& options) {
   namespace fs = std::filesystem;
   const auto& dir = options.output_dir;
   if (dir.empty())
-    throw ConfigError("export --format " + options.format + " writes several files: give --output-dir DIR");
+    throw ConfigError("export --format " + options.format +
+                      " writes several files: give --output-dir DIR");
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec))
@@ -161,7 +163,8 @@ void prepare_output_dir(const ExportOptions& options) {
     return;
   }
   fs::create_directories(dir, ec);
-  if (ec) throw IoError("export --output-dir " + dir.string() + ": cannot create it: " + ec.message());
+  if (ec)
+    throw IoError("export --output-dir " + dir.string() + ": cannot create it: " + ec.message());
 }
 
 std::string file_stem(const std::string& run_id) {
@@ -228,16 +231,16 @@ std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, std::ostream& out,
   const int n = draw_sample_count(d, od);
   export_log_weights(d, run, weights);
   values.resize(run.names.size());
-  const std::string stats =
-      fmt::format("{},{},{},{},{},{},{}", num(-d.potential()), num(d.accept_stat()),
-                  num(d.step_size()), d.tree_depth(), d.n_leapfrog(), d.divergent() ? 1 : 0,
-                  num(d.energy()));
+  const std::string stats = fmt::format("{},{},{},{},{},{},{}", num(-d.potential()),
+                                        num(d.accept_stat()), num(d.step_size()), d.tree_depth(),
+                                        d.n_leapfrog(), d.divergent() ? 1 : 0, num(d.energy()));
   std::string line;
   for (int j = 0; j < n; ++j) {
     sample_quantities(d, od, run.named_outputs, j, values);
     line = fmt::format("{},{},{},{},{}", csv_cell(d.run_id()), d.chain_id(), d.seed(),
                        d.iteration(), d.warmup() ? 1 : 0);
-    if (run.weighted) line += fmt::format(",{},{}", j + 1, num(weights[static_cast<std::size_t>(j)]));
+    if (run.weighted)
+      line += fmt::format(",{},{}", j + 1, num(weights[static_cast<std::size_t>(j)]));
     line += "," + stats;
     for (double v : values) line += "," + num(v);
     out << line << '\n';
@@ -251,13 +254,15 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
   std::map<std::string, std::ostream*> outs;
   if (stream) {
     // One table: every run must have the same columns (checked before anything is written).
-    const std::string first_header = scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()));
+    const std::string first_header =
+        scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()));
     for (const auto& id : scan.run_order) {
       const std::string h = csv_header(scan.runs.at(id));
       if (h != first_header)
         throw ConfigError(fmt::format(
             "export --format csv: runs '{}' and '{}' of {} have different columns ({} vs {}); "
-            "one table would have ragged rows: use --output-dir DIR (one file per run) or --run NAME",
+            "one table would have ragged rows: use --output-dir DIR (one file per run) or --run "
+            "NAME",
             scan.run_order.front(), id, path.string(), first_header, h));
       outs[id] = stream;
     }
@@ -303,16 +308,17 @@ const google::protobuf::Message* kernel_config(const google::protobuf::Message& 
   std::vector<const google::protobuf::FieldDescriptor*> fields;
   m.GetReflection()->ListFields(m, &fields);
   for (const auto* f : fields) {
-    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated()) continue;
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated())
+      continue;
     if (const auto* k = kernel_config(m.GetReflection()->GetMessage(m, f), depth + 1)) return k;
   }
   return nullptr;
 }
 
 struct KernelInfo {
-  std::string engine;     // nuts, static (hmc), mala, rwm, or the sampler's name
-  std::string metric;     // unit_e, diag_e, dense_e ("" for kernels without one)
-  double step_size = 0;   // configured (initial) step size
+  std::string engine;    // nuts, static (hmc), mala, rwm, or the sampler's name
+  std::string metric;    // unit_e, diag_e, dense_e ("" for kernels without one)
+  double step_size = 0;  // configured (initial) step size
   bool adapt = false;
   int max_depth = 10;
 };
@@ -330,7 +336,9 @@ KernelInfo kernel_info(const v1::SamplerConfig& sampler) {
     k.max_depth = n->has_max_tree_depth() ? n->max_tree_depth() : 10;
   } else if (const auto* h = dynamic_cast<const v1::HmcConfig*>(m)) {
     k.engine = "static";
-    k.metric = h->metric() == v1::DIAGONAL ? "diag_e" : h->metric() == v1::DENSE ? "dense_e" : "unit_e";
+    k.metric = h->metric() == v1::DIAGONAL ? "diag_e"
+               : h->metric() == v1::DENSE  ? "dense_e"
+                                           : "unit_e";
     k.step_size = h->step_size();
     k.adapt = h->adaptation().enabled();
   } else if (const auto* a = dynamic_cast<const v1::MalaConfig*>(m)) {
@@ -348,7 +356,8 @@ KernelInfo kernel_info(const v1::SamplerConfig& sampler) {
 // The sampler diagnostics columns that apply to a kernel, in CmdStan's order.
 std::vector<std::string> diagnostic_columns(const KernelInfo& k) {
   if (k.engine == "nuts")
-    return {"accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"};
+    return {"accept_stat__", "stepsize__",  "treedepth__",
+            "n_leapfrog__",  "divergent__", "energy__"};
   if (k.engine == "static")
     return {"accept_stat__", "stepsize__", "n_leapfrog__", "divergent__", "energy__"};
   if (k.engine == "mala") return {"accept_stat__", "stepsize__"};
@@ -387,7 +396,8 @@ std::string cmdstan_comments(const fs::path& source, const RunScan& run, const C
   if (k.engine == "nuts" || k.engine == "static") {
     s += "#     algorithm = hmc\n#       hmc\n";
     s += fmt::format("#         engine = {}\n", k.engine);
-    if (k.engine == "nuts") s += fmt::format("#           nuts\n#             max_depth = {}\n", k.max_depth);
+    if (k.engine == "nuts")
+      s += fmt::format("#           nuts\n#             max_depth = {}\n", k.max_depth);
     s += fmt::format("#         metric = {}\n", k.metric);
     s += fmt::format("#         stepsize = {}\n", num(k.step_size));
   } else {
@@ -403,8 +413,9 @@ std::string cmdstan_comments(const fs::path& source, const RunScan& run, const C
   s += fmt::format("# pemc_sampler = {}\n", run.meta.sampler);
   s += fmt::format("# pemc_status = {}\n", c.status);
   if (options.resample)
-    s += fmt::format("# pemc_resampled = {} (one sample per draw by its normalised weight, seed {})\n",
-                     run.weighted ? 1 : 0, options.seed);
+    s += fmt::format(
+        "# pemc_resampled = {} (one sample per draw by its normalised weight, seed {})\n",
+        run.weighted ? 1 : 0, options.seed);
   return s;
 }
 
@@ -415,7 +426,8 @@ std::string cmdstan_adaptation(const ChainScan& c, const KernelInfo& k) {
   std::string s = "# Adaptation terminated\n";
   s += fmt::format("# Step size = {}\n", num(c.final_step_size));
   if (!k.metric.empty())
-    s += fmt::format("# Metric: {} (the adapted values are not recorded in pemc record files)\n", k.metric);
+    s += fmt::format("# Metric: {} (the adapted values are not recorded in pemc record files)\n",
+                     k.metric);
   return s;
 }
 
@@ -426,8 +438,8 @@ void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
   std::mt19937_64 gen(seq);
   const auto uniform = [&gen] { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; };
   c.copies.assign(c.log_weights.size(), 0);
-  const bool within = !c.samples_per_draw.empty() &&
-                      weights_within_draw(run.meta.sampler, c.max_samples);
+  const bool within =
+      !c.samples_per_draw.empty() && weights_within_draw(run.meta.sampler, c.max_samples);
   if (within) {
     std::size_t begin = 0;
     for (std::size_t i = 0; i < c.samples_per_draw.size(); ++i) {
@@ -443,9 +455,10 @@ void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
         if (u <= cumulative) break;
       }
       if (!any)
-        throw DataError(fmt::format("export --resample: draw {} of run '{}', chain {} has no "
-                                    "sample with positive weight",
-                                    i, c.run_id, c.chain_id));
+        throw DataError(
+            fmt::format("export --resample: draw {} of run '{}', chain {} has no "
+                        "sample with positive weight",
+                        i, c.run_id, c.chain_id));
       if (j == n) j = n - 1;  // rounding: the normalised weights sum to 1 - epsilon
       ++c.copies[begin + j];
       begin += n;
@@ -454,10 +467,13 @@ void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
   }
   // Global weights: multinomial resampling of n_draws samples, by sorted uniforms (exponential
   // spacings) swept along the cumulative weights.
-  const double lse = log_sum_exp(std::span<const double>(c.log_weights.data(), c.log_weights.size()));
+  const double lse =
+      log_sum_exp(std::span<const double>(c.log_weights.data(), c.log_weights.size()));
   if (!std::isfinite(lse))
-    throw DataError(fmt::format("export --resample: run '{}', chain {} has no sample with positive "
-                                "weight", c.run_id, c.chain_id));
+    throw DataError(
+        fmt::format("export --resample: run '{}', chain {} has no sample with positive "
+                    "weight",
+                    c.run_id, c.chain_id));
   const auto n = static_cast<std::size_t>(c.n_draws);
   std::vector<double> points(n + 1);
   double total = 0;
@@ -480,14 +496,17 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
     const RunScan& run = scan.runs.at(id);
     if (run.weighted && !options.resample)
       throw ConfigError(fmt::format(
-          "export --format cmdstan: run '{}' ({}) has weighted samples and CmdStan CSV has no place "
+          "export --format cmdstan: run '{}' ({}) has weighted samples and CmdStan CSV has no "
+          "place "
           "for weights; writing them as unweighted draws would misstate the posterior. Use "
           "--resample (with --seed) for one sample per draw drawn by its normalised weight, or "
           "--format csv / netcdf, which keep the weights",
           id, run.meta.sampler));
     if (run.weighted && options.include_warmup)
-      throw ConfigError(fmt::format("export --format cmdstan --resample: run '{}' is weighted; "
-                                    "its warmup draws are not resampled (drop --include-warmup)", id));
+      throw ConfigError(
+          fmt::format("export --format cmdstan --resample: run '{}' is weighted; "
+                      "its warmup draws are not resampled (drop --include-warmup)",
+                      id));
   }
   prepare_output_dir(options);
   // Targets to evaluate lp__ at resampled samples (their draws' potential is the extended space's).
@@ -497,9 +516,10 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
     try {
       targets[id] = config::make_target(run.meta.config.target());
     } catch (const std::exception& e) {
-      throw ConfigError(fmt::format("export --resample: run '{}': lp__ of the resampled samples "
-                                    "needs the run's target, which could not be rebuilt: {}",
-                                    id, e.what()));
+      throw ConfigError(
+          fmt::format("export --resample: run '{}': lp__ of the resampled samples "
+                      "needs the run's target, which could not be rebuilt: {}",
+                      id, e.what()));
     }
     for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
   }
@@ -577,9 +597,10 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
     const ChainScan& c = scan.runs.at(key.first).chains.at(key.second);
     // CmdStan's timing lines; pemc records the chain's total only (rstan reads no split then).
     if (c.wall_seconds >= 0)
-      o.file << fmt::format("# \n#  Elapsed Time: {} seconds (Total: warmup and sampling, which "
-                            "pemc does not time separately)\n",
-                            num(c.wall_seconds));
+      o.file << fmt::format(
+          "# \n#  Elapsed Time: {} seconds (Total: warmup and sampling, which "
+          "pemc does not time separately)\n",
+          num(c.wall_seconds));
     close_output(o.file, o.path);
   }
 }
@@ -604,7 +625,8 @@ ExportResult export_draws(const fs::path& path, std::ostream& out, const ExportO
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
     std::string list;
     for (const auto& f : formats) list += (list.empty() ? "" : ", ") + f;
-    throw ConfigError("export --format '" + options.format + "': unknown format; valid formats: " + list);
+    throw ConfigError("export --format '" + options.format +
+                      "': unknown format; valid formats: " + list);
   }
   ExportResult result;
   Scan scan = scan_file(path, options, options.format == "cmdstan" && options.resample);

@@ -2,9 +2,9 @@
 // Draws exported for other tools, with Stan's conventions (report/quantities.hpp):
 //   csv      one row per sample: run_id, chain_id, seed, iteration, warmup, [sample, log_weight,]
 //            lp__, accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__, energy__,
-//            then the run's quantities by their Stan names (x[1], ... or a Stan model's "theta[1]").
-//            To stdout when every exported run has the same columns (else an error says to use
-//            --output-dir or --run); with output_dir one file per run, <run>.csv.
+//            then the run's quantities by their Stan names (x[1], ... or a Stan model's
+//            "theta[1]"). To stdout when every exported run has the same columns (else an error
+//            says to use --output-dir or --run); with output_dir one file per run, <run>.csv.
 //   cmdstan  one CmdStan CSV per chain, <run>_<chain_id>.csv in output_dir: CmdStan's '#' comment
 //            header (model, sampler, seed, chain, warmup and draws, adaptation), columns lp__ and
 //            the sampler diagnostics that apply, then the quantities by CmdStan's dotted names
@@ -41,18 +41,18 @@ namespace pemc::report {
 
 struct ExportOptions {
   bool include_warmup = false;
-  std::string format = "csv";          // csv | cmdstan | netcdf (export_formats())
-  std::filesystem::path output_dir;    // required for cmdstan and netcdf; optional for csv
-  bool overwrite = false;              // allow an output_dir that already holds files
-  bool resample = false;               // cmdstan: weighted runs resampled to one sample per draw
-  std::uint64_t seed = 1;              // of the resampling
-  std::string run_filter;              // only this run (empty: all)
+  std::string format = "csv";        // csv | cmdstan | netcdf (export_formats())
+  std::filesystem::path output_dir;  // required for cmdstan and netcdf; optional for csv
+  bool overwrite = false;            // allow an output_dir that already holds files
+  bool resample = false;             // cmdstan: weighted runs resampled to one sample per draw
+  std::uint64_t seed = 1;            // of the resampling
+  std::string run_filter;            // only this run (empty: all)
 };
 
 struct ExportResult {
-  std::int64_t rows = 0;                        // data rows (samples) written
-  std::vector<std::filesystem::path> files;     // files written (empty: to the stream)
-  std::int64_t n_records = 0;                   // records read
+  std::int64_t rows = 0;                     // data rows (samples) written
+  std::vector<std::filesystem::path> files;  // files written (empty: to the stream)
+  std::int64_t n_records = 0;                // records read
   bool has_footer = false;
   std::optional<records::ReadProblem> problem;  // damage where reading stopped
   // Why the export is incomplete ("" when the file is whole): damage, or no footer.

@@ -56,8 +56,10 @@ std::pair<std::string, std::vector<std::size_t>> split_name(const std::string& n
       return {name, {}};
     }
     pos += used;
-    if (name[pos] == ',') ++pos;
-    else if (pos != name.size() - 1) return {name, {}};
+    if (name[pos] == ',')
+      ++pos;
+    else if (pos != name.size() - 1)
+      return {name, {}};
   }
   return {name.substr(0, open), index};
 }
@@ -140,7 +142,8 @@ Groups define_groups(int ncid, const fs::path& file, const std::string& prefix, 
     const std::string created = "pemc-report " + std::string(kVersion);
     check(nc_put_att_text(grp, NC_GLOBAL, "inference_library", 4, "pemc"), file, "attribute");
     check(nc_put_att_text(grp, NC_GLOBAL, "inference_library_version", std::string(kVersion).size(),
-                          std::string(kVersion).c_str()), file, "attribute");
+                          std::string(kVersion).c_str()),
+          file, "attribute");
     int sample_dim = -1;
     if (run.weighted) check(nc_def_dim(grp, "sample", n_samples, &sample_dim), file, "dim sample");
     if (grp == g.posterior) {
@@ -156,18 +159,20 @@ Groups define_groups(int ncid, const fs::path& file, const std::string& prefix, 
                 "dim of " + v.name);
           dims.push_back(d);
         }
-        check(nc_def_var(grp, v.name.c_str(), NC_DOUBLE, static_cast<int>(dims.size()), dims.data(), &v.id),
+        check(nc_def_var(grp, v.name.c_str(), NC_DOUBLE, static_cast<int>(dims.size()), dims.data(),
+                         &v.id),
               file, "variable " + v.name);
         check(nc_def_var_fill(grp, v.id, 0, &nan), file, "fill of " + v.name);
       }
     } else {
-      g.stats_vars = {{"lp", NC_DOUBLE},         {"acceptance_rate", NC_DOUBLE},
-                      {"step_size", NC_DOUBLE},  {"tree_depth", NC_INT},
-                      {"n_steps", NC_INT},       {"diverging", NC_BYTE},
+      g.stats_vars = {{"lp", NC_DOUBLE},        {"acceptance_rate", NC_DOUBLE},
+                      {"step_size", NC_DOUBLE}, {"tree_depth", NC_INT},
+                      {"n_steps", NC_INT},      {"diverging", NC_BYTE},
                       {"energy", NC_DOUBLE}};
       const int dims[] = {chain_dim, draw_dim};
       for (auto& s : g.stats_vars) {
-        check(nc_def_var(grp, s.name, s.type, 2, dims, &s.id), file, std::string("variable ") + s.name);
+        check(nc_def_var(grp, s.name, s.type, 2, dims, &s.id), file,
+              std::string("variable ") + s.name);
         if (s.type == NC_DOUBLE) check(nc_def_var_fill(grp, s.id, 0, &nan), file, "fill");
       }
       // xarray decodes int8 variables with dtype "bool" as booleans (ArviZ's diverging).
@@ -175,11 +180,14 @@ Groups define_groups(int ncid, const fs::path& file, const std::string& prefix, 
       check(nc_put_att_text(grp, div.id, "dtype", 4, "bool"), file, "attribute dtype");
       if (run.weighted) {
         const int wdims[] = {chain_dim, draw_dim, sample_dim};
-        check(nc_def_var(grp, "log_weight", NC_DOUBLE, 3, wdims, &g.log_weight), file, "variable log_weight");
+        check(nc_def_var(grp, "log_weight", NC_DOUBLE, 3, wdims, &g.log_weight), file,
+              "variable log_weight");
         check(nc_def_var_fill(grp, g.log_weight, 0, &nan), file, "fill");
-        const char* doc = "log of each sample's weight for a self-normalised average over all of "
-                          "the run's samples (pseudo-extended: normalised within the draw)";
-        check(nc_put_att_text(grp, g.log_weight, "description", std::strlen(doc), doc), file, "attribute");
+        const char* doc =
+            "log of each sample's weight for a self-normalised average over all of "
+            "the run's samples (pseudo-extended: normalised within the draw)";
+        check(nc_put_att_text(grp, g.log_weight, "description", std::strlen(doc), doc), file,
+              "attribute");
       }
     }
     std::vector<int> draws(n_draws);
@@ -224,7 +232,8 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
     }
     const std::string attrs = fmt::format("pemc run '{}' ({} on {}) from {}", id, run.meta.sampler,
                                           run.meta.target, path.string());
-    check(nc_put_att_text(o.ncid, NC_GLOBAL, "source", attrs.size(), attrs.c_str()), o.file, "attribute");
+    check(nc_put_att_text(o.ncid, NC_GLOBAL, "source", attrs.size(), attrs.c_str()), o.file,
+          "attribute");
     o.post = define_groups(o.ncid, o.file, "", run, o.layout, chain_ids.size(), n_draws, n_samples,
                            chain_ids);
     if (options.include_warmup && n_warm > 0)
@@ -251,7 +260,8 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
     // Posterior: gather each variable's values for all samples, then one write per variable.
     buffers.resize(g.variables.size());
     for (std::size_t v = 0; v < g.variables.size(); ++v)
-      buffers[v].assign(n * product(g.variables[v].shape), std::numeric_limits<double>::quiet_NaN());
+      buffers[v].assign(n * product(g.variables[v].shape),
+                        std::numeric_limits<double>::quiet_NaN());
     values.resize(run.names.size());
     for (std::size_t j = 0; j < n; ++j) {
       sample_quantities(d, od, run.named_outputs, static_cast<int>(j), values);

@@ -19,12 +19,12 @@ struct ChainScan {
   std::string run_id;
   int chain_id = 0;
   std::uint64_t seed = 0;
-  std::int64_t n_draws = 0;       // post-warmup draws exported
-  std::int64_t n_warmup = 0;      // warmup draws exported (include_warmup)
-  int max_samples = 1;            // most samples in one of its draws
-  double final_step_size = 0.0;   // from the footer, else the last draw's
-  std::string status;             // footer status, or why it is missing
-  double wall_seconds = -1.0;     // from the footer (-1: not there)
+  std::int64_t n_draws = 0;      // post-warmup draws exported
+  std::int64_t n_warmup = 0;     // warmup draws exported (include_warmup)
+  int max_samples = 1;           // most samples in one of its draws
+  double final_step_size = 0.0;  // from the footer, else the last draw's
+  std::string status;            // footer status, or why it is missing
+  double wall_seconds = -1.0;    // from the footer (-1: not there)
   // Resampling (cmdstan with resample): every post-warmup sample's export log weight, in order,
   // the number of samples per draw, and then how many copies of each sample are written.
   std::vector<double> log_weights;
@@ -34,9 +34,9 @@ struct ChainScan {
 
 struct RunScan {
   RunMeta meta;
-  std::vector<std::string> names;  // Stan names of the quantities
-  bool named_outputs = false;      // values from Draw.outputs
-  bool weighted = false;           // some draw carries weighted samples
+  std::vector<std::string> names;   // Stan names of the quantities
+  bool named_outputs = false;       // values from Draw.outputs
+  bool weighted = false;            // some draw carries weighted samples
   std::map<int, ChainScan> chains;  // by chain_id
 };
 

@@ -358,7 +358,8 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
       const auto plain = quantity_names({}, static_cast<int>(r.names.size()));
       if (r.names != plain && named.insert(r.run_id).second) {
         std::string list;
-        for (std::size_t i = 0; i < r.names.size() && i < 6; ++i) list += (i ? " " : "") + r.names[i];
+        for (std::size_t i = 0; i < r.names.size() && i < 6; ++i)
+          list += (i ? " " : "") + r.names[i];
         if (r.names.size() > 6) list += fmt::format(" ... ({} quantities)", r.names.size());
         out += fmt::format("  run {}: mean | E[x^2] of {}\n", r.run_id, list);
       }

@@ -1,6 +1,9 @@
 // Tests of pemc-report export (src/report/export*.hpp) on hand-made record files: CmdStan CSV
 // (comments, columns, lp__, names), weighted runs refused or resampled, studies whose runs have
 // different columns, output directories, unknown formats, damaged files and named outputs.
+#include "report/export.hpp"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,11 +16,8 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "core/error.hpp"
 #include "records/record_writer.hpp"
-#include "report/export.hpp"
 #include "report/quantities.hpp"
 
 namespace pemc::report {
@@ -222,7 +222,8 @@ TEST_F(ExportTest, WeightedRunsAreRefusedForCmdStanUnlessResampled) {
     // Never the zero-weight third pseudo-sample; lp__ is the Gaussian's at the sample.
     EXPECT_TRUE(rows[i].ends_with(ending(k, -k)) || rows[i].ends_with(ending(10 + k, 0.0)))
         << rows[i];
-    EXPECT_FALSE(rows[i].starts_with("-100,")) << "lp__ must be the target's, not the extended draw's";
+    EXPECT_FALSE(rows[i].starts_with("-100,"))
+        << "lp__ must be the target's, not the extended draw's";
   }
   // The same seed gives the same file; the resampling is not the identity over seeds.
   const std::string once = read_text(dir_ / "out" / "pe_2.csv");
@@ -253,8 +254,9 @@ TEST_F(ExportTest, StudyCsvIsNeverRagged) {
     for (const auto& l : lines) EXPECT_EQ(std::count(l.begin(), l.end(), ','), n) << f << ": " << l;
   }
   const auto pe = lines_of(read_text(dir_ / "csv" / "pe.csv"));
-  EXPECT_EQ(pe[0], "run_id,chain_id,seed,iteration,warmup,sample,log_weight,lp__,accept_stat__,"
-                   "stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,x[1],x[2]");
+  EXPECT_EQ(pe[0],
+            "run_id,chain_id,seed,iteration,warmup,sample,log_weight,lp__,accept_stat__,"
+            "stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,x[1],x[2]");
   ASSERT_EQ(pe.size(), 10u);
   // Pseudo-extended weights normalised within the draw: log 1/4, log 3/4, -inf.
   EXPECT_TRUE(pe[1].starts_with("pe,2,52,0,0,1,-1.38629436111989")) << pe[1];
@@ -346,6 +348,68 @@ TEST_F(ExportTest, NamedOutputsAreTheQuantities) {
   std::ostringstream bad;
   EXPECT_THROW(export_csv(dir_ / "bad.pemc", bad, ExportOptions{}), DataError);
   EXPECT_TRUE(bad.str().empty());
+}
+
+// Global weights (continuous tempering: one weighted sample per draw): --resample draws as many
+// samples as the chain has draws, each with probability proportional to its weight. Draws
+// alternate between x = (0, 0) with weight 1 and x = (1, 1) with weight 3: the resampled
+// fraction of (1, 1) is 3/4 (sd sqrt(3/16 / 4000) = 0.007; 5 sd allowed).
+TEST_F(ExportTest, GlobalWeightsAreResampledAcrossTheChain) {
+  Record h;
+  auto* c = h.mutable_header()->mutable_config();
+  c->set_name("ct");
+  for (int i = 0; i < 2; ++i) c->mutable_target()->mutable_gaussian()->add_mean(0.0);
+  c->mutable_sampler()->mutable_continuous_tempering()->mutable_nuts()->set_step_size(0.1);
+  c->set_iterations(4000);
+  auto* info = h.mutable_header()->add_runs();
+  info->set_name("ct");
+  info->set_dim(3);
+  info->set_original_dim(2);
+  info->set_sampler_name("continuous_tempering");
+  std::vector<Record> v{h};
+  for (int it = 0; it < 4000; ++it) {
+    Record r;
+    auto* d = r.mutable_draw();
+    d->set_run_id("ct");
+    d->set_iteration(it);
+    const double x = it % 2;
+    for (double e : {x, x, 0.5}) d->add_state(e);
+    d->add_extra_states(x);
+    d->add_extra_states(x);
+    d->add_log_weights(std::log(1.0 + 2.0 * x) - 20.0);
+    d->set_potential(50.0);
+    v.push_back(r);
+  }
+  write_file(dir_ / "ct.pemc", v);
+  ExportOptions o;
+  o.format = "cmdstan";
+  o.resample = true;
+  o.seed = 11;
+  o.output_dir = dir_ / "out";
+  std::ostringstream unused;
+  const auto r = export_draws(dir_ / "ct.pemc", unused, o);
+  EXPECT_EQ(r.rows, 4000);
+  const auto rows = data_lines(read_text(dir_ / "out" / "ct_0.csv"));
+  ASSERT_EQ(rows.size(), 4001u);
+  EXPECT_EQ(rows[0],
+            "lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,x.1,x.2");
+  int ones = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_TRUE(rows[i].ends_with(",0,0") || rows[i].ends_with(",1,1")) << rows[i];
+    if (rows[i].ends_with(",1,1")) {
+      ++ones;
+      EXPECT_TRUE(rows[i].starts_with("-1,"))
+          << "lp__ = -potential of N(0, I) at (1, 1) up to a constant: " << rows[i];
+    }
+  }
+  EXPECT_NEAR(ones / 4000.0, 0.75, 5 * 0.007);
+  // CSV keeps every draw with its weight instead.
+  o = ExportOptions{};
+  std::ostringstream csv;
+  EXPECT_EQ(export_draws(dir_ / "ct.pemc", csv, o).rows, 4000);
+  EXPECT_NE(lines_of(csv.str())[2].find(fmt::format(",1,{},-50,", std::log(3.0) - 20.0)),
+            std::string::npos)
+      << lines_of(csv.str())[2];
 }
 
 }  // namespace
