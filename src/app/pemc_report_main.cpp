@@ -78,6 +78,41 @@ std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& file
   return {files.begin(), files.end()};
 }
 
+// Commands that read files through their own readers: each damaged file (and, with `unfinished`,
+// each file without a footer) gets a warning: they used what was intact before the damage.
+// Returns 1 when some file was, else 0.
+int warn_damaged(const std::vector<std::string>& files, const std::string& used,
+                 bool unfinished = false) {
+  int rc = 0;
+  for (const auto& f : files) {
+    const auto v = pemc::records::verify(f);
+    if (v.problem) {
+      std::cerr << "pemc-report: warning: " << f << ": damaged at byte " << v.problem->offset
+                << " (record " << v.problem->record_index << "): " << v.problem->message << "; "
+                << used << " the " << v.n_records << " records before it\n";
+      rc = 1;
+    } else if (unfinished && !v.has_footer) {
+      std::cerr << "pemc-report: warning: " << f
+                << ": no footer (the run did not finish or is still running); " << used
+                << " the " << v.n_records << " records it holds\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+int cmd_export(const std::string& file, const pemc::report::ExportOptions& options) {
+  const auto result = pemc::report::export_draws(file, std::cout, options);
+  std::cout.flush();
+  for (const auto& f : result.files) std::cerr << "pemc-report: wrote " << f.string() << "\n";
+  const std::string reason = result.incomplete_reason();
+  if (reason.empty()) return 0;
+  std::cerr << "pemc-report: warning: " << file << ": " << reason << "; exported the "
+            << result.rows << " samples of the " << result.n_records
+            << " records before it (the export is incomplete)\n";
+  return 1;
+}
+
 int cmd_compare(const std::vector<std::string>& files, const std::string& format,
                 const pemc::report::CompareOptions& options) {
   const auto comparison = pemc::report::compare_files(to_paths(files), options);
@@ -96,7 +131,7 @@ int cmd_compare(const std::vector<std::string>& files, const std::string& format
 }
 
 int cmd_diagnose(const std::vector<std::string>& files, const std::string& format,
-                 const pemc::report::TraceOptions& options) {
+                 const pemc::report::TraceOptions& options, int show) {
   const auto report = pemc::report::diagnose_files(to_paths(files), options);
   bool damaged = false;
   for (const auto& f : report.files)
@@ -108,7 +143,7 @@ int cmd_diagnose(const std::vector<std::string>& files, const std::string& forma
                 << " records before it\n";
     }
   std::cout << (format == "json" ? pemc::report::diagnostics_to_json(report)
-                                 : pemc::report::diagnostics_to_table(report));
+                                 : pemc::report::diagnostics_to_table(report, show));
   return damaged ? 1 : 0;
 }
 
@@ -138,6 +173,8 @@ int cmd_plot(const std::vector<std::string>& files, const std::string& kind, con
   std::cout << "wrote " << result.output.string() << "\n";
   if (!result.work_dir.empty())
     std::cout << "gnuplot script and data kept in " << result.work_dir.string() << "\n";
+  // Kinds that read only footers or snapshots say nothing of damage themselves.
+  if (!damaged && warn_damaged(files, "plotted") != 0) damaged = true;
   return damaged ? 1 : 0;
 }
 
@@ -163,11 +200,23 @@ int main(int argc, char** argv) {
   verify->add_option("files", files, "Record files")->required()->check(CLI::ExistingFile);
 
   std::string export_file;
-  std::string export_format = "csv";
   pemc::report::ExportOptions export_options;
-  auto* exp = app.add_subcommand("export", "Draws as CSV (one row per draw)");
+  auto* exp = app.add_subcommand(
+      "export", "Draws for other tools: CSV (one row per sample), CmdStan CSV or ArviZ netCDF");
   exp->add_option("file", export_file, "Record file")->required()->check(CLI::ExistingFile);
-  exp->add_option("--format", export_format, "csv")->check(CLI::IsMember({"csv"}));
+  exp->add_option("--format", export_options.format,
+                  "csv (default), cmdstan (one CmdStan CSV per chain) or netcdf (ArviZ "
+                  "InferenceData, one file per run)");
+  exp->add_option("--output-dir", export_options.output_dir,
+                  "Directory for the files (cmdstan, netcdf; csv: one file per run instead of "
+                  "stdout); must be new or empty unless --overwrite");
+  exp->add_flag("--overwrite", export_options.overwrite,
+                "Write into an --output-dir that already holds files");
+  exp->add_flag("--resample", export_options.resample,
+                "cmdstan: weighted samplers' runs as one sample per draw, drawn by its normalised "
+                "weight (CmdStan CSV has no place for weights)");
+  exp->add_option("--seed", export_options.seed, "Seed of --resample (default 1)");
+  exp->add_option("--run", export_options.run_filter, "Only this run");
   exp->add_flag("--include-warmup", export_options.include_warmup, "Also export warmup draws");
   bool export_estimates = false, export_moments = false;
   exp->add_flag("--estimates", export_estimates,
@@ -195,7 +244,8 @@ int main(int argc, char** argv) {
   compare->add_option("--by", compare_options.by, "Group chains by run_id, sampler, target or file")
       ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
   compare->add_option("--coords", compare_options.show_coordinates,
-                      "Coordinates shown individually in markdown/csv (RMSE 'all' covers every one)")
+                      "Quantities shown individually in markdown/csv (default 4; the tables say "
+                      "when they cut; RMSE 'all' and json cover every one)")
       ->check(CLI::PositiveNumber);
   std::string compare_estimates;
   compare->add_option("--estimates", compare_estimates,
@@ -216,8 +266,10 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   diagnose->add_option("--format", diagnose_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
-  diagnose->add_option("--coords", trace_options.max_coordinates,
-                       "Diagnose the first K coordinates (default 8)")
+  int diagnose_show = 10;
+  diagnose->add_option("--coords", diagnose_show,
+                       "Table: show the N worst quantities (by R-hat, then bulk ESS; default 10). "
+                       "Every quantity is diagnosed; the headline and --format json cover all")
       ->check(CLI::PositiveNumber);
   diagnose->add_option("--max-draws", trace_options.max_draws_per_chain,
                        "Keep at most this many draws per chain in memory (thinned; default 100000)")
@@ -238,7 +290,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time",
                              "estimate-vs-time", "error-vs-time", "schedule"}));
   plot->add_option("--output,-o", plot_output, "Image file (.png or .svg)")->required();
-  plot->add_option("--dims", plot_dims, "0-based coordinates, e.g. 0,1 (scatter: two)");
+  plot->add_option("--dims", plot_dims,
+                   "0-based coordinates, e.g. 0,1 (scatter: two); labelled with Stan's 1-based "
+                   "names (0 is x[1])");
   plot->add_option("--run", plot_options.run_filter, "Only this run");
   plot->add_option("--max-points", plot_options.max_points,
                    "scatter/hist: resampled points per run (default 5000 / 20000)")
@@ -322,7 +376,7 @@ int main(int argc, char** argv) {
     }
     if (*diagnose) {
       trace_options.with_potential = !no_potential;
-      return cmd_diagnose(diagnose_files, diagnose_format, trace_options);
+      return cmd_diagnose(diagnose_files, diagnose_format, trace_options, diagnose_show);
     }
     if (*plot) {
       plot_options.contours = !no_contours;
@@ -337,7 +391,8 @@ int main(int argc, char** argv) {
           pemc::report::parse_normalise(errors_normalise), errors_run, errors_final, std::cout,
           notes);
       for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-      return 0;
+      std::cout.flush();
+      return warn_damaged(errors_files, "used");
     }
     if (*reference) return cmd_reference(reference_file, reference_db, reference_name,
                                          reference_format, reference_options);
@@ -349,10 +404,10 @@ int main(int argc, char** argv) {
     if (*exp) {
       if (export_estimates) {
         pemc::report::export_estimates_csv(export_file, std::cout, export_moments);
-      } else {
-        pemc::report::export_csv(export_file, std::cout, export_options);
+        std::cout.flush();
+        return warn_damaged({export_file}, "exported", /*unfinished=*/true);
       }
-      return 0;
+      return cmd_export(export_file, export_options);
     }
   } catch (const pemc::Error& e) {
     std::cerr << "pemc-report: error: " << e.what() << "\n";

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "report/quantities.hpp"
 #include "records/record_reader.hpp"
 #include "report/diagnostics_traces.hpp"
 
@@ -235,6 +236,7 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
     }
     g.config = ms.front()->config;
     g.dim = static_cast<int>(ms.front()->summary.mean.size());
+    g.names = ms.front()->summary.names;
 
     // One truth for the group, if all its chains share it.
     const targets::Truth* truth = nullptr;
@@ -367,6 +369,7 @@ std::string comparison_to_json(const Comparison& c) {
     o["sampler"] = g.sampler;
     o["target"] = g.target;
     o["dim"] = g.dim;
+    o["names"] = g.names;
     o["n_chains"] = g.n_chains;
     o["files"] = g.files;
     o["excluded"] = J::array();
@@ -419,6 +422,18 @@ std::string comparison_to_json(const Comparison& c) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// The Stan name of quantity i in a comparison's tables: the first group's that has one (groups of
+// one target share their names; groups of different targets are columns by position).
+std::string quantity_name(const Comparison& c, int i) {
+  for (const auto& g : c.groups)
+    if (i < static_cast<int>(g.names.size())) return g.names[static_cast<std::size_t>(i)];
+  return coordinate_name(i);
+}
+
+}  // namespace
+
 std::string comparison_to_markdown(const Comparison& c, const CompareOptions& options) {
   int shown = 0, max_dim = 0;
   bool any_truth = false, one_truth = true;
@@ -450,6 +465,11 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
       max_dim > shown ? (same_dim ? fmt::format(" (all {})", max_dim) : std::string(" (all)")) : "";
 
   std::string out;
+  if (shown < max_dim)
+    out += fmt::format("Showing the first {} of {} quantities (--coords N shows more; the RMSE "
+                       "over all and --format json cover every one).\n\n",
+                       shown,
+                       same_dim ? std::to_string(max_dim) : "up to " + std::to_string(max_dim));
   auto row = [&out](const std::vector<std::string>& cells) {
     out += "|";
     for (const auto& cell : cells) out += " " + cell + " |";
@@ -457,8 +477,8 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
   };
   // Table 1: estimates, mean ± sd over chains (the arXiv version's layout).
   std::vector<std::string> head{c.by == "run_id" ? "run" : c.by, "sampler", "chains"};
-  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[x{}]", i + 1));
-  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[x{}²]", i + 1));
+  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[{}]", quantity_name(c, i)));
+  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
   for (const auto& n : est_names) head.push_back(n);
   if (any_lpd) head.push_back("held-out lpd");
   head.insert(head.end(), {"wall s", "grad evals"});
@@ -507,8 +527,8 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
     out += "\nRMSE against the exact truth over chains; MSE x cost uses the RMSE over all " +
            std::string("coordinates") + ":\n\n";
     std::vector<std::string> h{c.by == "run_id" ? "run" : c.by, "chains"};
-    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[x{}]", i + 1));
-    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[x{}²]", i + 1));
+    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[{}]", quantity_name(c, i)));
+    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
     h.push_back("E[x]" + more);
     h.push_back("E[x²]" + more);
     for (const auto& n : est_names) h.push_back(n);
@@ -569,7 +589,7 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
   for (int i = 0; i < shown; ++i)
     for (const char* m : {"mean", "second_moment"})
       for (const char* s : {"mean", "sd", "rmse", "truth"})
-        head.push_back(fmt::format("{}_{}_x{}", m, s, i));
+        head.push_back(fmt::format("{}_{}_{}", m, s, quantity_name(c, i)));
   for (const auto& name : est_names)
     for (const char* s : {"mean", "sd", "n", "truth", "rmse"})
       head.push_back(fmt::format("estimate_{}_{}", name, s));

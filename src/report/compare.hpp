@@ -25,7 +25,7 @@
 //
 // JSON (comparison_to_json), stable keys:
 // {"by": "run_id",
-//  "groups": [{"key", "sampler", "target", "dim", "n_chains", "files": [...],
+//  "groups": [{"key", "sampler", "target", "dim", "names", "n_chains", "files": [...],
 //              "excluded": [{"file", "chain_id", "reason"}],
 //              "mean": {"mean": [...], "sd": [...], "rmse"?: [...], "truth"?: [...]},
 //              "second_moment": {same},
@@ -85,6 +85,7 @@ struct CompareGroup {
   std::string sampler;  // "a, b" when the group mixes kinds
   std::string target;
   int dim = 0;
+  std::vector<std::string> names;  // Stan names of the quantities (x[1], ... or a model's outputs)
   int n_chains = 0;
   std::vector<std::string> files;
   std::vector<ExcludedChain> excluded;

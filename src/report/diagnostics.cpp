@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "estimators/ess.hpp"
 #include "estimators/rhat.hpp"
+#include "report/quantities.hpp"
 
 namespace pemc::report {
 namespace {
@@ -140,7 +141,10 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
             "ESS look better than they are",
             m.chain->chain_id, m.chain->seed));
     }
-    rd.quantity = pseudo ? "pseudo_sample_weighted_mean" : "state";
+    const bool outputs = members.front().chain->named_outputs;
+    rd.quantity = std::string(outputs ? "outputs" : "state");
+    if (pseudo)
+      rd.quantity = outputs ? "outputs_pseudo_sample_weighted_mean" : "pseudo_sample_weighted_mean";
     rd.n_draws_used = static_cast<std::int64_t>(n_used);
     if (rd.thinned_by > 1)
       rd.notes.push_back(fmt::format(
@@ -158,7 +162,10 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
       rd.notes.push_back(fmt::format("{} divergent transitions after warmup", rd.n_divergent));
 
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < k; ++i) names.push_back(fmt::format("x[{}]", i));
+    const auto& first_names = members.front().chain->names;
+    for (std::size_t i = 0; i < k; ++i)
+      names.push_back(i < first_names.size() ? first_names[i]
+                                             : coordinate_name(static_cast<int>(i)));
     if (with_potential) names.push_back("potential");
     for (std::size_t p = 0; p < names.size(); ++p) {
       const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();
@@ -314,20 +321,51 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
   return j.dump(2) + "\n";
 }
 
-std::string diagnostics_to_table(const DiagnosticsReport& report) {
+std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps) {
+  // Sort key: an undefined or infinite R-hat is the worst news, then the largest R-hat, then the
+  // smallest bulk ESS (undefined last among equals), then name order.
+  const auto badness = [](const ParameterDiagnostics& p) {
+    return std::isfinite(p.rhat) ? p.rhat : std::numeric_limits<double>::infinity();
+  };
+  const auto ess = [](const ParameterDiagnostics& p) {
+    return std::isnan(p.ess_bulk) ? std::numeric_limits<double>::infinity() : p.ess_bulk;
+  };
+  std::vector<std::size_t> order(ps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double ra = badness(ps[a]), rb = badness(ps[b]);
+    if (ra != rb) return ra > rb;
+    return ess(ps[a]) < ess(ps[b]);
+  });
+  return order;
+}
+
+std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
   std::string out;
   for (const auto& r : report.runs) {
     out += fmt::format("run {} ({} on {}): {} chains x {} draws{}; quantity: {}\n", r.run_id,
                        r.sampler, r.target, r.n_chains, r.n_draws_used,
                        r.thinned_by > 1 ? fmt::format(" (thinned by {})", r.thinned_by) : "",
                        r.quantity);
+    out += fmt::format("  over all {} parameters: max R-hat {}, min bulk ESS {}, min tail ESS {}\n",
+                       r.parameters.size(), fmt_num(r.max_rhat, "{:.3f}"),
+                       fmt_num(r.min_ess_bulk, "{:.0f}"), fmt_num(r.min_ess_tail, "{:.0f}"));
     out += fmt::format("  {:<12} {:>11} {:>11} {:>8} {:>9} {:>9}\n", "parameter", "mean", "sd",
                        "R-hat", "bulk ESS", "tail ESS");
-    for (const auto& p : r.parameters)
+    const auto order = worst_first(r.parameters);
+    const std::size_t shown = std::min(order.size(), static_cast<std::size_t>(std::max(show, 1)));
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& p = r.parameters[order[i]];
       out += fmt::format("  {:<12} {:>11} {:>11} {:>8} {:>9} {:>9}{}\n", p.name, fmt_num(p.mean),
                          fmt_num(p.sd), fmt_num(p.rhat, "{:.3f}"), fmt_num(p.ess_bulk, "{:.0f}"),
                          fmt_num(p.ess_tail, "{:.0f}"),
                          std::isfinite(p.rhat) && p.rhat > 1.01 ? "  <- R-hat > 1.01" : "");
+    }
+    if (shown < order.size())
+      out += fmt::format("  ... and {} more (the worst {} shown, by R-hat then bulk ESS; max R-hat "
+                         "and min ESS above cover all {}; --coords N shows more, --format json "
+                         "lists all)\n",
+                         order.size() - shown, shown, order.size());
     out += fmt::format("  {:>5} {:>10} {:>8} {:>7} {:>5} {:>9} {:>8} {:>9} {:>9} {:>12} {:>8}  {}\n",
                        "chain", "seed", "draws", "accept", "div", "depth", "leapfrog", "step",
                        "kish ESS", "grad evals", "wall s", "status / estimates");

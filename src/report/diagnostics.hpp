@@ -1,7 +1,8 @@
 #pragma once
 // MCMC diagnostics of record files, per run (all its chains, across files) and per chain:
 // rank-normalised split R-hat and bulk/tail ESS (Vehtari et al. 2021; src/estimators/rhat.hpp,
-// ess.hpp) of the first K coordinates and of the potential, Kish ESS of weighted draws,
+// ess.hpp) of every quantity (Stan names: x[1], ... or a Stan model's named outputs; at most
+// TraceOptions::max_coordinates of them) and of the potential, Kish ESS of weighted draws,
 // acceptance, divergences, tree depth, leapfrog steps, step size and the samplers' per-chain
 // estimates (log Z, PT swap rates and round trips, ... as each sampler writes them).
 //
@@ -10,10 +11,12 @@
 // chain's for positively correlated chains) and a note says so.
 //
 // JSON (diagnostics_to_json), stable keys:
-// {"runs": [{"run_id", "sampler", "target", "quantity" ("state" | "pseudo_sample_weighted_mean"),
+// {"runs": [{"run_id", "sampler", "target", "quantity" ("state" | "pseudo_sample_weighted_mean", or
+//            for named outputs "outputs" | "outputs_pseudo_sample_weighted_mean"),
 //            "n_chains", "n_draws_used" (per chain, after thinning and truncation to the shortest),
 //            "thinned_by", "max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent",
-//            "parameters": [{"name" ("x[0]", ..., "potential"), "mean", "sd", "rhat", "rhat_bulk",
+//            "parameters": [{"name" ("x[1]", ..., or "theta[1]", ..., then "potential"), "mean",
+//                            "sd", "rhat", "rhat_bulk",
 //                            "rhat_folded", "ess_bulk", "ess_tail"}],
 //            "chains": [{"file", "chain_id", "seed", "n_draws", "n_draws_used", "thinned_by",
 //                        "status", "mean_accept_stat", "n_divergent", "mean_tree_depth",
@@ -97,6 +100,11 @@ DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths
                                  const TraceOptions& options);
 
 std::string diagnostics_to_json(const DiagnosticsReport& report);
-std::string diagnostics_to_table(const DiagnosticsReport& report);
+// The table lists each run's parameters worst first (undefined or largest R-hat, then smallest
+// bulk ESS), the first `show` of them, and says how many more there are; its headline (max R-hat,
+// min ESS) covers all of them, as the JSON does.
+std::string diagnostics_to_table(const DiagnosticsReport& report, int show = 10);
+// The order in which the table lists parameters (indices into ps).
+std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps);
 
 }  // namespace pemc::report

@@ -1,6 +1,7 @@
 #include "report/diagnostics_traces.hpp"
 
 #include "report/draw_weights.hpp"
+#include "report/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +41,7 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
     if (info.name() == run_id) {
       m.dim = info.dim();
       m.original_dim = info.original_dim() > 0 ? info.original_dim() : info.dim();
+      m.output_names.assign(info.output_names().begin(), info.output_names().end());
     }
   m.sampler = config::sampler_kind_name(m.config.sampler());
   m.target = config::target_kind_name(m.config.target());
@@ -58,19 +60,30 @@ const targets::Truth& TruthCache::truth_of(const v1::TargetConfig& config) {
   }
 }
 
-bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<double>& out) {
+bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<double>& out,
+                      int n_outputs) {
   out.assign(static_cast<std::size_t>(k), 0.0);
   const int n = n_pseudo_samples(d, original_dim);
+  if (n_outputs > 0) {
+    // Named outputs: one row of n_outputs per sample, weighted like the samples below.
+    const int rows = std::max(n, 1);
+    if (k > n_outputs || d.outputs_size() != rows * n_outputs) return false;
+    if (n == 0) {
+      for (int i = 0; i < k; ++i) out[i] = d.outputs(i);
+      return true;
+    }
+  }
   if (n > 0) {
-    if (k > original_dim) return false;
-    const double* x = d.extra_states().data();
+    const int width = n_outputs > 0 ? n_outputs : original_dim;
+    if (k > width) return false;
+    const double* x = n_outputs > 0 ? d.outputs().data() : d.extra_states().data();
     if (d.log_weights_size() == n) {
       const double log_norm =
           log_sum_exp(std::span<const double>(d.log_weights().data(), static_cast<std::size_t>(n)));
       if (std::isfinite(log_norm)) {
         for (int j = 0; j < n; ++j) {
           const double w = std::exp(d.log_weights(j) - log_norm);
-          for (int i = 0; i < k; ++i) out[i] += w * x[j * original_dim + i];
+          for (int i = 0; i < k; ++i) out[i] += w * x[j * width + i];
         }
         return true;
       }
@@ -78,7 +91,7 @@ bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<do
       // the trace defined; the moments reject such weights with their own error.
     }
     for (int j = 0; j < n; ++j)
-      for (int i = 0; i < k; ++i) out[i] += x[j * original_dim + i] / n;
+      for (int i = 0; i < k; ++i) out[i] += x[j * width + i] / n;
     return true;
   }
   if (d.state_size() < k) return false;
@@ -121,7 +134,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
   std::map<std::string, RunMeta> metas;
   std::vector<double> values;
   Vector scratch;
-  const std::int64_t cap = std::max<std::int64_t>(options.max_draws_per_chain, 8);
+  const std::int64_t draws_cap = std::max<std::int64_t>(options.max_draws_per_chain, 8);
   while (reader.next(record)) {
     if (record.has_header()) {
       out.header = record.header();
@@ -144,13 +157,20 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
     auto [it, inserted] = chains.try_emplace(key);
     ChainTrace& c = it->second;
     const int original_dim = meta.original_dim > 0 ? meta.original_dim : d.state_size();
-    const int k = std::min(options.max_coordinates, original_dim);
+    const auto n_outputs = static_cast<int>(meta.output_names.size());
+    const int k = std::min(options.max_coordinates, n_outputs > 0 ? n_outputs : original_dim);
+    // Many quantities: fewer draws per chain, so that the chain's values stay bounded.
+    const std::int64_t cap = std::max<std::int64_t>(
+        8, std::min<std::int64_t>(draws_cap, TraceOptions::kMaxValuesPerChain / (k + 1)));
     if (inserted) {
       c.file = path.string();
       c.run_id = d.run_id();
       c.chain_id = d.chain_id();
       c.original_dim = original_dim;
       c.coords.resize(static_cast<std::size_t>(std::max(k, 0)));
+      const auto names = quantity_names(meta.output_names, original_dim);
+      c.names.assign(names.begin(), names.begin() + std::max(k, 0));
+      c.named_outputs = n_outputs > 0;
       // Start from the stride the header's iteration count calls for, so the kept draws
       // usually need no compaction at all.
       const std::int64_t thin = std::max(1, out.header.config().output().thin());
@@ -166,9 +186,11 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
              std::to_string(d.iteration()) + " of chain " + std::to_string(d.chain_id()) + ")";
     };
     if (c.n_draws % c.stride == 0) {
-      if (!draw_coordinates(d, original_dim, static_cast<int>(c.coords.size()), values))
-        throw DataError(where() + ": the draw holds " + std::to_string(d.state_size()) +
-                        " coordinates, expected at least " + std::to_string(c.coords.size()));
+      if (!draw_coordinates(d, original_dim, static_cast<int>(c.coords.size()), values, n_outputs))
+        throw DataError(where() + ": the draw holds " +
+                        (n_outputs > 0 ? std::to_string(d.outputs_size()) + " outputs"
+                                       : std::to_string(d.state_size()) + " coordinates") +
+                        ", expected " + std::to_string(c.coords.size()) + " quantities");
       for (std::size_t i = 0; i < c.coords.size(); ++i) c.coords[i].push_back(values[i]);
       if (options.with_potential) c.potential.push_back(d.potential());
       if (++kept[key] > cap) {

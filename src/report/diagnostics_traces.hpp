@@ -16,6 +16,7 @@
 //     or AIS: the trace then diagnoses the sampler's mixing; the weights' Kish ESS is separate).
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ struct RunMeta {
   int original_dim = 0;  // dimension of the original target
   std::string sampler;   // config kind names ("nuts", "pseudo_extended", ...)
   std::string target;
+  // The target's named outputs (RunInfo.output_names; empty for built-in targets, whose
+  // quantities are the coordinates x[1] .. x[original_dim]): report/quantities.hpp.
+  std::vector<std::string> output_names;
 };
 RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);
 
@@ -53,9 +57,12 @@ class TruthCache {
   std::map<std::string, std::string> errors_;
 };
 
-// The first `k` diagnosed coordinates of a draw (see the file comment) into out[0..k). Returns
-// false when the draw holds fewer than k coordinates.
-bool draw_coordinates(const pemc::v1::Draw& d, int original_dim, int k, std::vector<double>& out);
+// The first `k` diagnosed quantities of a draw (see the file comment) into out[0..k). A run with
+// named outputs (n_outputs > 0: a Stan model's, report/quantities.hpp) is diagnosed on them, each
+// sample's row of Draw.outputs in place of its coordinates. Returns false when the draw holds
+// fewer than k quantities.
+bool draw_coordinates(const pemc::v1::Draw& d, int original_dim, int k, std::vector<double>& out,
+                      int n_outputs = 0);
 
 // Adds a draw to weighted moments (for the Kish ESS): weighted samples combine as
 // draw_weights.hpp says (within the draw for pseudo-extended, across draws for the tempering
@@ -65,7 +72,11 @@ bool add_weighted_draw(const pemc::v1::Draw& d, int original_dim, const std::str
                        estimators::WeightedMoments& moments, Vector& scratch);
 
 struct TraceOptions {
-  int max_coordinates = 8;                   // K: coordinates 0..K-1 of the original space
+  // K: the first K quantities (coordinates of the original space, or named outputs); default all.
+  // A run with many quantities keeps fewer draws per chain (at most kMaxValuesPerChain values in
+  // all), so memory stays bounded.
+  int max_coordinates = std::numeric_limits<int>::max();
+  static constexpr std::int64_t kMaxValuesPerChain = 20'000'000;
   std::int64_t max_draws_per_chain = 100000; // thinning bound per chain
   bool with_potential = true;                // also keep the draws' potential
   std::string run_filter;                    // only this run (empty = all)
@@ -79,7 +90,9 @@ struct ChainTrace {
   std::int64_t n_draws = 0;   // post-warmup draws read (unthinned)
   std::int64_t stride = 1;    // kept draws are draws 0, stride, 2 stride, ...
   int original_dim = 0;
-  std::vector<std::vector<double>> coords;  // [coordinate][kept draw]
+  std::vector<std::string> names;           // Stan names of the kept quantities
+  bool named_outputs = false;               // the quantities are the target's named outputs
+  std::vector<std::vector<double>> coords;  // [quantity][kept draw]
   std::vector<double> potential;            // [kept draw] (when with_potential)
   // Over every draw:
   double sum_accept = 0.0;

@@ -1,5 +1,7 @@
 #include "report/estimate_series.hpp"
 
+#include "report/quantities.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -95,10 +97,12 @@ std::vector<TemperingSchedule> read_schedules(const std::vector<fs::path>& files
 namespace {
 
 // The columns of a vector of d entries and a packed upper triangle (records.proto).
+// Coordinates by their Stan names (report/quantities.hpp): mean_x[1], cov_x[1]_x[2].
 void moment_header(std::ostream& out, const std::string& prefix, int d) {
-  for (int i = 0; i < d; ++i) out << ',' << prefix << "mean_" << i;
+  for (int i = 0; i < d; ++i) out << ',' << prefix << "mean_" << coordinate_name(i);
   for (int i = 0; i < d; ++i)
-    for (int j = i; j < d; ++j) out << ',' << prefix << "cov_" << i << '_' << j;
+    for (int j = i; j < d; ++j)
+      out << ',' << prefix << "cov_" << coordinate_name(i) << '_' << coordinate_name(j);
 }
 
 void moment_cells(std::ostream& out, const google::protobuf::RepeatedField<double>& mean,

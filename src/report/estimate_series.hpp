@@ -39,8 +39,9 @@ std::vector<TemperingSchedule> read_schedules(const std::vector<std::filesystem:
 
 // Every EstimatesSnapshot of `path` as CSV: run_id, chain_id, seed, iteration, wall_seconds,
 // n_gradient_evals, then one column per estimate name (sorted; empty where a snapshot lacks it).
-// With `moments`, then the running moments and the base's (records.proto): mean_<i>,
-// cov_<i>_<j> (i <= j), base_mean_<i>, base_cov_<i>_<j>, base_log_zeta, for the largest d any
+// With `moments`, then the running moments and the base's (records.proto), coordinates by Stan's
+// 1-based names: mean_x[i], cov_x[i]_x[j] (i <= j), base_mean_x[i], base_cov_x[i]_x[j],
+// base_log_zeta (e.g. mean_x[1], cov_x[1]_x[2]), for the largest d any
 // snapshot has (empty where one lacks them). Returns the number of rows.
 std::int64_t export_estimates_csv(const std::filesystem::path& path, std::ostream& out,
                                   bool moments = false);

@@ -2,12 +2,185 @@
 
 #include <fmt/format.h>
 
-#include <string>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <set>
+#include <span>
 
-#include "records/record_reader.hpp"
+#include "config/factories.hpp"
+#include "core/error.hpp"
+#include "core/numerics.hpp"
+#include "core/version.hpp"
+#include "report/draw_weights.hpp"
+#include "report/export_netcdf.hpp"
+#include "report/export_scan.hpp"
+#include "report/quantities.hpp"
 
 namespace pemc::report {
+namespace export_detail {
+
+bool exported(const v1::Draw& d, const ExportOptions& options) {
+  if (d.warmup() && !options.include_warmup) return false;
+  return options.run_filter.empty() || d.run_id() == options.run_filter;
+}
+
 namespace {
+
+bool weighted_sampler(const std::string& sampler) {
+  return sampler == "pseudo_extended" || sampler == "continuous_tempering" ||
+         sampler == "simulated_tempering" || sampler == "annealed_importance";
+}
+
+std::string where(const std::filesystem::path& path, const records::RecordReader& reader,
+                  const v1::Draw& d) {
+  return fmt::format("{}: record {} (draw {} of run '{}', chain {})", path.string(),
+                     reader.records_read() - 1, d.iteration(), d.run_id(), d.chain_id());
+}
+
+RunScan& run_for(Scan& scan, const v1::Draw& d) {
+  auto it = scan.runs.find(d.run_id());
+  if (it != scan.runs.end()) return it->second;
+  RunScan run;
+  run.meta = run_meta(scan.header, d.run_id());
+  if (run.meta.original_dim <= 0) run.meta.original_dim = d.state_size();
+  run.named_outputs = !run.meta.output_names.empty();
+  run.names = quantity_names(run.meta.output_names, run.meta.original_dim);
+  run.weighted = weighted_sampler(run.meta.sampler);
+  scan.run_order.push_back(d.run_id());
+  return scan.runs.emplace(d.run_id(), std::move(run)).first->second;
+}
+
+}  // namespace
+
+const RunScan& run_of(const Scan& scan, const v1::Draw& d) { return scan.runs.at(d.run_id()); }
+
+void export_log_weights(const v1::Draw& d, const RunScan& run, std::vector<double>& out) {
+  const int od = run.meta.original_dim;
+  const int n = draw_sample_count(d, od);
+  out.assign(static_cast<std::size_t>(n), 0.0);
+  if (!draw_is_weighted(d, od)) return;
+  std::copy_n(d.log_weights().data(), n, out.data());
+  if (!weights_within_draw(run.meta.sampler, n)) return;
+  const double lse = log_sum_exp(std::span<const double>(out.data(), out.size()));
+  for (double& w : out) w = lse == -kInf ? -kInf : w - lse;
+}
+
+Scan scan_file(const std::filesystem::path& path, const ExportOptions& options, bool keep_weights) {
+  Scan scan;
+  records::RecordReader reader(path);
+  v1::Record record;
+  v1::Footer footer;
+  std::vector<double> values, weights;
+  while (reader.next(record)) {
+    if (record.has_header()) {
+      scan.header = record.header();
+      continue;
+    }
+    if (record.has_footer()) {
+      footer = record.footer();
+      scan.has_footer = true;
+      continue;
+    }
+    if (!record.has_draw()) continue;
+    const auto& d = record.draw();
+    if (!exported(d, options)) continue;
+    RunScan& run = run_for(scan, d);
+    auto [it, inserted] = run.chains.try_emplace(d.chain_id());
+    ChainScan& c = it->second;
+    if (inserted) {
+      c.run_id = d.run_id();
+      c.chain_id = d.chain_id();
+    }
+    c.seed = d.seed();
+    c.final_step_size = d.step_size();
+    const int od = run.meta.original_dim;
+    const int n = draw_sample_count(d, od);
+    c.max_samples = std::max(c.max_samples, n);
+    if (draw_is_weighted(d, od)) run.weighted = true;
+    values.resize(run.names.size());
+    for (int j = 0; j < n; ++j)
+      if (!sample_quantities(d, od, run.named_outputs, j, values))
+        throw DataError(fmt::format(
+            "{}: the draw does not hold its run's {} quantities for sample {} of {} (state {}, "
+            "extra_states {}, outputs {} numbers)",
+            where(path, reader, d), run.names.size(), j + 1, n, d.state_size(),
+            d.extra_states_size(), d.outputs_size()));
+    if (d.warmup()) {
+      ++c.n_warmup;
+      continue;
+    }
+    ++c.n_draws;
+    if (keep_weights) {
+      export_log_weights(d, run, weights);
+      for (double w : weights)
+        if (std::isnan(w) || w == kInf)
+          throw DataError(
+              fmt::format("{}: log weight {} cannot be resampled", where(path, reader, d), w));
+      c.log_weights.insert(c.log_weights.end(), weights.begin(), weights.end());
+      c.samples_per_draw.push_back(n);
+    }
+  }
+  scan.n_records = reader.records_read();
+  scan.problem = reader.problem();
+  if (!options.run_filter.empty() && scan.runs.empty()) {
+    std::set<std::string> names;
+    for (const auto& info : scan.header.runs()) names.insert(info.name());
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw ConfigError(fmt::format("export --run '{}': {} holds no draws of that run{}",
+                                  options.run_filter, path.string(),
+                                  list.empty() ? "" : " (its runs: " + list + ")"));
+  }
+  for (auto& [id, run] : scan.runs)
+    for (auto& [chain_id, c] : run.chains) {
+      c.status = scan.has_footer ? "missing from footer" : "incomplete: no footer";
+      for (const auto& s : footer.chains()) {
+        if (s.chain_id() != chain_id || (!s.run_id().empty() && s.run_id() != id)) continue;
+        c.status = s.status();
+        c.wall_seconds = s.wall_seconds();
+        if (s.final_step_size() > 0) c.final_step_size = s.final_step_size();
+      }
+    }
+  return scan;
+}
+
+void prepare_output_dir(const ExportOptions& options) {
+  namespace fs = std::filesystem;
+  const auto& dir = options.output_dir;
+  if (dir.empty())
+    throw ConfigError("export --format " + options.format +
+                      " writes several files: give --output-dir DIR");
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec))
+      throw ConfigError("export --output-dir " + dir.string() + ": exists and is not a directory");
+    if (!fs::is_empty(dir, ec) && !options.overwrite)
+      throw ConfigError("export --output-dir " + dir.string() +
+                        ": the directory already holds files; choose an empty or new directory, "
+                        "or pass --overwrite to replace files of the same names");
+    return;
+  }
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw IoError("export --output-dir " + dir.string() + ": cannot create it: " + ec.message());
+}
+
+std::string file_stem(const std::string& run_id) {
+  std::string s = run_id.empty() ? std::string("run") : run_id;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  if (s.front() == '.') s.front() = '_';
+  return s;
+}
+
+}  // namespace export_detail
+
+namespace {
+
+using namespace export_detail;
+namespace fs = std::filesystem;
 
 // RFC 4180 quoting for a text cell: run ids come from config names and file stems and may hold
 // commas or quotes, which would otherwise shift every later column of the row.
@@ -22,41 +195,457 @@ std::string csv_cell(const std::string& s) {
   return out;
 }
 
-}  // namespace
+// Numbers as CmdStan writes non-finite ones (NaN, inf, -inf), finite ones in the shortest form
+// that reads back to the same double.
+std::string num(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format("{}", x);
+}
 
-std::int64_t export_csv(const std::filesystem::path& path, std::ostream& out,
-                        const ExportOptions& options) {
+std::ofstream open_output(const fs::path& file) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) throw IoError("export: cannot write " + file.string());
+  return out;
+}
+
+void close_output(std::ofstream& out, const fs::path& file) {
+  out.close();
+  if (!out) throw IoError("export: writing " + file.string() + " failed");
+}
+
+// ---- csv ------------------------------------------------------------------------------------
+
+std::string csv_header(const RunScan& run) {
+  std::string line = "run_id,chain_id,seed,iteration,warmup";
+  if (run.weighted) line += ",sample,log_weight";
+  line += ",lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__";
+  for (const auto& n : run.names) line += "," + csv_cell(n);
+  return line;
+}
+
+// Writes the csv rows of one draw; returns how many.
+std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, std::ostream& out,
+                      std::vector<double>& values, std::vector<double>& weights) {
+  const int od = run.meta.original_dim;
+  const int n = draw_sample_count(d, od);
+  export_log_weights(d, run, weights);
+  values.resize(run.names.size());
+  const std::string stats = fmt::format("{},{},{},{},{},{},{}", num(-d.potential()),
+                                        num(d.accept_stat()), num(d.step_size()), d.tree_depth(),
+                                        d.n_leapfrog(), d.divergent() ? 1 : 0, num(d.energy()));
+  std::string line;
+  for (int j = 0; j < n; ++j) {
+    sample_quantities(d, od, run.named_outputs, j, values);
+    line = fmt::format("{},{},{},{},{}", csv_cell(d.run_id()), d.chain_id(), d.seed(),
+                       d.iteration(), d.warmup() ? 1 : 0);
+    if (run.weighted)
+      line += fmt::format(",{},{}", j + 1, num(weights[static_cast<std::size_t>(j)]));
+    line += "," + stats;
+    for (double v : values) line += "," + num(v);
+    out << line << '\n';
+  }
+  return n;
+}
+
+void export_csv_files(const fs::path& path, const Scan& scan, const ExportOptions& options,
+                      std::ostream* stream, ExportResult& result) {
+  std::map<std::string, std::ofstream> files;
+  std::map<std::string, std::ostream*> outs;
+  if (stream) {
+    // One table: every run must have the same columns (checked before anything is written).
+    const std::string first_header =
+        scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()));
+    for (const auto& id : scan.run_order) {
+      const std::string h = csv_header(scan.runs.at(id));
+      if (h != first_header)
+        throw ConfigError(fmt::format(
+            "export --format csv: runs '{}' and '{}' of {} have different columns ({} vs {}); "
+            "one table would have ragged rows: use --output-dir DIR (one file per run) or --run "
+            "NAME",
+            scan.run_order.front(), id, path.string(), first_header, h));
+      outs[id] = stream;
+    }
+    if (!first_header.empty()) *stream << first_header << '\n';
+  } else {
+    prepare_output_dir(options);
+    std::set<std::string> stems;
+    for (const auto& id : scan.run_order) {
+      std::string stem = file_stem(id);
+      while (!stems.insert(stem).second) stem += "_";
+      const fs::path file = options.output_dir / (stem + ".csv");
+      auto& f = files.emplace(id, open_output(file)).first->second;
+      f << csv_header(scan.runs.at(id)) << '\n';
+      outs[id] = &f;
+      result.files.push_back(file);
+    }
+  }
   records::RecordReader reader(path);
   v1::Record record;
-  int dim = -1;
-  int n_weights = -1;
-  std::int64_t rows = 0;
-  std::string line;
-  while (reader.next(record)) {
-    if (record.has_header()) dim = record.header().dim();
-    if (!record.has_draw()) continue;
+  std::vector<double> values, weights;
+  std::int64_t left = scan.n_records;
+  while (left-- > 0 && reader.next(record)) {
+    if (!record.has_draw() || !exported(record.draw(), options)) continue;
     const auto& d = record.draw();
-    if (d.warmup() && !options.include_warmup) continue;
-    if (n_weights < 0) {
-      if (dim < 0) dim = d.state_size();
-      n_weights = d.log_weights_size();
-      line = "run_id,chain_id,seed,iteration,warmup,potential__,accept_stat__,stepsize__,"
-             "n_leapfrog__,treedepth__,divergent__,energy__";
-      for (int i = 0; i < dim; ++i) line += fmt::format(",x.{}", i + 1);
-      for (int i = 0; i < n_weights; ++i) line += fmt::format(",log_weight.{}", i + 1);
-      out << line << '\n';
-    }
-    line = fmt::format("{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{:.17g}", csv_cell(d.run_id()),
-                       d.chain_id(), d.seed(), d.iteration(), d.warmup() ? 1 : 0, d.potential(),
-                       d.accept_stat(), d.step_size(), d.n_leapfrog(), d.tree_depth(),
-                       d.divergent() ? 1 : 0, d.energy());
-    for (double x : d.state()) line += fmt::format(",{:.17g}", x);
-    for (int i = 0; i < n_weights; ++i)
-      line += fmt::format(",{:.17g}", i < d.log_weights_size() ? d.log_weights(i) : 0.0);
-    out << line << '\n';
-    ++rows;
+    result.rows += csv_rows(d, run_of(scan, d), *outs.at(d.run_id()), values, weights);
   }
-  return rows;
+  std::size_t i = 0;
+  for (const auto& id : scan.run_order) {
+    auto it = files.find(id);
+    if (it != files.end()) close_output(it->second, result.files[i++]);
+  }
+}
+
+// ---- cmdstan ----------------------------------------------------------------------------------
+
+// The local kernel of a sampler config (itself, or the kernel an extended sampler runs): its
+// config message, or nullptr.
+const google::protobuf::Message* kernel_config(const google::protobuf::Message& m, int depth = 0) {
+  const auto name = m.GetDescriptor()->name();
+  if (name == "NutsConfig" || name == "HmcConfig" || name == "MalaConfig" || name == "RwmConfig")
+    return &m;
+  if (depth > 3) return nullptr;
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  m.GetReflection()->ListFields(m, &fields);
+  for (const auto* f : fields) {
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated())
+      continue;
+    if (const auto* k = kernel_config(m.GetReflection()->GetMessage(m, f), depth + 1)) return k;
+  }
+  return nullptr;
+}
+
+struct KernelInfo {
+  std::string engine;    // nuts, static (hmc), mala, rwm, or the sampler's name
+  std::string metric;    // unit_e, diag_e, dense_e ("" for kernels without one)
+  double step_size = 0;  // configured (initial) step size
+  bool adapt = false;
+  int max_depth = 10;
+};
+
+KernelInfo kernel_info(const v1::SamplerConfig& sampler) {
+  KernelInfo k;
+  k.engine = config::sampler_kind_name(sampler);
+  const auto* m = kernel_config(sampler);
+  if (!m) return k;
+  if (const auto* n = dynamic_cast<const v1::NutsConfig*>(m)) {
+    k.engine = "nuts";
+    k.metric = n->metric() == v1::UNIT ? "unit_e" : n->metric() == v1::DENSE ? "dense_e" : "diag_e";
+    k.step_size = n->step_size();
+    k.adapt = n->adaptation().enabled();
+    k.max_depth = n->has_max_tree_depth() ? n->max_tree_depth() : 10;
+  } else if (const auto* h = dynamic_cast<const v1::HmcConfig*>(m)) {
+    k.engine = "static";
+    k.metric = h->metric() == v1::DIAGONAL ? "diag_e"
+               : h->metric() == v1::DENSE  ? "dense_e"
+                                           : "unit_e";
+    k.step_size = h->step_size();
+    k.adapt = h->adaptation().enabled();
+  } else if (const auto* a = dynamic_cast<const v1::MalaConfig*>(m)) {
+    k.engine = "mala";
+    k.step_size = a->step_size();
+    k.adapt = a->adaptation().enabled();
+  } else if (const auto* r = dynamic_cast<const v1::RwmConfig*>(m)) {
+    k.engine = "rwm";
+    k.step_size = r->proposal_scale();
+    k.adapt = r->adaptation().enabled();
+  }
+  return k;
+}
+
+// The sampler diagnostics columns that apply to a kernel, in CmdStan's order.
+std::vector<std::string> diagnostic_columns(const KernelInfo& k) {
+  if (k.engine == "nuts")
+    return {"accept_stat__", "stepsize__",  "treedepth__",
+            "n_leapfrog__",  "divergent__", "energy__"};
+  if (k.engine == "static")
+    return {"accept_stat__", "stepsize__", "n_leapfrog__", "divergent__", "energy__"};
+  if (k.engine == "mala") return {"accept_stat__", "stepsize__"};
+  return {"accept_stat__"};
+}
+
+std::string diagnostic_value(const std::string& column, const v1::Draw& d) {
+  if (column == "accept_stat__") return num(d.accept_stat());
+  if (column == "stepsize__") return num(d.step_size());
+  if (column == "treedepth__") return std::to_string(d.tree_depth());
+  if (column == "n_leapfrog__") return std::to_string(d.n_leapfrog());
+  if (column == "divergent__") return d.divergent() ? "1" : "0";
+  return num(d.energy());
+}
+
+std::string model_name(const RunScan& run) {
+  const auto& target = run.meta.config.target();
+  if (target.has_stan()) return fs::path(target.stan().model_file()).stem().string();
+  return run.meta.target;
+}
+
+// CmdStan's comment header (key = value lines, indented as CmdStan nests its arguments), with the
+// values pemc ran with, then pemc's own keys.
+std::string cmdstan_comments(const fs::path& source, const RunScan& run, const ChainScan& c,
+                             const KernelInfo& k, const ExportOptions& options) {
+  const auto& config = run.meta.config;
+  const int thin = std::max(1, config.output().thin());
+  std::string s;
+  s += fmt::format("# model = {}\n", model_name(run));
+  s += "# method = sample (Default)\n#   sample\n";
+  s += fmt::format("#     num_samples = {}\n", config.iterations());
+  s += fmt::format("#     num_warmup = {}\n", config.warmup());
+  s += fmt::format("#     save_warmup = {}\n", options.include_warmup && c.n_warmup > 0 ? 1 : 0);
+  s += fmt::format("#     thin = {}\n", thin);
+  s += fmt::format("#     adapt\n#       engaged = {}\n", k.adapt ? 1 : 0);
+  if (k.engine == "nuts" || k.engine == "static") {
+    s += "#     algorithm = hmc\n#       hmc\n";
+    s += fmt::format("#         engine = {}\n", k.engine);
+    if (k.engine == "nuts")
+      s += fmt::format("#           nuts\n#             max_depth = {}\n", k.max_depth);
+    s += fmt::format("#         metric = {}\n", k.metric);
+    s += fmt::format("#         stepsize = {}\n", num(k.step_size));
+  } else {
+    s += fmt::format("#     algorithm = {}\n", k.engine);
+  }
+  s += fmt::format("# id = {}\n", c.chain_id + 1);
+  s += fmt::format("# random\n#   seed = {}\n", c.seed);
+  s += fmt::format("# pemc_version = {}\n", kVersion);
+  s += fmt::format("# pemc_source = {}\n", source.string());
+  s += fmt::format("# pemc_run = {}\n", c.run_id);
+  s += fmt::format("# pemc_chain_id = {}\n", c.chain_id);
+  s += fmt::format("# pemc_target = {}\n", run.meta.target);
+  s += fmt::format("# pemc_sampler = {}\n", run.meta.sampler);
+  s += fmt::format("# pemc_status = {}\n", c.status);
+  if (options.resample)
+    s += fmt::format(
+        "# pemc_resampled = {} (one sample per draw by its normalised weight, seed {})\n",
+        run.weighted ? 1 : 0, options.seed);
+  return s;
+}
+
+// The adaptation block CmdStan writes after the column names. pemc records the final step size;
+// the adapted metric's values are not in the record file.
+std::string cmdstan_adaptation(const ChainScan& c, const KernelInfo& k) {
+  if (!k.adapt) return "";
+  std::string s = "# Adaptation terminated\n";
+  s += fmt::format("# Step size = {}\n", num(c.final_step_size));
+  if (!k.metric.empty())
+    s += fmt::format("# Metric: {} (the adapted values are not recorded in pemc record files)\n",
+                     k.metric);
+  return s;
+}
+
+// Resampling: how many copies of each sample of the chain to write.
+void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
+  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                    static_cast<std::uint32_t>(c.chain_id)};
+  std::mt19937_64 gen(seq);
+  const auto uniform = [&gen] { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; };
+  c.copies.assign(c.log_weights.size(), 0);
+  const bool within =
+      !c.samples_per_draw.empty() && weights_within_draw(run.meta.sampler, c.max_samples);
+  if (within) {
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < c.samples_per_draw.size(); ++i) {
+      const auto n = static_cast<std::size_t>(c.samples_per_draw[i]);
+      const double u = uniform();
+      double cumulative = 0.0;
+      std::size_t j = 0;
+      bool any = false;
+      for (; j < n; ++j) {
+        const double p = std::exp(c.log_weights[begin + j]);
+        any = any || p > 0;
+        cumulative += p;
+        if (u <= cumulative) break;
+      }
+      if (!any)
+        throw DataError(
+            fmt::format("export --resample: draw {} of run '{}', chain {} has no "
+                        "sample with positive weight",
+                        i, c.run_id, c.chain_id));
+      if (j == n) j = n - 1;  // rounding: the normalised weights sum to 1 - epsilon
+      ++c.copies[begin + j];
+      begin += n;
+    }
+    return;
+  }
+  // Global weights: multinomial resampling of n_draws samples, by sorted uniforms (exponential
+  // spacings) swept along the cumulative weights.
+  const double lse =
+      log_sum_exp(std::span<const double>(c.log_weights.data(), c.log_weights.size()));
+  if (!std::isfinite(lse))
+    throw DataError(
+        fmt::format("export --resample: run '{}', chain {} has no sample with positive "
+                    "weight",
+                    c.run_id, c.chain_id));
+  const auto n = static_cast<std::size_t>(c.n_draws);
+  std::vector<double> points(n + 1);
+  double total = 0;
+  for (auto& p : points) total = p = total - std::log(uniform());
+  std::size_t k = 0;
+  double cumulative = 0;
+  for (std::size_t s = 0; s < c.log_weights.size() && k < n; ++s) {
+    cumulative += std::exp(c.log_weights[s] - lse);
+    const bool last = s + 1 == c.log_weights.size();
+    while (k < n && (last || points[k] / total <= cumulative)) {
+      ++c.copies[s];
+      ++k;
+    }
+  }
+}
+
+void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& options,
+                    ExportResult& result) {
+  for (const auto& id : scan.run_order) {
+    const RunScan& run = scan.runs.at(id);
+    if (run.weighted && !options.resample)
+      throw ConfigError(fmt::format(
+          "export --format cmdstan: run '{}' ({}) has weighted samples and CmdStan CSV has no "
+          "place "
+          "for weights; writing them as unweighted draws would misstate the posterior. Use "
+          "--resample (with --seed) for one sample per draw drawn by its normalised weight, or "
+          "--format csv / netcdf, which keep the weights",
+          id, run.meta.sampler));
+    if (run.weighted && options.include_warmup)
+      throw ConfigError(
+          fmt::format("export --format cmdstan --resample: run '{}' is weighted; "
+                      "its warmup draws are not resampled (drop --include-warmup)",
+                      id));
+  }
+  prepare_output_dir(options);
+  // Targets to evaluate lp__ at resampled samples (their draws' potential is the extended space's).
+  std::map<std::string, targets::TargetPtr> targets;
+  for (auto& [id, run] : scan.runs) {
+    if (!run.weighted) continue;
+    try {
+      targets[id] = config::make_target(run.meta.config.target());
+    } catch (const std::exception& e) {
+      throw ConfigError(
+          fmt::format("export --resample: run '{}': lp__ of the resampled samples "
+                      "needs the run's target, which could not be rebuilt: {}",
+                      id, e.what()));
+    }
+    for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
+  }
+  struct Out {
+    std::ofstream file;
+    fs::path path;
+    std::vector<std::string> columns;
+    bool adaptation_written = false;
+    std::size_t sample = 0;  // next sample index into copies
+    KernelInfo kernel;
+  };
+  std::map<std::pair<std::string, int>, Out> outs;
+  std::set<std::string> stems;
+  for (const auto& id : scan.run_order) {
+    const RunScan& run = scan.runs.at(id);
+    std::string stem = file_stem(id);
+    while (!stems.insert(stem).second) stem += "_";
+    for (const auto& [chain_id, c] : run.chains) {
+      Out o;
+      o.path = options.output_dir / fmt::format("{}_{}.csv", stem, chain_id);
+      o.kernel = kernel_info(run.meta.config.sampler());
+      o.file = open_output(o.path);
+      o.columns = diagnostic_columns(o.kernel);
+      std::string head = "lp__";
+      for (const auto& col : o.columns) head += "," + col;
+      for (const auto& n : run.names) head += "," + cmdstan_name(n);
+      o.file << cmdstan_comments(path, run, c, o.kernel, options) << head << '\n';
+      if (!options.include_warmup) {
+        o.file << cmdstan_adaptation(c, o.kernel);
+        o.adaptation_written = true;
+      }
+      result.files.push_back(o.path);
+      outs.emplace(std::make_pair(id, chain_id), std::move(o));
+    }
+  }
+  records::RecordReader reader(path);
+  v1::Record record;
+  std::vector<double> values;
+  Vector point;
+  std::int64_t left = scan.n_records;
+  while (left-- > 0 && reader.next(record)) {
+    if (!record.has_draw() || !exported(record.draw(), options)) continue;
+    const auto& d = record.draw();
+    const RunScan& run = run_of(scan, d);
+    const ChainScan& c = run.chains.at(d.chain_id());
+    Out& o = outs.at({d.run_id(), d.chain_id()});
+    if (!d.warmup() && !o.adaptation_written) {
+      o.file << cmdstan_adaptation(c, o.kernel);
+      o.adaptation_written = true;
+    }
+    const int od = run.meta.original_dim;
+    const int n = draw_sample_count(d, od);
+    values.resize(run.names.size());
+    for (int j = 0; j < n; ++j) {
+      int copies = 1;
+      double lp = -d.potential();
+      if (run.weighted) {
+        copies = c.copies[o.sample++];
+        if (copies == 0) continue;
+        const auto x = sample_point(d, od, j);
+        point = Eigen::Map<const Vector>(x.data(), static_cast<Eigen::Index>(x.size()));
+        lp = -targets.at(d.run_id())->potential(point);
+      } else if (j > 0) {
+        break;
+      }
+      sample_quantities(d, od, run.named_outputs, j, values);
+      std::string line = num(lp);
+      for (const auto& col : o.columns) line += "," + diagnostic_value(col, d);
+      for (double v : values) line += "," + num(v);
+      for (int r = 0; r < copies; ++r) o.file << line << '\n';
+      result.rows += copies;
+    }
+  }
+  for (auto& [key, o] : outs) {
+    const ChainScan& c = scan.runs.at(key.first).chains.at(key.second);
+    // CmdStan's timing lines; pemc records the chain's total only (rstan reads no split then).
+    if (c.wall_seconds >= 0)
+      o.file << fmt::format(
+          "# \n#  Elapsed Time: {} seconds (Total: warmup and sampling, which "
+          "pemc does not time separately)\n",
+          num(c.wall_seconds));
+    close_output(o.file, o.path);
+  }
+}
+
+}  // namespace
+
+std::string ExportResult::incomplete_reason() const {
+  if (problem)
+    return fmt::format("damaged at byte {} (record {}): {}", problem->offset, problem->record_index,
+                       problem->message);
+  if (!has_footer) return "no footer: the run did not finish (or is still running)";
+  return "";
+}
+
+const std::vector<std::string>& export_formats() {
+  static const std::vector<std::string> formats{"csv", "cmdstan", "netcdf"};
+  return formats;
+}
+
+ExportResult export_draws(const fs::path& path, std::ostream& out, const ExportOptions& options) {
+  const auto& formats = export_formats();
+  if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
+    std::string list;
+    for (const auto& f : formats) list += (list.empty() ? "" : ", ") + f;
+    throw ConfigError("export --format '" + options.format +
+                      "': unknown format; valid formats: " + list);
+  }
+  ExportResult result;
+  Scan scan = scan_file(path, options, options.format == "cmdstan" && options.resample);
+  result.n_records = scan.n_records;
+  result.has_footer = scan.has_footer;
+  result.problem = scan.problem;
+  if (options.format == "csv")
+    export_csv_files(path, scan, options, options.output_dir.empty() ? &out : nullptr, result);
+  else if (options.format == "cmdstan")
+    export_cmdstan(path, scan, options, result);
+  else
+    export_netcdf(path, scan, options, result);
+  return result;
+}
+
+std::int64_t export_csv(const fs::path& path, std::ostream& out, const ExportOptions& options) {
+  ExportOptions o = options;
+  o.format = "csv";
+  return export_draws(path, out, o).rows;
 }
 
 }  // namespace pemc::report

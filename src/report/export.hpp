@@ -1,16 +1,75 @@
 #pragma once
-// Draws as CSV, one row per draw in file order (Stan-like columns), for work in R or Python.
+// Draws exported for other tools, with Stan's conventions (report/quantities.hpp):
+//   csv      one row per sample: run_id, chain_id, seed, iteration, warmup, [sample, log_weight,]
+//            lp__, accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__, energy__,
+//            then the run's quantities by their Stan names (x[1], ... or a Stan model's
+//            "theta[1]"). To stdout when every exported run has the same columns (else an error
+//            says to use --output-dir or --run); with output_dir one file per run, <run>.csv.
+//   cmdstan  one CmdStan CSV per chain, <run>_<chain_id>.csv in output_dir: CmdStan's '#' comment
+//            header (model, sampler, seed, chain, warmup and draws, adaptation), columns lp__ and
+//            the sampler diagnostics that apply, then the quantities by CmdStan's dotted names
+//            (theta.1, Sigma.2.1, x.1). Read by rstan::read_stan_csv.
+//   netcdf   ArviZ InferenceData (netCDF-4), <run>.nc in output_dir: groups posterior and
+//            sample_stats, dims chain, draw and per-quantity dims (export_netcdf.hpp).
+//
+// lp__ is the log density up to a constant with the Jacobian included: -potential of the draw. For
+// weighted samplers the draw's potential is the extended space's, so csv and netcdf rows carry it
+// as the chain's lp__, and a resampled CmdStan export evaluates the run's target at the resampled
+// sample instead (rebuilding it from the header's config).
+//
+// Weighted samplers (pseudo-extended, continuous and simulated tempering, AIS): csv and netcdf
+// hold every weighted sample with its log_weight, the log of the weight to use in a self-normalised
+// average over all rows of the run: pseudo-extended's weights normalised within their draw
+// (Theorem 2.1: each draw's pseudo-samples share one unit of weight), the other samplers' as
+// recorded (their weights are global; draw_weights.hpp). CmdStan CSV has no place for weights: a
+// weighted run is refused unless `resample` is set, which writes one sample per draw drawn by its
+// normalised weight (pseudo-extended: within the draw; global weights: multinomial resampling of
+// the chain's samples, as many as it has draws), reproducibly from `seed`.
+//
+// Damaged or unfinished files: everything readable before the damage is exported and the result
+// says why the file is incomplete (the CLI warns and exits 1).
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
+
+#include "records/record_reader.hpp"
 
 namespace pemc::report {
 
 struct ExportOptions {
   bool include_warmup = false;
+  std::string format = "csv";        // csv | cmdstan | netcdf (export_formats())
+  std::filesystem::path output_dir;  // required for cmdstan and netcdf; optional for csv
+  bool overwrite = false;            // allow an output_dir that already holds files
+  bool resample = false;             // cmdstan: weighted runs resampled to one sample per draw
+  std::uint64_t seed = 1;            // of the resampling
+  std::string run_filter;            // only this run (empty: all)
 };
 
-// Returns the number of rows written. Stops at damage (after the good part) and throws nothing
-// for it: the caller checks the file with verify if needed.
+struct ExportResult {
+  std::int64_t rows = 0;                     // data rows (samples) written
+  std::vector<std::filesystem::path> files;  // files written (empty: to the stream)
+  std::int64_t n_records = 0;                // records read
+  bool has_footer = false;
+  std::optional<records::ReadProblem> problem;  // damage where reading stopped
+  // Why the export is incomplete ("" when the file is whole): damage, or no footer.
+  std::string incomplete_reason() const;
+};
+
+// The formats export_draws knows, in the order the CLI lists them.
+const std::vector<std::string>& export_formats();
+
+// Exports `path` as options.format says (to `out` for csv without output_dir). ConfigError for bad
+// options (an unknown format, a missing or non-empty output directory, a weighted run to CmdStan
+// without resample, runs of different columns to one stream), DataError for a draw whose content
+// does not match its run (before anything is written: the file is scanned first).
+ExportResult export_draws(const std::filesystem::path& path, std::ostream& out,
+                          const ExportOptions& options);
+
+// csv to a stream: export_draws with format csv; returns the rows written.
 std::int64_t export_csv(const std::filesystem::path& path, std::ostream& out,
                         const ExportOptions& options);
 

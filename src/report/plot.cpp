@@ -24,6 +24,7 @@
 
 #include "config/factories.hpp"
 #include "core/error.hpp"
+#include "report/quantities.hpp"
 #include "core/numerics.hpp"
 #include "records/record_reader.hpp"
 
@@ -390,8 +391,8 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
 
   layout = layout_for(static_cast<int>(runs.size()));
   body += fmt::format("set xrange [{}:{}]\nset yrange [{}:{}]\n", xr.lo, xr.hi, yr.lo, yr.hi);
-  body += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(fmt::format("x[{}]", dims[0])),
-                      gp_string(fmt::format("x[{}]", dims[1])));
+  body += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(coordinate_name(dims[0])),
+                      gp_string(coordinate_name(dims[1])));
   // No key: the panel titles say what the points are, the figure title what the lines are.
   body += "set key off\nset grid lc rgb '#DDDDDD'\n";
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -462,8 +463,8 @@ std::string trace_script(const std::vector<fs::path>& files, const PlotOptions& 
   std::string body = "set grid lc rgb '#DDDDDD'\nset xlabel 'draw (post-warmup)'\n";
   body += series.size() <= 10 ? "set key outside right top\n" : "set key off\n";
   for (std::size_t p = 0; p < dims.size(); ++p) {
-    body += fmt::format("set ylabel {}\nset title {}\nplot ", gp_string(fmt::format("x[{}]", dims[p])),
-                        gp_string(fmt::format("trace of x[{}]", dims[p])));
+    body += fmt::format("set ylabel {}\nset title {}\nplot ", gp_string(coordinate_name(dims[p])),
+                        gp_string("trace of " + coordinate_name(dims[p])));
     for (std::size_t s = 0; s < series.size(); ++s)
       body += fmt::format("{}{} using 1:{} with lines lw 0.7 lc rgb '{}' title {}", s ? ", " : "",
                           gp_path(series[s].data), p + 2, color(s), gp_string(series[s].label));
@@ -542,8 +543,8 @@ std::string hist_script(const std::vector<fs::path>& files, const PlotOptions& o
       }
     }
     body += fmt::format("set xrange [{}:{}]\nset xlabel {}\nset title {}\n{}\n", r.lo, r.hi,
-                        gp_string(fmt::format("x[{}]", dims[p])),
-                        gp_string(fmt::format("marginal of x[{}]", dims[p])), plot);
+                        gp_string(coordinate_name(dims[p])),
+                        gp_string("marginal of " + coordinate_name(dims[p])), plot);
   }
   return "\x1f" + body;
 }

@@ -58,7 +58,9 @@ PlotKind parse_plot_kind(const std::string& name);
 struct PlotOptions {
   PlotKind kind = PlotKind::kScatter;
   std::filesystem::path output;   // .png or .svg (ConfigError otherwise)
-  std::vector<int> dims;          // 0-based coordinates; empty = kind's default (0,1)
+  // 0-based coordinates; empty = kind's default (0,1). Labels use Stan's 1-based names: --dims 0
+  // is x[1] (report/quantities.hpp).
+  std::vector<int> dims;
   std::string run_filter;         // only this run (empty = all)
   int max_points = 0;             // scatter/hist: resampled points per run (0: 5000 / 20000)
   int trace_points = 4000;        // trace: kept draws per chain

@@ -1,12 +1,14 @@
 #include "report/summary.hpp"
 
 #include "report/draw_weights.hpp"
+#include "report/quantities.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -64,9 +66,32 @@ struct ChainAccumulator {
 // Adds one draw. Samples in extra_states with one log weight each are weighted samples, combined
 // as draw_weights.hpp says for `sampler`. A single log weight without extra_states weights the
 // state itself; otherwise every draw has weight 1.
+// With named outputs (n_outputs > 0: a Stan model's), each sample's row of Draw.outputs stands in
+// for its coordinates.
 void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccumulator& acc,
-              Vector& scratch) {
+              Vector& scratch, int n_outputs) {
   const int n_extra = dim > 0 ? d.extra_states_size() / dim : 0;
+  if (n_outputs > 0) {
+    const int rows = std::max(n_extra, 1);
+    if (d.outputs_size() != rows * n_outputs)
+      throw DataError("the draw holds " + std::to_string(d.outputs_size()) + " outputs, expected " +
+                      std::to_string(rows) + " x " + std::to_string(n_outputs));
+    const bool weighted = n_extra > 0 && d.log_weights_size() == n_extra;
+    const bool per_draw = weighted && weights_within_draw(sampler, n_extra);
+    const double log_norm =
+        per_draw ? log_sum_exp(std::span<const double>(d.log_weights().data(),
+                                                       static_cast<std::size_t>(n_extra)))
+                 : 0.0;
+    acc.weighted = acc.weighted || weighted || d.log_weights_size() == 1;
+    for (int i = 0; i < rows; ++i) {
+      scratch = Eigen::Map<const Vector>(d.outputs().data() + i * n_outputs, n_outputs);
+      double log_w = 0.0;
+      if (weighted) log_w = log_norm == -kInf ? -kInf : d.log_weights(i) - log_norm;
+      else if (d.log_weights_size() == 1) log_w = d.log_weights(0);
+      acc.moments.add(scratch, log_w);
+    }
+    return;
+  }
   if (n_extra > 0 && d.log_weights_size() == n_extra) {
     const bool per_draw = weights_within_draw(sampler, n_extra);
     acc.weighted = true;
@@ -113,6 +138,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
   // Studies: per run name, its original-space dimension and its resolved config.
   std::map<std::string, int> run_dims;
   std::map<std::string, std::string> run_sampler;
+  std::map<std::string, std::vector<std::string>> run_outputs;  // named outputs per run
   std::map<std::string, const v1::RunConfig*> run_configs;
   // With with_truth: each run's target, rebuilt once from the header (key: run name; "" for a
   // single-run file), or why it could not be.
@@ -130,6 +156,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
         for (const auto& info : header.runs()) {
           run_dims[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
           run_sampler[info.name()] = info.sampler_name();
+          run_outputs[info.name()].assign(info.output_names().begin(), info.output_names().end());
         }
         for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
         if (options.with_truth && header.has_config()) {
@@ -159,8 +186,10 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
           const auto rd = run_dims.find(d.run_id());
           const int draw_dim = rd != run_dims.end() ? rd->second : dim;
           const auto rs = run_sampler.find(d.run_id());
+          const auto ro = run_outputs.find(d.run_id());
           add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(),
-                   rs != run_sampler.end() ? rs->second : header.sampler_name(), acc, scratch);
+                   rs != run_sampler.end() ? rs->second : header.sampler_name(), acc, scratch,
+                   ro != run_outputs.end() ? static_cast<int>(ro->second.size()) : 0);
         } catch (const Error& e) {
           // A well-framed record with unusable content (a state of the wrong dimension, a NaN
           // log weight): say which record it is.
@@ -197,6 +226,9 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     s.sampler = config::sampler_kind_name(run_config.sampler());
     s.target = config::target_kind_name(run_config.target());
     s.n_draws = draws[key];
+    const auto ro = run_outputs.find(key.first);
+    s.names = quantity_names(ro != run_outputs.end() ? ro->second : std::vector<std::string>{},
+                             static_cast<int>(acc.moments.mean().size()));
     s.mean = acc.moments.mean();
     s.second_moment = acc.moments.second_moment();
     s.weighted = acc.weighted;
@@ -259,6 +291,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       o["seed"] = r.seed;
       o["chain_id"] = r.chain_id;
       o["n_draws"] = r.n_draws;
+      o["names"] = r.names;
       o["mean"] = to_std(r.mean);
       o["second_moment"] = to_std(r.second_moment);
       o["weighted"] = r.weighted;
@@ -319,6 +352,18 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
                        "seed", "draws", "accept", "grad evals", "wall s",
                        any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(),
                        "mean | E[x^2]");
+    // Named outputs (a Stan model's): say which quantities the vectors hold.
+    std::set<std::string> named;
+    for (const auto& r : f.runs) {
+      const auto plain = quantity_names({}, static_cast<int>(r.names.size()));
+      if (r.names != plain && named.insert(r.run_id).second) {
+        std::string list;
+        for (std::size_t i = 0; i < r.names.size() && i < 6; ++i)
+          list += (i ? " " : "") + r.names[i];
+        if (r.names.size() > 6) list += fmt::format(" ... ({} quantities)", r.names.size());
+        out += fmt::format("  run {}: mean | E[x^2] of {}\n", r.run_id, list);
+      }
+    }
     for (const auto& r : f.runs) {
       out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f}{}  {} | {}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,

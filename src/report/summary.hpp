@@ -46,6 +46,9 @@ struct ChainRunSummary {
   std::uint64_t seed = 0;
   int chain_id = 0;
   std::int64_t n_draws = 0;          // post-warmup draws read
+  // Stan names of the quantities the moments are of: a Stan model's named outputs (constrained
+  // scale, Draw.outputs), or x[1] .. x[d] (report/quantities.hpp).
+  std::vector<std::string> names;
   Vector mean;                       // (weighted) E[x]
   Vector second_moment;              // (weighted) E[x_i^2]
   bool weighted = false;

@@ -27,7 +27,7 @@ write_cfg st "simulated_tempering { $HMC reference { mean: [0, 0, 0] variance: [
 write_cfg ais "annealed_importance { $HMC reference { mean: [0, 0, 0] variance: [2, 2, 2] }
   ladder { kind: LINEAR n_levels: 20 } }" 10 60 10
 
-# 3 d: mean_0..2, 6 packed covariance entries, the same for the base, base_log_zeta.
+# 3 d: mean_x[1..3], 6 packed covariance entries, the same for the base, base_log_zeta.
 for name in ct_joint ct_gibbs st ais; do
   for n in 1 2; do
     mkdir -p "$WORK/n$n"
@@ -45,17 +45,18 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 name = sys.argv[2]
 assert len(rows) == 18, f"expected 3 chains x 6 snapshots, got {len(rows)}"
 for r in rows:
-    for k in ["mean_0", "mean_2", "cov_0_0", "cov_0_2", "cov_2_2", "base_mean_0", "base_cov_1_1"]:
+    for k in ["mean_x[1]", "mean_x[3]", "cov_x[1]_x[1]", "cov_x[1]_x[3]", "cov_x[3]_x[3]",
+              "base_mean_x[1]", "base_cov_x[2]_x[2]"]:
         assert r[k] != "", (k, r)
-    assert float(r["cov_0_0"]) > 0 and float(r["cov_2_2"]) > 0
+    assert float(r["cov_x[1]_x[1]"]) > 0 and float(r["cov_x[3]_x[3]"]) > 0
     # L L' of the Cholesky factor: 2 up to rounding.
-    assert abs(float(r["base_cov_1_1"]) - 2.0) < 1e-12 and float(r["base_cov_0_1"]) == 0.0, r
+    assert abs(float(r["base_cov_x[2]_x[2]"]) - 2.0) < 1e-12 and float(r["base_cov_x[1]_x[2]"]) == 0.0, r
     # log zeta only where the base came with one (the CT base here; a plain reference has none).
     assert (r["base_log_zeta"] == "0.5") == name.startswith("ct"), r["base_log_zeta"]
 # The last snapshot's running mean is near the target's (1, -0.5, 0.25).
 last = [r for r in rows if int(r["iteration"]) == max(int(x["iteration"]) for x in rows)]
 for r in last:
-    assert abs(float(r["mean_0"]) - 1.0) < 0.6, r["mean_0"]
+    assert abs(float(r["mean_x[1]"]) - 1.0) < 0.6, r["mean_x[1]"]
 PY
 done
 

@@ -48,7 +48,8 @@ seeds { base: 1 count: 2 }
 init { uniform_box { lower: 0 upper: 10 } }
 output { path: "$WORK/pe.pemc" }
 CFG
-same_draws_on_1_2_4 pe $((2 * 150 + 1))
+# The export has one row per pseudo-sample (5 per draw).
+same_draws_on_1_2_4 pe $((2 * 150 * 5 + 1))
 # HMC with fixed beta and diagonal metric adaptation; warmup draws written and sampling draws
 # thinned, so the state is gathered at some iterations and not at others.
 cat > "$WORK/pe_hmc.pbtxt" <<CFG
@@ -69,7 +70,7 @@ seeds { base: 3 count: 2 }
 init { uniform_box { lower: 0 upper: 10 } }
 output { path: "$WORK/pe_hmc.pemc" write_warmup: true thin: 3 }
 CFG
-same_draws_on_1_2_4 pe_hmc $((2 * (80 + 40) + 1)) --include-warmup
+same_draws_on_1_2_4 pe_hmc $((2 * (80 + 40) * 5 + 1)) --include-warmup
 # The Boltzmann relaxation pe28 (d = 27) through its own batch path (points in AVX2 lanes where
 # the CPU has them): N = 5 splits 3 + 2 over a group of two, so each point is evaluated in
 # batches of different sizes and positions on 1 and 2 ranks.
@@ -91,5 +92,5 @@ seeds { base: 5 count: 2 }
 init { uniform_box { lower: -2 upper: 2 } }
 output { path: "$WORK/pe_boltz.pemc" }
 CFG
-same_draws_on_1_2_4 pe_boltz $((2 * 40 + 1))
+same_draws_on_1_2_4 pe_boltz $((2 * 40 * 5 + 1))
 echo "1 passed, 0 failed"

@@ -45,7 +45,7 @@ passed=$((passed + 1))
 
 # 2. Markdown (the paper's layout: truth row, one row per run) and CSV (header + one row per run).
 md=$("$REPORT" compare "$WORK/hmc.pemc" "$WORK/nuts.pemc")
-grep -q <<< "$md" '^| run | sampler | chains | E\[x1\] | E\[x2\] |' || { echo "$md"; fail "markdown header"; }
+grep -q <<< "$md" '^| run | sampler | chains | E\[x\[1\]\] | E\[x\[2\]\] |' || { echo "$md"; fail "markdown header"; }
 grep -q <<< "$md" '^| \*truth\* |  |  | 1 | -1 |' || { echo "$md"; fail "markdown truth row"; }
 grep -q <<< "$md" '^| gauss_hmc | hmc | 3 |' || { echo "$md"; fail "markdown hmc row"; }
 grep -q <<< "$md" 'RMSE against the exact truth' || fail "markdown RMSE table"
@@ -80,7 +80,11 @@ done
   || fail "duplicate chains not noted"
 "$REPORT" diagnose "$WORK/hmc.pemc" --coords 1 --max-draws 500 --format json > "$WORK/d.json"
 grep -q '"thinned_by": 3' "$WORK/d.json" || fail "--max-draws 500 on 1500 draws: expected stride 3"
-[ "$(grep -c '"name": "x\[1\]"' "$WORK/d.json")" -eq 0 ] || fail "--coords 1 kept x[1]"
+# Every quantity is diagnosed (Stan's 1-based names); --coords only cuts the table.
+grep -q '"name": "x\[2\]"' "$WORK/d.json" || fail "diagnose JSON lacks x[2]"
+grep -q '"name": "x\[0\]"' "$WORK/d.json" && fail "diagnose JSON names a 0-based x[0]"
+"$REPORT" diagnose "$WORK/hmc.pemc" --coords 1 > "$WORK/d1.txt"
+grep -q "and 2 more" "$WORK/d1.txt" || { cat "$WORK/d1.txt" >&2; fail "--coords 1: no 'and 2 more'"; }
 passed=$((passed + 1))
 
 # 5. A torn file: compare and diagnose still report the good part, warn, and exit 1.

@@ -275,12 +275,18 @@ TEST_F(CompareTest, MarkdownAndCsvLayouts) {
   CompareOptions o;
   const Comparison c = compare_files({dir_ / "a.pemc", dir_ / "b.pemc"}, o);
   const std::string md = comparison_to_markdown(c, o);
-  EXPECT_NE(md.find("| run | sampler | chains | E[x1] | E[x2] | E[x1²] | E[x2²] | log_z |"),
+  EXPECT_NE(md.find("| run | sampler | chains | E[x[1]] | E[x[2]] | E[x[1]²] | E[x[2]²] | log_z |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| *truth* |"), std::string::npos);
   EXPECT_NE(md.find("| a | hmc | 3 | 1 ± 0.5 |"), std::string::npos) << md;
   EXPECT_NE(md.find("RMSE against the exact truth"), std::string::npos);
+  EXPECT_EQ(md.find("Showing the first"), std::string::npos) << "no cut, no note";
+  CompareOptions one = o;
+  one.show_coordinates = 1;
+  const std::string md1 = comparison_to_markdown(c, one);
+  EXPECT_NE(md1.find("Showing the first 1 of 2 quantities"), std::string::npos) << md1;
+  EXPECT_EQ(md1.find("E[x[2]]"), std::string::npos) << md1;
 
   const std::string csv = comparison_to_csv(c, o);
   std::stringstream lines(csv);
@@ -290,7 +296,7 @@ TEST_F(CompareTest, MarkdownAndCsvLayouts) {
   std::getline(lines, row_b);
   EXPECT_FALSE(std::getline(lines, extra));
   EXPECT_EQ(header.rfind("key,sampler,target,dim,n_chains,n_excluded,", 0), 0u);
-  EXPECT_NE(header.find("mean_rmse_x1"), std::string::npos);
+  EXPECT_NE(header.find("mean_rmse_x[2]"), std::string::npos);
   EXPECT_NE(header.find("estimate_log_z_rmse"), std::string::npos);
   EXPECT_EQ(row_a.rfind("a,hmc,gaussian,2,3,1,", 0), 0u) << row_a;
   // Same number of cells in every row.

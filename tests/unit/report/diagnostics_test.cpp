@@ -199,13 +199,13 @@ TEST_F(DiagnosticsTest, IidChainsLookConverged) {
   EXPECT_EQ(r.n_chains, 4);
   EXPECT_EQ(r.n_draws_used, 2000);
   EXPECT_EQ(r.quantity, "state");
-  ASSERT_EQ(r.parameters.size(), 3u);  // x[0], x[1], potential
-  EXPECT_EQ(r.parameters[0].name, "x[0]");
+  ASSERT_EQ(r.parameters.size(), 3u);  // x[1], x[2], potential
+  EXPECT_EQ(r.parameters[0].name, "x[1]");
   EXPECT_EQ(r.parameters[2].name, "potential");
   EXPECT_LT(r.parameters[0].rhat, 1.01);
   EXPECT_NEAR(r.parameters[0].ess_bulk / 8000.0, 1.0, 0.25);
   EXPECT_NEAR(r.parameters[0].ess_tail / 8000.0, 1.0, 0.25);
-  // x[1] is the draw index: a perfect trend, which split R-hat must flag.
+  // x[2] is the draw index: a perfect trend, which split R-hat must flag.
   EXPECT_GT(r.parameters[1].rhat, 1.5);
   EXPECT_GT(r.max_rhat, 1.5);
   // Per chain: 2000 iid draws each.
@@ -365,6 +365,64 @@ TEST_F(DiagnosticsTest, ADrawTooShortForItsHeaderIsADataErrorNamingTheRecord) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("record 2"), std::string::npos) << e.what();
   }
+}
+
+// Every quantity is diagnosed by default (here 12 coordinates, more than the table shows); the
+// table lists the worst first and says how many it left out; the headline covers all of them.
+TEST_F(DiagnosticsTest, EveryQuantityIsDiagnosedAndTheTableShowsTheWorstFirst) {
+  std::mt19937_64 gen(9);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<Record> v{header(12)};
+  for (int i = 0; i < 400; ++i)
+    for (int c = 0; c < 2; ++c) {
+      std::vector<double> x(12);
+      for (auto& xi : x) xi = normal(gen);
+      x[10] = static_cast<double>(i);  // x[11] trends: the worst R-hat
+      v.push_back(draw(c, i, x));
+    }
+  v.push_back(footer(2));
+  write(dir_ / "a.pemc", v);
+  const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  const RunDiagnostics& r = rep.runs[0];
+  ASSERT_EQ(r.parameters.size(), 13u);  // x[1] .. x[12], potential
+  EXPECT_EQ(r.parameters[11].name, "x[12]");
+  EXPECT_EQ(r.max_rhat, r.parameters[10].rhat);
+  EXPECT_EQ(worst_first(r.parameters).front(), 10u);
+  const std::string table = diagnostics_to_table(rep, 4);
+  EXPECT_NE(table.find("  x[11] "), std::string::npos) << table;
+  EXPECT_NE(table.find("and 9 more"), std::string::npos) << table;
+  EXPECT_NE(table.find("over all 13 parameters"), std::string::npos) << table;
+  EXPECT_EQ(diagnostics_to_table(rep, 20).find("more"), std::string::npos);
+}
+
+// A run with named outputs (a Stan model's) is diagnosed on them, not on its unconstrained state.
+TEST_F(DiagnosticsTest, NamedOutputsAreDiagnosedByName) {
+  Record h = header(1);
+  auto* info = h.mutable_header()->add_runs();
+  info->set_name("r");
+  info->set_dim(1);
+  info->set_original_dim(1);
+  for (const char* n : {"sigma", "theta[1]"}) info->add_output_names(n);
+  std::vector<Record> v{h};
+  for (int i = 0; i < 50; ++i)
+    for (int c = 0; c < 2; ++c) {
+      Record d = draw(c, i, {0.1 * i});
+      d.mutable_draw()->add_outputs(std::exp(0.1 * i));
+      d.mutable_draw()->add_outputs(-1.0 * c);
+      v.push_back(d);
+    }
+  write(dir_ / "a.pemc", v);
+  const auto rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  const auto& r = rep.runs[0];
+  ASSERT_EQ(r.parameters.size(), 3u);
+  EXPECT_EQ(r.quantity, "outputs");
+  EXPECT_EQ(r.parameters[0].name, "sigma");
+  EXPECT_EQ(r.parameters[1].name, "theta[1]");
+  EXPECT_DOUBLE_EQ(r.parameters[1].mean, -0.5);  // the outputs, not the state
+  // Outputs of the wrong size name the record.
+  v[3].mutable_draw()->add_outputs(1.0);
+  write(dir_ / "b.pemc", v);
+  EXPECT_THROW(read_traces(dir_ / "b.pemc", TraceOptions{}), DataError);
 }
 
 }  // namespace

@@ -452,6 +452,37 @@ TEST_F(ReportTest, JsonOfNothingIsEmptyArrays) {
   EXPECT_TRUE(j["files"].empty());
 }
 
+// A run with named outputs (a Stan model's) is summarised on them: constrained-scale quantities
+// by their Stan names, not the unconstrained state.
+TEST_F(ReportTest, SummaryOfNamedOutputs) {
+  Record h = header(1);
+  auto* info = h.mutable_header()->add_runs();
+  info->set_name("run-a");
+  info->set_dim(1);
+  info->set_original_dim(1);
+  for (const char* n : {"sigma", "theta[1]"}) info->add_output_names(n);
+  std::vector<Record> v{h};
+  for (int i = 0; i < 4; ++i) {
+    Record d = draw(0, i, {std::log(1.0 + i)});
+    d.mutable_draw()->add_outputs(1.0 + i);
+    d.mutable_draw()->add_outputs(-2.0);
+    v.push_back(d);
+  }
+  const auto path = dir_ / "stan.pemc";
+  write_file(path, v);
+  const FileSummary s = summarize_file(path, SummarizeOptions{.with_truth = false});
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.runs[0].names, (std::vector<std::string>{"sigma", "theta[1]"}));
+  ASSERT_EQ(s.runs[0].mean.size(), 2);
+  EXPECT_EQ(s.runs[0].mean[0], 2.5);  // (1 + 2 + 3 + 4) / 4
+  EXPECT_EQ(s.runs[0].mean[1], -2.0);
+  const auto j = nlohmann::json::parse(summaries_to_json({s}));
+  EXPECT_EQ(j["runs"][0]["names"][1], "theta[1]");
+  EXPECT_NE(summaries_to_table({s}).find("run run-a: mean | E[x^2] of sigma theta[1]"),
+            std::string::npos)
+      << summaries_to_table({s});
+}
+
 // --- CSV export ----------------------------------------------------------------------------------
 
 std::vector<std::string> lines_of(const std::string& s) {
@@ -475,8 +506,8 @@ TEST_F(ReportTest, ExportCsvRowsAndHeader) {
   const auto lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 6u);  // header + rows
   EXPECT_EQ(lines[0],
-            "run_id,chain_id,seed,iteration,warmup,potential__,accept_stat__,stepsize__,"
-            "n_leapfrog__,treedepth__,divergent__,energy__,x.1,x.2");
+            "run_id,chain_id,seed,iteration,warmup,lp__,accept_stat__,stepsize__,"
+            "treedepth__,n_leapfrog__,divergent__,energy__,x[1],x[2]");
   for (const auto& l : lines) EXPECT_EQ(n_columns(l), 14u) << l;
   // Rows in file order; the first one is chain 0's first post-warmup draw.
   EXPECT_EQ(lines[1].rfind("run-a,0," + std::to_string(kBigSeed) + ",0,0,", 0), 0u) << lines[1];
@@ -493,7 +524,10 @@ TEST_F(ReportTest, ExportCsvWithWeightsAndDamage) {
   std::vector<Record> v;
   v.push_back(header(1));
   for (int i = 0; i < 4; ++i) {
+    // Two weighted samples per draw (extra_states), one log weight each: one row per sample.
     Record r = draw(0, i, {0.5 * i});
+    r.mutable_draw()->add_extra_states(0.5 * i);
+    r.mutable_draw()->add_extra_states(1.0 + 0.5 * i);
     r.mutable_draw()->add_log_weights(-1.0 * i);
     r.mutable_draw()->add_log_weights(2.0 * i);
     v.push_back(r);
@@ -501,11 +535,15 @@ TEST_F(ReportTest, ExportCsvWithWeightsAndDamage) {
   const auto path = dir_ / "w.pemc";
   write_file(path, v);
   std::ostringstream out;
-  EXPECT_EQ(export_csv(path, out, ExportOptions{}), 4);
+  EXPECT_EQ(export_csv(path, out, ExportOptions{}), 8);
   const auto lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 5u);
-  EXPECT_NE(lines[0].find(",x.1,log_weight.1,log_weight.2"), std::string::npos) << lines[0];
+  ASSERT_EQ(lines.size(), 9u);
+  EXPECT_NE(lines[0].find(",warmup,sample,log_weight,lp__,"), std::string::npos) << lines[0];
+  EXPECT_TRUE(lines[0].ends_with(",x[1]")) << lines[0];
   for (const auto& l : lines) EXPECT_EQ(n_columns(l), 15u) << l;
+  // Draw 3's second sample: x = 2.5 with its recorded log weight 6 (hmc's weights are global).
+  EXPECT_TRUE(lines[8].starts_with("run-a,0," + std::to_string(kBigSeed) + ",3,0,2,6,")) << lines[8];
+  EXPECT_TRUE(lines[8].ends_with(",2.5")) << lines[8];
 
   // Torn tail: the rows before the damage, no exception.
   const std::string bytes = read_bytes(path);
@@ -515,8 +553,8 @@ TEST_F(ReportTest, ExportCsvWithWeightsAndDamage) {
     o.write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 4));
   }
   std::ostringstream out2;
-  EXPECT_EQ(export_csv(cut, out2, ExportOptions{}), 3);
-  EXPECT_EQ(lines_of(out2.str()).size(), 4u);
+  EXPECT_EQ(export_csv(cut, out2, ExportOptions{}), 6);
+  EXPECT_EQ(lines_of(out2.str()).size(), 7u);
 }
 
 TEST_F(ReportTest, ExportCsvQuotesRunIdsWithCommas) {
