@@ -202,8 +202,9 @@ BuiltModel build_model(const BuildRequest& request) {
   if (ec) throw ConfigError("cannot create '" + work.string() + "': " + ec.message());
   try {
     std::ofstream(work / (stem + ".stan")) << source;
-    std::ofstream(work / "toolchain.txt") << toolchain.kind << "\n" << toolchain.stanc << "\n"
-                                          << toolchain.cxx << "\n";
+    std::ofstream(work / "toolchain.txt")
+        << toolchain.kind << "\n" << toolchain.stanc << "\n" << toolchain.cxx << ": "
+        << run_captured({toolchain.cxx, "--version"}).substr(0, 200) << "\n";
     run_stanc(toolchain, model_file, stem, work);
     run_compiler(toolchain, stem, work, cache / ("failed-" + stem + "-" + key));
   } catch (...) {

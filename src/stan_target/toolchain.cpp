@@ -56,8 +56,6 @@ std::string find_pemc_stanc() {
   return "";
 }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 // Debian's version line of an R package's DESCRIPTION ("Version: 2.21.0-7"), or "".
 std::string r_package_version(const fs::path& package) {
   std::ifstream in(package / "DESCRIPTION");
@@ -101,12 +99,14 @@ Toolchain debian_toolchain() {
   t.cxx_flags.push_back("-I" + (site / "RcppEigen" / "include").string());
   t.link_inputs.push_back((stan / "lib" / "libStanHeaders.a").string());  // sundials (ODEs)
 
+  // pemc-stanc is built from StanHeaders' sources, so their version names it; another stanc
+  // (PEMC_STANC) is named by its path.
   ContentHash h;
   h.add(t.kind);
   h.add(r_package_version(stan));
   h.add(r_package_version(site / "BH"));
   h.add(r_package_version(site / "RcppEigen"));
-  h.add_file(t.stanc);
+  h.add(env("PEMC_STANC"));
   t.fingerprint = h.hex();
   return t;
 }
@@ -154,9 +154,12 @@ Toolchain find_toolchain() {
   const std::string cmdstan = env("CMDSTAN");
   Toolchain t = cmdstan.empty() ? debian_toolchain() : cmdstan_toolchain(cmdstan);
   t.cxx_flags.push_back("-I" + t.shim_include_dir);  // last: Stan's own headers come first
+  // The key must come out the same on every node of a job, including compute nodes that have no
+  // compiler (the model was built on a login node): so it names the compiler by its command, not
+  // by asking it for its version (build_model records the version beside the library).
   ContentHash h;
   h.add(t.fingerprint);
-  h.add(first_line(run_captured({t.cxx, "--version"})));
+  h.add(t.cxx);
   for (const auto& f : t.cxx_flags) h.add(f);
   for (const auto& f : t.link_inputs) h.add(f);
   for (const char* file : {"stan_target/shim/model_shim.hpp", "stan_target/shim/json_data.hpp",

@@ -22,8 +22,8 @@ struct Toolchain {
   std::vector<std::string> cxx_flags;     // compile and link flags, -I included
   std::vector<std::string> link_inputs;   // libraries after the source
   std::string shim_include_dir;           // holds stan_target/shim/ and targets/plugin_abi.h
-  // Everything that changes the built library besides the model: tool versions, flags, the
-  // shim's text. Part of the cache key.
+  // Everything that changes the built library besides the model: Stan's version, the compiler
+  // command and flags, the shim's text. Part of the cache key; the same on every node.
   std::string fingerprint;
 };
 
