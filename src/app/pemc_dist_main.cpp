@@ -22,8 +22,10 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.overrides.warmup, "Override warmup");
   app.add_option("--seeds", o.overrides.seeds,
                  "Run the first K of the config's seeds (or K seeds from seeds.base)");
-  app.add_option("--set", o.overrides.sets, "Override any scalar field: --set FIELD.PATH=VALUE "
-                                            "(repeatable), e.g. --set sampler.hmc.step_size=0.05");
+  app.add_option("--set", o.overrides.sets,
+                 "Override any scalar field: --set FIELD.PATH=VALUE (repeatable), e.g. --set "
+                 "sampler.nuts.step_size=0.05 on a NUTS config; never switches the configured "
+                 "sampler, target or init kind (in a study it reaches the runs it fits)");
   app.add_flag("--overwrite", o.overwrite, "Replace an existing output file");
   app.add_flag("--resume", o.resume,
                "Continue the run from its checkpoint (<output>.ckpt): records after the checkpoint "

@@ -314,6 +314,27 @@ class CollectingErrorCollector final : public pb::io::ErrorCollector {
 // fields so a typo is easy to fix.
 std::string explain(const SyntaxError& e, const pb::Descriptor* root, const std::string& path) {
   std::string msg = e.message;
+  if (msg.find("Unknown enumeration value") != std::string::npos && !path.empty()) {
+    // The enum field the value was meant for: list the values it takes.
+    const pb::Descriptor* d = root;
+    const pb::FieldDescriptor* f = nullptr;
+    std::string segment;
+    std::istringstream ss(path);
+    while (d && std::getline(ss, segment, '.')) {
+      const auto br = segment.find('[');
+      if (br != std::string::npos) segment.resize(br);
+      f = d->FindFieldByName(segment);
+      d = (f && f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) ? f->message_type()
+                                                                       : nullptr;
+    }
+    if (f && f->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
+      msg += " Valid values: ";
+      for (int i = 0; i < f->enum_type()->value_count(); ++i)
+        msg += (i ? ", " : "") + f->enum_type()->value(i)->name();
+      msg += ".";
+    }
+    return msg;
+  }
   if (msg.find("has no field named") == std::string::npos || path.empty()) return msg;
   // Walk the path's parent to the descriptor that lacks the name, remembering the ancestors.
   std::vector<std::pair<std::string, const pb::Descriptor*>> ancestors{{"", root}};

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <variant>
 
 #include "core/error.hpp"
@@ -150,6 +151,82 @@ struct EnumNumber {
   int number;
 };
 
+// The descriptors along `path` from RunConfig, or empty when it does not resolve (no throw).
+std::vector<const pb::FieldDescriptor*> try_resolve(std::string_view path) {
+  std::vector<const pb::FieldDescriptor*> out;
+  const pb::Descriptor* d = pemc::v1::RunConfig::descriptor();
+  std::size_t start = 0;
+  while (true) {
+    if (!d) return {};
+    const auto dot = path.find('.', start);
+    const std::string name(
+        path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    const pb::FieldDescriptor* f = d->FindFieldByName(name);
+    if (!f || f->is_repeated()) return {};
+    out.push_back(f);
+    if (dot == std::string_view::npos)
+      return f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE
+                 ? std::vector<const pb::FieldDescriptor*>{}
+                 : out;
+    d = f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE ? f->message_type() : nullptr;
+    start = dot + 1;
+  }
+}
+
+struct Mismatch {
+  std::size_t index;                      // into the path's fields: the member the path names
+  const pb::FieldDescriptor* configured;  // the member the config has
+};
+
+// The first oneof along `fields` whose configured member differs from the path's, if any.
+std::optional<Mismatch> find_mismatch(const pb::Message& config,
+                                      const std::vector<const pb::FieldDescriptor*>& fields) {
+  const pb::Message* m = &config;
+  for (std::size_t i = 0; i < fields.size() && m; ++i) {
+    const auto* f = fields[i];
+    const pb::Reflection* refl = m->GetReflection();
+    if (const pb::OneofDescriptor* o = f->real_containing_oneof()) {
+      const pb::FieldDescriptor* set = refl->GetOneofFieldDescriptor(*m, o);
+      if (set && set != f) return Mismatch{i, set};
+    }
+    if (i + 1 < fields.size()) m = refl->HasField(*m, f) ? &refl->GetMessage(*m, f) : nullptr;
+  }
+  return std::nullopt;
+}
+
+std::string join(const std::vector<const pb::FieldDescriptor*>& fields, std::size_t begin,
+                 std::size_t end) {
+  std::string s;
+  for (std::size_t i = begin; i < end; ++i) s += (s.empty() ? "" : ".") + fields[i]->name();
+  return s;
+}
+
+// Throws OneofMismatch when the path enters a oneof member other than the configured one.
+void check_oneofs(const pemc::v1::RunConfig& config, std::string_view assignment,
+                  const std::vector<const pb::FieldDescriptor*>& fields) {
+  const auto mm = find_mismatch(config, fields);
+  if (!mm) return;
+  const auto* wanted = fields[mm->index];
+  const std::string parent = join(fields, 0, mm->index);
+  const std::string owner = parent.empty() ? "the config" : "the config's " + parent;
+  const std::string kind = wanted->containing_oneof()->name();
+  std::string reason = (parent.empty() ? std::string("the config") : "its " + parent) + " is " +
+                       mm->configured->name() + ", not " + wanted->name();
+  std::string msg = join(fields, 0, mm->index + 1) + ": " + owner + " is " +
+                    mm->configured->name() + ", not " + wanted->name() + " (" +
+                    (parent.empty() ? "" : parent + ".") + kind +
+                    " is a oneof; --set never switches one, as that would replace the configured " +
+                    (parent.empty() ? kind : parent) + ": edit the config to change it)";
+  // The same field inside the configured member (e.g. sampler.pseudo_extended.nuts.step_size).
+  if (mm->configured->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+    const std::string inside = (parent.empty() ? "" : parent + ".") + mm->configured->name() + "." +
+                               join(fields, mm->index, fields.size());
+    const auto alt = try_resolve(inside);
+    if (!alt.empty() && !find_mismatch(config, alt)) msg += "; did you mean " + inside + "?";
+  }
+  throw OneofMismatch("--set '" + std::string(assignment) + "': " + msg, reason);
+}
+
 }  // namespace
 
 std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view assignment) {
@@ -163,6 +240,7 @@ std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view ass
   if (path.empty()) fail(assignment, "missing field path before '='");
   const ResolvedPath r = resolve(assignment, path);
   const pb::FieldDescriptor* leaf = r.fields.back();
+  check_oneofs(config, assignment, r.fields);
 
   // Parse before touching the config so that a bad value leaves it unchanged.
   using CT = pb::FieldDescriptor::CppType;
@@ -218,13 +296,24 @@ std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view ass
   return r.path;
 }
 
-void apply_overrides(LoadedConfig& c, const CommandLineOverrides& o) {
+std::vector<std::string> apply_overrides(LoadedConfig& c, const CommandLineOverrides& o,
+                                         bool skip_oneof_mismatches) {
+  std::vector<std::string> skipped;
   for (const auto& s : o.sets) {
-    const std::string path = apply_set_override(c.config, s);
+    std::string path;
+    try {
+      path = apply_set_override(c.config, s);
+      skipped.emplace_back();
+    } catch (const OneofMismatch& e) {
+      if (!skip_oneof_mismatches) throw;
+      skipped.push_back(e.reason());
+      continue;
+    }
     const std::string origin = "command line (--set " + s + ")";
     c.source.set_origin(path, origin);
-    // Messages the override created (e.g. target.banana when the file had target.gaussian) are
-    // located at the command line too, so problems inside them do not point into the file.
+    // Messages the override created (e.g. sampler.nuts.adaptation when the file had only
+    // sampler.nuts) are located at the command line too, so problems inside them do not point into
+    // the file.
     for (std::string p = parent_field_path(path); !p.empty(); p = parent_field_path(p)) {
       if (!c.source.contains(p)) c.source.set_origin(p, origin);
     }
@@ -259,6 +348,7 @@ void apply_overrides(LoadedConfig& c, const CommandLineOverrides& o) {
       c.source.set_origin("seeds.count", "command line (" + flag + ")");
     }
   }
+  return skipped;
 }
 
 std::vector<std::uint64_t> expand_seeds(const pemc::v1::RunConfig& config) {

@@ -952,28 +952,36 @@ std::optional<std::int64_t> known_dimension(const v1::RunConfig& config) {
   return d;
 }
 
-std::vector<Problem> find_problems(const LoadedConfig& c) {
+std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
   Problems p;
   const auto& cfg = c.config;
+  const auto shared = [&] {
+    check_output(cfg, p);
+    // Checkpoints (README "Checkpoint and resume"): periods >= 0 (0 = none); not onto the output.
+    if (cfg.checkpoint().every_seconds() < 0)
+      p.add("checkpoint.every_seconds", "must be >= 0 (0: no periodic checkpoints)",
+            num(cfg.checkpoint().every_seconds()));
+    if (cfg.checkpoint().every_iterations() < 0)
+      p.add("checkpoint.every_iterations", "must be >= 0 (0: no periodic checkpoints)",
+            num(cfg.checkpoint().every_iterations()));
+    if (!cfg.checkpoint().path().empty() && cfg.checkpoint().path() == cfg.output().path())
+      p.add("checkpoint.path", "must differ from output.path (the record file)",
+            cfg.checkpoint().path());
+  };
+  if (scope == Scope::kShared) {
+    shared();
+    return p.take();
+  }
   check_finite_and_enums(cfg, "", p);
   const auto dim = known_dimension(cfg);
   check_target(cfg, p);
   check_sampler(cfg, dim, p);
   check_run(cfg, p);
   check_init(cfg, dim, p);
-  check_output(cfg, p);
+  if (scope == Scope::kAll) shared();
   if (cfg.logging().has_progress_interval_seconds()) {
     positive(p, "logging.progress_interval_seconds", cfg.logging().progress_interval_seconds());
   }
-  // Checkpoints (README "Checkpoint and resume"): periods >= 0 (0 = none); not onto the output.
-  if (cfg.checkpoint().every_seconds() < 0)
-    p.add("checkpoint.every_seconds", "must be >= 0 (0: no periodic checkpoints)",
-          num(cfg.checkpoint().every_seconds()));
-  if (cfg.checkpoint().every_iterations() < 0)
-    p.add("checkpoint.every_iterations", "must be >= 0 (0: no periodic checkpoints)",
-          num(cfg.checkpoint().every_iterations()));
-  if (!cfg.checkpoint().path().empty() && cfg.checkpoint().path() == cfg.output().path())
-    p.add("checkpoint.path", "must differ from output.path (the record file)", cfg.checkpoint().path());
   in_range(p, "chains_per_seed", cfg.chains_per_seed(), 1, kMaxChainsPerSeed);
   const std::int64_t n_seeds = cfg.seeds().values_size() > 0 ? cfg.seeds().values_size() : cfg.seeds().count();
   if (n_seeds > 0 && cfg.chains_per_seed() > 0 &&
@@ -1003,11 +1011,12 @@ std::vector<Problem> find_warnings(const LoadedConfig& c) {
   return out;
 }
 
-void validate(const LoadedConfig& c) {
-  for (const auto& w : find_warnings(c))
-    spdlog::warn("{}: {}: {}{}", c.source.where(w.field_path), w.field_path, w.reason,
-                 w.value ? " (got " + *w.value + ")" : std::string());
-  const auto problems = find_problems(c);
+void validate(const LoadedConfig& c, Scope scope) {
+  if (scope != Scope::kShared)
+    for (const auto& w : find_warnings(c))
+      spdlog::warn("{}: {}: {}{}", c.source.where(w.field_path), w.field_path, w.reason,
+                   w.value ? " (got " + *w.value + ")" : std::string());
+  const auto problems = find_problems(c, scope);
   if (problems.empty()) return;
   std::string msg = "invalid config '" + c.path.string() + "': " + std::to_string(problems.size()) +
                     (problems.size() == 1 ? " problem" : " problems");

@@ -45,8 +45,17 @@ struct Problem {
   std::optional<std::string> value;  // formatted offending value, if there is one
 };
 
+// Which rules to check. A study checks its runs with kRun each and its own fields (output,
+// checkpoint: the study's, shared by every run) once with kShared, so that a problem there is
+// reported once, for the study, not as a problem of its first run.
+enum class Scope {
+  kAll,     // a plain config: everything
+  kRun,     // everything but output.* and checkpoint.*
+  kShared,  // only output.* and checkpoint.*
+};
+
 // Every problem found, in a stable order (no throw). Used by validate() and by tests.
-std::vector<Problem> find_problems(const LoadedConfig& c);
+std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope = Scope::kAll);
 
 // The dimension of the target when the config alone determines it (gaussian, correlated_gaussian,
 // mixture, funnel, banana = 2, flower = 2); nullopt for data- or plugin-defined targets.
@@ -56,6 +65,6 @@ std::optional<std::int64_t> known_dimension(const pemc::v1::RunConfig& config);
 std::vector<Problem> find_warnings(const LoadedConfig& c);
 
 // Logs find_warnings() (spdlog warn), then throws ConfigError listing all problems (one per line) if there is any.
-void validate(const LoadedConfig& c);
+void validate(const LoadedConfig& c, Scope scope = Scope::kAll);
 
 }  // namespace pemc::config

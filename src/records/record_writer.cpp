@@ -4,8 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <utility>
 
 #include "core/error.hpp"
@@ -32,6 +35,20 @@ std::int64_t count_frame_lengths(std::string_view frames) {
     ++n;
   }
   return n;
+}
+
+// Continues a zlib crc32 over `bytes`.
+std::uint32_t crc32_update(std::uint32_t crc, std::string_view bytes) {
+  uLong c = crc;
+  const auto* data = reinterpret_cast<const Bytef*>(bytes.data());
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const std::size_t n = std::min<std::size_t>(left, std::numeric_limits<uInt>::max());
+    c = ::crc32(c, data, static_cast<uInt>(n));
+    data += n;
+    left -= n;
+  }
+  return static_cast<std::uint32_t>(c);
 }
 
 }  // namespace
@@ -81,7 +98,10 @@ RecordWriter::RecordWriter(RecordWriter&& other) noexcept
       buffer_(std::move(other.buffer_)),
       error_(std::move(other.error_)),
       records_written_(other.records_written_),
-      bytes_written_(other.bytes_written_) {}
+      bytes_written_(other.bytes_written_),
+      crc32_(other.crc32_),
+      records_flushed_(other.records_flushed_),
+      bytes_flushed_(other.bytes_flushed_) {}
 
 RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
   if (this != &other) {
@@ -97,6 +117,9 @@ RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
     error_ = std::move(other.error_);
     records_written_ = other.records_written_;
     bytes_written_ = other.bytes_written_;
+    crc32_ = other.crc32_;
+    records_flushed_ = other.records_flushed_;
+    bytes_flushed_ = other.bytes_flushed_;
   }
   return *this;
 }
@@ -115,6 +138,7 @@ void RecordWriter::fail(const std::string& message) {
 void RecordWriter::append(std::string_view bytes) {
   buffer_.append(bytes);
   bytes_written_ += bytes.size();
+  crc32_ = crc32_update(crc32_, bytes);
 }
 
 void RecordWriter::drain() {
@@ -125,6 +149,10 @@ void RecordWriter::drain() {
     fail(e.what());
   }
   buffer_.clear();
+  // Everything accepted so far has reached the OS (the buffer holds what came after the last
+  // drain).
+  bytes_flushed_ = bytes_written_;
+  records_flushed_ = records_written_;
 }
 
 void RecordWriter::write(const pemc::v1::Record& record) {
@@ -132,6 +160,7 @@ void RecordWriter::write(const pemc::v1::Record& record) {
   const std::size_t before = buffer_.size();
   append_frame(record, buffer_);
   bytes_written_ += buffer_.size() - before;
+  crc32_ = crc32_update(crc32_, std::string_view(buffer_).substr(before));
   ++records_written_;
   if (buffer_.size() >= kBufferBytes) drain();
 }
@@ -147,6 +176,7 @@ void RecordWriter::write_frames(std::string_view frames, std::int64_t n_records)
   }
   if (buffer_.size() + frames.size() < kBufferBytes) {
     append(frames);
+    records_written_ += n_records;
   } else {
     drain();
     try {
@@ -155,8 +185,11 @@ void RecordWriter::write_frames(std::string_view frames, std::int64_t n_records)
       fail(e.what());
     }
     bytes_written_ += frames.size();
+    crc32_ = crc32_update(crc32_, frames);
+    records_written_ += n_records;
+    bytes_flushed_ = bytes_written_;
+    records_flushed_ = records_written_;
   }
-  records_written_ += n_records;
 }
 
 void RecordWriter::flush() {

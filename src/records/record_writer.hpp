@@ -44,6 +44,12 @@ class RecordWriter {
   // Records and bytes (magic + frames) accepted so far, buffered or not.
   std::int64_t records_written() const { return records_written_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
+  // zlib crc32 of those bytes (a checkpoint stores it; --resume checks the file against it).
+  std::uint32_t crc32() const { return crc32_; }
+  // Records and bytes handed to the OS without error (what a crash of this process leaves in the
+  // file; after a failed write, the file may hold a partial frame after them).
+  std::int64_t records_flushed() const { return records_flushed_; }
+  std::uint64_t bytes_flushed() const { return bytes_flushed_; }
   const std::filesystem::path& path() const { return path_; }
 
  private:
@@ -60,6 +66,9 @@ class RecordWriter {
   std::string error_;  // first write error; non-empty makes the writer unusable
   std::int64_t records_written_ = 0;
   std::uint64_t bytes_written_ = 0;
+  std::uint32_t crc32_ = 0;
+  std::int64_t records_flushed_ = 0;
+  std::uint64_t bytes_flushed_ = 0;
 };
 
 }  // namespace pemc::records

@@ -23,12 +23,18 @@ std::int64_t unix_ms_now() {
 Collector::Collector(const std::filesystem::path& path, bool overwrite)
     : path_(path), writer_(path, records::RecordWriter::Options{overwrite}) {}
 
-Collector::Collector(const std::filesystem::path& path, const v1::Checkpoint& resume_from)
+Collector::Collector(const std::filesystem::path& path, const v1::Checkpoint& resume_from,
+                     const std::filesystem::path& checkpoint_file)
     : path_(path),
-      writer_(reopen_record_file(path, resume_from.record_bytes(), resume_from.n_records())),
+      writer_(reopen_record_file(path, resume_from.record_bytes(), resume_from.n_records(),
+                                 resume_from.records_crc32())),
       resumed_completed_(resume_from.completed().begin(), resume_from.completed().end()),
       sequence_(resume_from.sequence()),
-      earlier_wall_seconds_(resume_from.wall_seconds()) {
+      earlier_wall_seconds_(resume_from.wall_seconds()),
+      disk_sequence_(resume_from.sequence()),
+      disk_records_(resume_from.n_records()),
+      disk_bytes_(resume_from.record_bytes()),
+      disk_checkpoint_(checkpoint_file) {
   for (const auto& c : resumed_completed_) chains_[c.chain_id()] = c;
 }
 
@@ -45,8 +51,41 @@ void Collector::on_records(int source, std::string_view frames) {
     held_.emplace_back(std::string(frames), n);  // after this leader's checkpoint boundary
     return;
   }
-  writer_.write_frames(frames, n);
-  writer_.flush();
+  try {
+    writer_.write_frames(frames, n);
+    writer_.flush();
+  } catch (const IoError& e) {
+    if (write_error_.empty()) write_error_ = e.what();
+    throw;
+  }
+}
+
+void Collector::salvage() noexcept {
+  try {
+    for (auto& [frames, n] : held_) writer_.write_frames(frames, n);
+    held_.clear();
+    writer_.flush();
+  } catch (const std::exception& e) {
+    if (write_error_.empty()) write_error_ = e.what();
+  }
+}
+
+std::string Collector::describe_on_disk(bool final) const {
+  std::string s = path_.string() + " holds " + std::to_string(writer_.records_flushed()) +
+                  " records (" + std::to_string(writer_.bytes_flushed()) + " bytes)";
+  if (!write_error_.empty()) s += ", then a failed write (the file may end in a partial record)";
+  if (disk_sequence_ > 0) {
+    s += "; checkpoint " + std::to_string(disk_sequence_) + " (" + disk_checkpoint_.string() +
+         ") covers the first " + std::to_string(disk_records_) + " records (" +
+         std::to_string(disk_bytes_) + " bytes)";
+    if (final)
+      s += ": continue from it with: " + (checkpoint_ && !checkpoint_->resume_command.empty()
+                                              ? checkpoint_->resume_command
+                                              : std::string("the same command and --resume"));
+  } else {
+    s += final ? "; no checkpoint: a new run must start over (--overwrite)" : ", no checkpoint yet";
+  }
+  return s;
 }
 
 std::optional<std::int64_t> Collector::on_worker_done(int source, const v1::Footer& part) {
@@ -101,6 +140,7 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
       fsync_file(path_);
       c.set_record_bytes(static_cast<std::int64_t>(writer_.bytes_written()));
       c.set_n_records(writer_.records_written());
+      c.set_records_crc32(writer_.crc32());
       c.set_sequence(++sequence_);
       c.set_unix_ms(unix_ms_now());
       c.set_wall_seconds(earlier_wall_seconds_ +
@@ -109,6 +149,10 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
                              .count());
       write_checkpoint(checkpoint_->path, c);
       last_ = c;
+      disk_sequence_ = c.sequence();
+      disk_records_ = c.n_records();
+      disk_bytes_ = c.record_bytes();
+      disk_checkpoint_ = checkpoint_->path;
     } catch (const Error& e) {
       checkpoint_error_ = e.what();
     }
@@ -123,7 +167,12 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
   parts_.clear();
   for (auto& [frames, n] : held_) writer_.write_frames(frames, n);
   held_.clear();
-  writer_.flush();
+  try {
+    writer_.flush();
+  } catch (const IoError& e) {
+    if (write_error_.empty()) write_error_ = e.what();
+    throw;
+  }
   return epoch;
 }
 

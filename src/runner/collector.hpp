@@ -31,11 +31,14 @@ class Collector {
     pemc::v1::Checkpoint base;             // fields every checkpoint carries (hash, task range, ...)
     std::vector<int> leaders;              // the ranks that answer an epoch
     std::chrono::steady_clock::time_point started;  // this attempt's start (wall time)
+    std::string resume_command;  // how to continue from a checkpoint (for messages)
   };
 
   Collector(const std::filesystem::path& path, bool overwrite);
-  // Resume: the file cut back to the checkpoint's records; its finished chains carried over.
-  Collector(const std::filesystem::path& path, const pemc::v1::Checkpoint& resume_from);
+  // Resume: the file cut back to the checkpoint's records (checked against its crc32); its finished
+  // chains carried over. `checkpoint_file` is where it was read from (for messages).
+  Collector(const std::filesystem::path& path, const pemc::v1::Checkpoint& resume_from,
+            const std::filesystem::path& checkpoint_file);
 
   void set_checkpointing(CheckpointSetup setup) { checkpoint_ = std::move(setup); }
 
@@ -60,6 +63,14 @@ class Collector {
   void close_without_footer();
   const std::filesystem::path& path() const { return path_; }
 
+  // The abort path (an error on this rank, the job about to end): writes the records held back
+  // during an open checkpoint epoch (they are whole records; a resume cuts the file back to its
+  // checkpoint anyway) and flushes, as far as the file still takes writes. Never throws.
+  void salvage() noexcept;
+  // What is on disk now, for logs: the records that reached the file, a write failure after them,
+  // and the last checkpoint (with the command that continues from it, when `final`) or none.
+  std::string describe_on_disk(bool final = true) const;
+
  private:
   std::optional<std::int64_t> try_complete_epoch();
 
@@ -80,6 +91,10 @@ class Collector {
   std::string checkpoint_error_;
   double checkpoint_seconds_ = 0.0;
   pemc::v1::Checkpoint last_;
+  // The newest checkpoint on disk (written in this attempt, or the one it resumed from).
+  std::int64_t disk_sequence_ = 0, disk_records_ = 0, disk_bytes_ = 0;
+  std::filesystem::path disk_checkpoint_;
+  std::string write_error_;  // the record file's write failure, if any
 };
 
 }  // namespace pemc::runner

@@ -14,6 +14,7 @@
 #include <deque>
 #include <set>
 #include <cstring>
+#include <memory>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "runner/chain_driver.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
+#include "runner/output_lock.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -87,6 +89,45 @@ std::int64_t unix_ms() {
       .count();
 }
 
+// A word for the shell: quoted unless it is made of safe characters only.
+std::string shell_quote(const std::string& s) {
+  const bool safe = !s.empty() && s.find_first_not_of(
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                      "0123456789_./=:,+-@%") == std::string::npos;
+  if (safe) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The options that shaped the plan besides the config and --output, as given on the command line
+// (a checkpoint stores them; the resume hint repeats them).
+std::vector<std::string> plan_options(const RunOptions& o) {
+  std::vector<std::string> out;
+  if (o.overrides.iterations)
+    out.insert(out.end(), {"--iterations", std::to_string(*o.overrides.iterations)});
+  if (o.overrides.warmup) out.insert(out.end(), {"--warmup", std::to_string(*o.overrides.warmup)});
+  if (o.overrides.seeds) out.insert(out.end(), {"--seeds", std::to_string(*o.overrides.seeds)});
+  for (const auto& s : o.overrides.sets) out.insert(out.end(), {"--set", s});
+  if (!o.task_range.empty()) out.insert(out.end(), {"--task-range", o.task_range});
+  if (o.array_task_size > 0)
+    out.insert(out.end(), {"--array-task-size", std::to_string(o.array_task_size)});
+  return out;
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + shell_quote(w);
+  return s;
+}
+
+// The command that continues the run (any number of ranks that gives the same group size).
+std::string resume_command(const RunOptions& o, const std::string& output) {
+  const auto options = plan_options(o);
+  return "pemc-dist " + shell_quote(o.config_path.string()) + " --output " + shell_quote(output) +
+         (options.empty() ? "" : " " + join_words(options)) + " --resume";
+}
+
 // Rank 0 loads, overrides, defaults and validates; the result (or the error) goes to every rank.
 // The plan is a RunConfig whose `runs` are the fully resolved runs (one for a plain config).
 struct Agreed {
@@ -96,7 +137,42 @@ struct Agreed {
   std::string resume_bytes;  // the checkpoint to continue from (empty: a fresh run)
   int task_begin = 0;
   int task_end = 0;
+  // Rank 0 only: what to log once the run is agreed (which runs of a study an override reaches),
+  // warnings of --validate, and the locks on the output (and checkpoint), held until the run ends.
+  std::vector<std::string> notes;
+  std::vector<std::string> warnings;
+  std::vector<std::unique_ptr<OutputLock>> locks;
 };
+
+// One writer per output (output_lock.hpp): the locks are taken before the output or its checkpoint
+// is looked at, and held until rank 0 returns, after the collector has closed the file.
+void lock_outputs(const v1::RunConfig& plan, Agreed& a) {
+  std::vector<std::filesystem::path> paths{plan.output().path()};
+  if (!plan.checkpoint().path().empty()) paths.push_back(plan.checkpoint().path());
+  for (const auto& p : paths) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(p, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+      continue;  // /dev/null, a pipe
+    std::string warning;
+    auto lock = OutputLock::acquire(p, &warning);
+    if (!warning.empty()) a.notes.push_back("warn:" + warning);
+    if (lock) a.locks.push_back(std::move(lock));
+  }
+}
+
+// --validate: what the run would refuse or meet (an existing output, a job holding it).
+void validate_outputs(const v1::RunConfig& plan, const RunOptions& o, Agreed& a) {
+  const std::string out = plan.output().path();
+  if (const auto who = OutputLock::holder(out))
+    a.warnings.push_back(out + " is in use by another pemc-dist job (" + *who +
+                         "): the run would be refused while that job holds it");
+  std::error_code ec;
+  if (!o.resume && !o.overwrite && std::filesystem::is_regular_file(out, ec))
+    a.warnings.push_back(out +
+                         ": output file already exists: the run would refuse it (use --overwrite "
+                         "to replace it, or --resume to continue it)");
+}
 
 Agreed load_on_rank0(const RunOptions& o) {
   Agreed a;
@@ -111,8 +187,11 @@ Agreed load_on_rank0(const RunOptions& o) {
       config::validate(loaded);
       runs.push_back(loaded.config);
     } else {
-      // Command-line overrides and defaults apply to every run of the study.
+      // Command-line overrides and defaults apply to every run of the study; a --set into a oneof
+      // member (sampler.nuts.*) reaches the runs that have that member and no other (never
+      // switching a run's sampler or target); one that reaches no run is an error.
       const auto raw = config::expand_runs(loaded.config);
+      std::vector<std::vector<std::string>> skipped(raw.size());
       for (std::size_t i = 0; i < raw.size(); ++i) {
         // Entries from run_files are located in their own file.
         const config::LoadedConfig* origin = &loaded;
@@ -120,15 +199,49 @@ Agreed load_on_rank0(const RunOptions& o) {
           if (inc.config.name() == raw[i].name()) origin = &inc;
         config::LoadedConfig lc{raw[i], origin->path, origin->source};
         try {
-          config::apply_overrides(lc, o.overrides);
+          skipped[i] = config::apply_overrides(lc, o.overrides, /*skip_oneof_mismatches=*/true);
           config::apply_defaults(lc);
-          config::validate(lc);
+          config::validate(lc, config::Scope::kRun);
         } catch (const ConfigError& e) {
           throw ConfigError("run '" + raw[i].name() + "' (runs[" + std::to_string(i) + "]): " +
                             e.what());
         }
         runs.push_back(lc.config);
       }
+      for (std::size_t k = 0; k < o.overrides.sets.size(); ++k) {
+        std::string reached, missed;
+        std::size_t n_reached = 0;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+          const std::string& why = skipped[i][k];
+          if (why.empty()) {
+            reached += (reached.empty() ? "'" : ", '") + raw[i].name() + "'";
+            ++n_reached;
+          } else {
+            missed += (missed.empty() ? "'" : ", '") + raw[i].name() + "' (" + why + ")";
+          }
+        }
+        const std::string set = "--set '" + o.overrides.sets[k] + "'";
+        if (n_reached == 0)
+          throw ConfigError(
+              set + " reaches no run of the study: " + missed +
+              "; --set never switches a sampler, target or init (edit the config instead)");
+        if (missed.empty())
+          a.notes.push_back("info:" + set + " applies to every run of the study (" + reached + ")");
+        else
+          a.notes.push_back("warn:" + set + " applies to run(s) " + reached + " only; not to " +
+                            missed);
+      }
+      // The study's own fields (output, checkpoint: shared by every run) are checked once, for the
+      // study, with the command line's overrides of them.
+      config::LoadedConfig shared{loaded.config, loaded.path, loaded.source};
+      shared.config.clear_runs();
+      config::CommandLineOverrides shared_o;
+      shared_o.output = o.overrides.output;
+      for (const auto& s : o.overrides.sets)
+        if (s.rfind("output.", 0) == 0 || s.rfind("checkpoint.", 0) == 0)
+          shared_o.sets.push_back(s);
+      config::apply_overrides(shared, shared_o);
+      config::validate(shared, config::Scope::kShared);
     }
     // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
     for (const auto& run : runs) {
@@ -140,12 +253,24 @@ Agreed load_on_rank0(const RunOptions& o) {
       } catch (const std::bad_alloc&) {
         // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense
         // metric or N pseudo-samples) are known only here: too large is a config error, not a crash.
-        const std::string what =
-            dim < 0 ? "building the " + config::target_kind_name(run.target()) + " target"
-                    : "building the " + config::sampler_kind_name(run.sampler()) +
+        const std::string prefix = study ? "run '" + run.name() + "': " : std::string();
+        if (dim < 0) {
+          // The target itself: its data, not the sampler's settings.
+          std::string data;
+          const auto& t = run.target();
+          if (t.has_horseshoe_logistic()) data = t.horseshoe_logistic().data_file();
+          if (t.has_radon()) data = t.radon().data_file();
+          throw ConfigError(prefix + "building the " + config::target_kind_name(t) +
+                            " target needs more memory than can be allocated (std::bad_alloc)" +
+                            (data.empty()
+                                 ? std::string("; its size is set by its own files or plugin")
+                                 : "; its data file '" + data +
+                                       "' is too large for the "
+                                       "memory this process may use"));
+        }
+        throw ConfigError(prefix + "building the " + config::sampler_kind_name(run.sampler()) +
                           " sampler for the " + config::target_kind_name(run.target()) +
-                          " target of dimension " + std::to_string(dim);
-        throw ConfigError((study ? "run '" + run.name() + "': " : std::string()) + what +
+                          " target of dimension " + std::to_string(dim) +
                           " needs more memory than can be allocated (std::bad_alloc); reduce the "
                           "dimension, the number of pseudo-samples or use a diagonal metric");
       } catch (const Error& e) {
@@ -172,17 +297,31 @@ Agreed load_on_rank0(const RunOptions& o) {
     a.plan_bytes = plan.SerializeAsString();
     a.task_begin = range.begin;
     a.task_end = range.end;
+    if (o.resume && o.overwrite) throw ConfigError("--resume and --overwrite exclude each other");
+    // From here on the output and its checkpoint are looked at: hold them first.
+    if (o.validate_only)
+      validate_outputs(plan, o, a);
+    else
+      lock_outputs(plan, a);
     if (o.resume) {
-      if (o.overwrite) throw ConfigError("--resume and --overwrite exclude each other");
       const auto ckpt = checkpoint_path(plan);
       std::error_code ec;
       if (std::filesystem::exists(ckpt, ec)) {
         refuse_bootstrap_resume(runs, ckpt);
         auto c = read_checkpoint(ckpt);
-        if (c.config_hash() != config_hash(plan))
-          throw ConfigError(ckpt.string() + ": the checkpoint was written for a different config "
-                            "(or command-line overrides); resume with exactly the same config and "
-                            "options, or start over with --overwrite");
+        if (c.config_hash() != config_hash(plan)) {
+          std::string msg = ckpt.string() +
+                            ": the checkpoint was written for a different config "
+                            "(or command-line options):";
+          for (const auto& d : describe_plan_differences(c.plan(), hashed_plan(plan)))
+            msg += "\n  " + d;
+          msg += "\nthe checkpointed run's options were: " +
+                 (c.options().empty() ? std::string("none besides --output")
+                                      : join_words({c.options().begin(), c.options().end()})) +
+                 "; resume with the same config and options (and --output " +
+                 shell_quote(plan.output().path()) + "), or start over with --overwrite";
+          throw ConfigError(msg);
+        }
         if (c.task_begin() != range.begin || c.task_end() != range.end)
           throw ConfigError(ckpt.string() + ": the checkpoint covers tasks " +
                             std::to_string(c.task_begin()) + ".." + std::to_string(c.task_end() - 1) +
@@ -191,6 +330,9 @@ Agreed load_on_rank0(const RunOptions& o) {
         if (!std::filesystem::exists(plan.output().path(), ec))
           throw ConfigError(ckpt.string() + ": the checkpoint's record file " +
                             plan.output().path() + " does not exist");
+        // The run itself checks the record file while cutting it back; --validate reads it here.
+        if (o.validate_only)
+          check_record_prefix(plan.output().path(), c.record_bytes(), c.records_crc32());
         a.resume_bytes = c.SerializeAsString();
       } else if (std::filesystem::exists(plan.output().path(), ec)) {
         throw ConfigError("--resume: " + plan.output().path() + " exists but has no checkpoint (" +
@@ -256,6 +398,8 @@ class RankLoop {
         resume_of_[c.chain_id()] = &c;
         total_iterations_ -= c.next_iteration();
       }
+      last_written_seq_ = ck_.resume->sequence();
+      last_written_bytes_ = ck_.resume->record_bytes();
     }
     for (int i = 0; i < n_chains(); ++i)
       if (!finished.count(tasks_[static_cast<std::size_t>(i)].id)) todo_.push_back(i);
@@ -304,8 +448,17 @@ class RankLoop {
         if (++batch_records >= flush_every || batch.size() >= (1u << 20)) ship();
       };
     }
+    bool shipped_on_signal = false;
     cb.tick = [&] {
-      if (leader) ++local_iterations_;  // a group's chain counts once, on its leader
+      if (leader) {
+        ++local_iterations_;  // a group's chain counts once, on its leader
+        // A stop signal may be the job's end (mpirun's SIGTERM after another rank crashed, shortly
+        // followed by SIGKILL): send the records this chain holds now, not at its next batch.
+        if (g_stop_signal != 0 && !shipped_on_signal) {
+          shipped_on_signal = true;
+          ship();
+        }
+      }
       pump_if_due();
     };
     if (leader) {
@@ -328,6 +481,33 @@ class RankLoop {
         answer_epoch(part, mine);
       };
     }
+    try {
+      work_loop(leader, group, cb, mine, ship, flush_every);
+    } catch (...) {
+      // This rank fails (the job is aborted next): send what its chain holds to the collector and
+      // give the sends a moment to complete, so that the file keeps them.
+      if (leader) {
+        try {
+          ship();
+          const auto deadline = Clock::now() + std::chrono::seconds(3);
+          while (messenger_.in_flight() > 0 && Clock::now() < deadline) {
+            if (auto m = messenger_.poll(); m && is_collector()) handle(std::move(*m));
+            usleep(100);
+          }
+        } catch (...) {
+        }
+      }
+      throw;
+    }
+    done_sent_ = true;
+    deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
+    send_progress(/*finished=*/true);
+  }
+
+ private:
+  template <typename Ship>
+  void work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbacks& cb, v1::Footer& mine,
+                 Ship& ship, std::int64_t& flush_every) {
     while (layout_.group_of(rank_) >= 0) {
       double next = !leader ? -1.0 : stopped_ ? -1.0 : static_cast<double>(request_task());
       if (group) group->broadcast(std::span<double>(&next, 1), 0);
@@ -367,11 +547,9 @@ class RankLoop {
       // An epoch that arrived during the chain's last iteration: answer between chains.
       if (pending_epoch_ >= 0) answer_epoch(v1::CheckpointPart(), mine);
     }
-    done_sent_ = true;
-    deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
-    send_progress(/*finished=*/true);
   }
 
+ public:
   // Serve messages until every role this rank plays is complete.
   void serve_until_done() {
     while (!roles_done()) {
@@ -392,7 +570,34 @@ class RankLoop {
   void check_checkpoint_triggers() {
     if (g_stop_signal != 0 && !signal_seen_) {
       signal_seen_ = true;
-      spdlog::warn("signal {} received: stopping with a checkpoint", static_cast<int>(g_stop_signal));
+      // Say what happens and what is on disk now: the checkpoint is not written yet (it needs every
+      // chain's answer), and a job killed meanwhile (mpirun's SIGKILL after a crash) leaves only
+      // what is on disk at this point plus the records that reach the file before the kill.
+      const int sig = g_stop_signal;
+      std::string line = fmt::format("signal {} ({}) received: ", sig,
+                                     sig == SIGTERM   ? "SIGTERM"
+                                     : sig == SIGUSR1 ? "SIGUSR1"
+                                                      : "?");
+      if (is_coordinator())
+        line +=
+            "stopping; the checkpoint needs every chain's state at its next iteration ('checkpoint "
+            "N "
+            "written' follows once it is on disk)";
+      else if (is_collector())
+        line += "writing the records the chains send";
+      else
+        line += "sending this rank's records, stopping at the next iteration";
+      if (is_collector())
+        line += "; on disk now: " + collector_->describe_on_disk(/*final=*/false);
+      else if (is_coordinator())
+        line += last_written_seq_ > 0
+                    ? fmt::format("; on disk now: checkpoint {} (records up to byte {})",
+                                  last_written_seq_, last_written_bytes_)
+                    : std::string("; on disk now: no checkpoint yet");
+      if (is_coordinator() || is_collector())
+        spdlog::warn("{}", line);
+      else
+        spdlog::info("{}", line);
       request_stop();
     }
     if (!is_coordinator() || epoch_active_ || stopping_ || coordinator_idle()) return;
@@ -489,6 +694,8 @@ class RankLoop {
     v1::CheckpointPart w;
     w.set_epoch(collector_->last_checkpoint().sequence());
     w.set_error(collector_->last_checkpoint_error());
+    w.set_record_bytes(collector_->last_checkpoint().record_bytes());
+    w.set_n_records(collector_->last_checkpoint().n_records());
     deliver(layout_.coordinator, kTagCkptWritten, w.SerializeAsString());
   }
 
@@ -586,10 +793,17 @@ class RankLoop {
         std::int64_t done = 0;
         for (auto p : progress_) done += p;
         done_at_checkpoint_ = done;
-        if (w.error().empty())
-          spdlog::info("checkpoint {} written", w.epoch());
-        else
-          spdlog::error("checkpoint not written: {}", w.error());
+        if (w.error().empty()) {
+          last_written_seq_ = w.epoch();
+          last_written_bytes_ = w.record_bytes();
+          spdlog::info("checkpoint {} written ({} records, up to byte {})", w.epoch(),
+                       w.n_records(), w.record_bytes());
+        } else {
+          spdlog::error("checkpoint not written: {}{}", w.error(),
+                        last_written_seq_ > 0
+                            ? fmt::format(" (checkpoint {} stays on disk)", last_written_seq_)
+                            : std::string(" (no checkpoint on disk)"));
+        }
         break;
       }
       case parallel::kTagTaskRequest: {
@@ -819,6 +1033,7 @@ class RankLoop {
   // Coordinator.
   static constexpr int kMaxMessagesPerPump = 64;
   bool signal_seen_ = false;
+  std::int64_t last_written_seq_ = 0, last_written_bytes_ = 0;  // the newest checkpoint on disk
   bool stop_requested_ = false, stopping_ = false, epoch_active_ = false;
   std::int64_t epoch_ = 0, done_at_checkpoint_ = 0;
   Clock::time_point last_checkpoint_;
@@ -868,6 +1083,15 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   if (!agreed.ok) {
     if (rank == 0) std::cerr << "pemc-dist: error: " << agreed.error << "\n";
     return kExitConfig;
+  }
+  if (rank == 0) {
+    for (const auto& n : agreed.notes) {
+      if (n.rfind("warn:", 0) == 0)
+        spdlog::warn("{}", n.substr(5));
+      else
+        spdlog::info("{}", n.substr(n.find(':') + 1));
+    }
+    for (const auto& w : agreed.warnings) std::cerr << "pemc-dist: warning: " << w << "\n";
   }
   mpi::broadcast(world, agreed.plan_bytes, 0);
   mpi::broadcast(world, agreed.task_begin, 0);
@@ -951,7 +1175,8 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
       setup_targets[r] = config::make_target(runs[r].target());
     if (rank == layout.collector) {
       if (resume) {
-        collector = std::make_unique<Collector>(plan.output().path(), *resume);
+        collector =
+            std::make_unique<Collector>(plan.output().path(), *resume, checkpoint_path(plan));
       } else {
         collector = std::make_unique<Collector>(plan.output().path(), o.overwrite);
         // A checkpoint left by an earlier run of this output no longer describes the file.
@@ -990,6 +1215,9 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     b.set_n_ranks(world.size());
     b.set_group_size(group_size);
     b.set_output_path(plan.output().path());
+    *b.mutable_plan() = hashed_plan(plan);
+    for (const auto& w : plan_options(o)) b.add_options(w);
+    setup.resume_command = resume_command(o, plan.output().path());
     collector->set_checkpointing(std::move(setup));
   }
   for (std::size_t r = 0; r < runs.size(); ++r) loop.adopt_target(static_cast<int>(r), setup_targets[r]);
@@ -1043,8 +1271,16 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
                    agreed.task_begin, agreed.task_end - 1, all_tasks.size());
   }
 
-  if (layout.is_worker(rank)) loop.run_worker(group);
-  loop.serve_until_done();
+  try {
+    if (layout.is_worker(rank)) loop.run_worker(group);
+    loop.serve_until_done();
+  } catch (const std::exception& e) {
+    if (!collector) throw;
+    // The collector's abort path: write what it holds where the file still takes it, and say what
+    // is on disk (the job is aborted next).
+    collector->salvage();
+    throw IoError(std::string(e.what()) + "\n  on disk: " + collector->describe_on_disk());
+  }
 
   int exit_code = kExitOk;
   if (collector && collector->n_finished() < static_cast<int>(tasks.size())) {
@@ -1054,18 +1290,21 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     spdlog::default_logger()->set_level(spdlog::level::from_str(o.log_level));
     const auto& c = collector->last_checkpoint();
     if (!collector->last_checkpoint_error().empty() || c.sequence() == 0) {
-      spdlog::error("stopped without a checkpoint: {}",
+      spdlog::error("stopped without a checkpoint: {}; on disk: {}",
                     collector->last_checkpoint_error().empty() ? "no checkpoint was written"
-                                                               : collector->last_checkpoint_error());
+                                                               : collector->last_checkpoint_error(),
+                    collector->describe_on_disk());
       exit_code = kExitInternal;
     } else {
       std::string at;
       for (const auto& k : c.in_progress())
         at += (at.empty() ? "" : ", ") + std::string("chain ") + std::to_string(k.chain_id()) +
               " at iteration " + std::to_string(k.next_iteration());
-      spdlog::info("checkpointed ({} finished chain(s){}{}) to {}; resume with: pemc-dist {} "
-                   "--output {} --resume", c.completed_size(), at.empty() ? "" : "; ", at,
-                   checkpoint_path(plan).string(), o.config_path.string(), plan.output().path());
+      spdlog::info(
+          "checkpointed ({} finished chain(s){}{}) to {} (records up to byte {}); resume "
+          "with: {}",
+          c.completed_size(), at.empty() ? "" : "; ", at, checkpoint_path(plan).string(),
+          c.record_bytes(), resume_command(o, plan.output().path()));
       exit_code = kExitCheckpointed;
     }
     spdlog::default_logger()->set_level(level);

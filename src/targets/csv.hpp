@@ -15,10 +15,21 @@
 
 namespace pemc::targets {
 
+// Limits checked before the data is held in memory: the file size before reading, the line length
+// and the number of values while a first pass streams through the file (a 1 MiB buffer, so a file
+// over a limit is refused after reading at most up to the point where it crosses it, in little
+// memory); only then is the table allocated (once, rows x columns doubles) and parsed in a second
+// pass. Every refusal is a DataError naming the file.
 struct CsvOptions {
-  // Files larger than this are refused before anything is read (the whole file is read into
-  // memory, and a multi-gigabyte "CSV" is almost certainly the wrong path).
+  // Files larger than this are refused before anything is read (a multi-gigabyte "CSV" is almost
+  // certainly the wrong path).
   std::uintmax_t max_bytes = std::uintmax_t{2} << 30;  // 2 GiB
+  // Numbers in the table (data rows x columns): 2^26 = 67,108,864, 512 MiB as doubles. Far beyond
+  // what a posterior sampler that reads all data per gradient can use (one gradient alone is 2^26
+  // multiply-adds), yet a file crossing it is refused after reading at most 2^26 cells.
+  std::uint64_t max_values = std::uint64_t{1} << 26;
+  // One line, header included (a binary file or a file of zeros has no line breaks): 16 MiB.
+  std::size_t max_line_bytes = std::size_t{16} << 20;
 };
 
 struct CsvTable {

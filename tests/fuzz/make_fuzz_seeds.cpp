@@ -14,6 +14,7 @@
 
 #include "config/load.hpp"
 #include "records/record_file.hpp"
+#include "runner/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 namespace pb = google::protobuf;
@@ -133,6 +134,36 @@ int main(int argc, char** argv) {
     w.close();
   }
 
+  // A checkpoint (a running and a finished chain) as a file, and its content alone (the fuzzer
+  // also decodes every input wrapped in a correct header).
+  {
+    pemc::v1::Checkpoint c;
+    c.set_format_version(pemc::runner::kCheckpointFormatVersion);
+    c.set_record_bytes(1000);
+    c.set_n_records(5);
+    c.set_task_begin(0);
+    c.set_task_end(3);
+    c.set_n_ranks(2);
+    c.set_group_size(1);
+    c.set_sequence(1);
+    c.add_completed()->set_chain_id(0);
+    auto* k = c.add_in_progress();
+    k->set_chain_id(2);
+    k->set_next_iteration(17);
+    k->add_x(0.5);
+    k->add_x(-1);
+    k->add_grad(0.1);
+    k->add_grad(0.2);
+    k->set_group_size(1);
+    k->mutable_kernel()->set_kind("hmc");
+    (*k->mutable_kernel()->mutable_reals())["step_size"].add_values(0.1);
+    if (have_first) *c.mutable_plan() = first;
+    c.add_options("--iterations");
+    c.add_options("100");
+    write(seeds / "fuzz_checkpoint" / "small.ckpt", pemc::runner::encode_checkpoint(c));
+    write(seeds / "fuzz_checkpoint" / "content.pb", c.SerializeAsString());
+  }
+
   write(seeds / "fuzz_csv" / "small.csv", "y,x1,x2\n1,0.5,-2\n0,1e-3,  7 \r\n1,3,4\n\n");
   write(seeds / "fuzz_csv" / "one.csv", "a\n1\n");
   write(seeds / "fuzz_boltzmann" / "two.txt", std::string("0 1.5\n1.5 0\n") + '\0' + "0.1 -0.2\n");
@@ -161,6 +192,10 @@ int main(int argc, char** argv) {
                                    dict_entry("-0") + dict_entry("0x1p3"));
   write(out / "fuzz_boltzmann.dict", dict_entry(" ") + dict_entry("\n") + dict_entry("+1") +
                                          dict_entry("1e309") + dict_entry("nan")+ dict_entry(std::string(1, '\0')));
+  write(out / "fuzz_checkpoint.dict", dict_entry(std::string(pemc::runner::kCheckpointMagic)) +
+                                          dict_entry(std::string("\x02\0\0\0", 4)) +
+                                          dict_entry("hmc") + dict_entry("nuts") +
+                                          dict_entry("step_size"));
   std::cout << "make_fuzz_seeds: wrote seeds and dictionaries under " << out << " (" << names.size()
             << " names, " << paths.size() << " --set paths)\n";
   return 0;

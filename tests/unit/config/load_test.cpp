@@ -170,6 +170,17 @@ TEST(LoadConfigErrors, ValueErrorsNameTheField) {
   }
 }
 
+// Issue 29, item 7: an unknown enum value lists the valid ones.
+TEST(LoadConfigErrors, EnumErrorsListTheValidValues) {
+  EXPECT_THAT(
+      config_error([] { parse_text_config("sampler { hmc { metric: DIAG } }", "t.pbtxt"); }),
+      HasSubstr("t.pbtxt:1:30: sampler.hmc.metric: Unknown enumeration value of \"DIAG\" for field "
+                "\"metric\". Valid values: METRIC_UNSPECIFIED, UNIT, DIAGONAL, DENSE."));
+  EXPECT_THAT(
+      config_error([] { parse_text_config("target { mixture { preset: KOU } }", "t.pbtxt"); }),
+      HasSubstr("Valid values: PRESET_UNSPECIFIED, BIMODAL_1D, KOU_A, KOU_B"));
+}
+
 TEST(LoadConfigErrors, ReportsEveryErrorProtobufReports) {
   // The tokenizer reports both bad characters; the parser then stops at the first bad token.
   const std::string msg = config_error([] { parse_text_config("name: \"a\\q\"\niterations: 0x\n", "m.pbtxt"); });

@@ -49,18 +49,100 @@ TEST(SetOverride, EveryScalarKind) {
   EXPECT_DOUBLE_EQ(c.target().box_lower(), 2.5);
 }
 
-TEST(SetOverride, CreatesIntermediateMessagesAndSwitchesOneofBranches) {
-  auto c = base();
+struct BadSet {
+  std::string assignment;
+  std::vector<std::string> expected;  // substrings of the message
+};
+
+TEST(SetOverride, CreatesIntermediateMessagesAndSelectsUnsetOneofBranches) {
+  pemc::v1::RunConfig c;  // no target, sampler or init yet: a --set may choose them
   apply_set_override(c, "target.banana.b=0.2");
   ASSERT_TRUE(c.target().has_banana());
-  EXPECT_FALSE(c.target().has_gaussian());
   EXPECT_DOUBLE_EQ(c.target().banana().b(), 0.2);
   EXPECT_FALSE(c.target().banana().has_v());
+  apply_set_override(c, "target.banana.v=3");  // the same branch again
+  EXPECT_DOUBLE_EQ(c.target().banana().v(), 3);
   apply_set_override(c, "sampler.nuts.adaptation.target_accept=0.9");
   ASSERT_TRUE(c.sampler().has_nuts());
   EXPECT_DOUBLE_EQ(c.sampler().nuts().adaptation().target_accept(), 0.9);
-  apply_set_override(c, "target.boltzmann.generated.seed=7");
-  EXPECT_EQ(c.target().boltzmann().generated().seed(), 7u);
+  apply_set_override(c, "init.uniform_radius=3");
+  EXPECT_DOUBLE_EQ(c.init().uniform_radius(), 3);
+  auto b = base();
+  apply_set_override(b, "target.box_lower=-4");  // a proto3 optional is not a oneof to respect
+  EXPECT_TRUE(b.target().has_gaussian());
+}
+
+// Issue 29, item 3: a path into a oneof member other than the configured one is refused, naming the
+// configured member, and the config is left as it was (it used to turn a Gaussian into a banana, or
+// a pseudo-extended sampler into plain NUTS, silently).
+TEST(SetOverride, NeverSwitchesAOneof) {
+  const std::vector<BadSet> cases = {
+      {"target.banana.b=0.2",
+       {"target.banana: the config's target is gaussian, not banana (target.kind is a oneof; --set "
+        "never "
+        "switches one, as that would replace the configured target: edit the config to change "
+        "it)"}},
+      {"sampler.nuts.step_size=0.05", {"sampler.nuts: the config's sampler is hmc, not nuts"}},
+      {"sampler.pseudo_extended.n_pseudo=4", {"the config's sampler is hmc, not pseudo_extended"}},
+      {"init.uniform_box.lower=0",
+       {"init.uniform_box: the config's init is uniform_radius, not uniform_box"}},
+  };
+  for (const auto& bad : cases) {
+    auto c = base();
+    c.mutable_init()->set_uniform_radius(2);
+    const std::string before = c.SerializeAsString();
+    try {
+      apply_set_override(c, bad.assignment);
+      ADD_FAILURE() << bad.assignment << " was applied";
+    } catch (const OneofMismatch& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--set '" + bad.assignment + "': ")) << bad.assignment;
+      for (const auto& f : bad.expected) EXPECT_THAT(e.what(), HasSubstr(f)) << bad.assignment;
+    }
+    EXPECT_EQ(c.SerializeAsString(), before) << bad.assignment;
+  }
+  // Inside a pseudo-extended sampler the inner kernel is a oneof too; the message points at the
+  // path that reaches the field in the configured member.
+  auto pe = parse_text_config(
+                "sampler { pseudo_extended { n_pseudo: 5 nuts { step_size: 0.1 } } }\n", "pe.pbtxt")
+                .config;
+  try {
+    apply_set_override(pe, "sampler.nuts.step_size=0.05");
+    ADD_FAILURE() << "switched pseudo_extended to nuts";
+  } catch (const OneofMismatch& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the config's sampler is pseudo_extended, not nuts"));
+    EXPECT_THAT(e.what(), HasSubstr("did you mean sampler.pseudo_extended.nuts.step_size?"));
+    EXPECT_EQ(e.reason(), "its sampler is pseudo_extended, not nuts");
+  }
+  EXPECT_THAT(
+      config_error([&] { apply_set_override(pe, "sampler.pseudo_extended.hmc.step_size=0.05"); }),
+      HasSubstr(
+          "sampler.pseudo_extended.hmc: the config's sampler.pseudo_extended is nuts, not hmc"));
+  apply_set_override(pe, "sampler.pseudo_extended.nuts.step_size=0.05");
+  EXPECT_DOUBLE_EQ(pe.sampler().pseudo_extended().nuts().step_size(), 0.05);
+  // The README's example before issue 29 (hmc on the quickstart's pseudo-extended run): the message
+  // is about the sampler, not about a missing n_leapfrog of an hmc block the override would create.
+  auto again =
+      parse_text_config("sampler { pseudo_extended { n_pseudo: 5 nuts { step_size: 0.1 } } }\n",
+                        "pe.pbtxt")
+          .config;
+  EXPECT_THAT(config_error([&] { apply_set_override(again, "sampler.hmc.step_size=0.05"); }),
+              HasSubstr("the config's sampler is pseudo_extended, not hmc"));
+}
+
+// A run of a study skips an override that does not fit it (the runner says which runs it reached).
+TEST(ApplyOverrides, StudyRunsSkipOverridesIntoOtherOneofMembers) {
+  auto c = parse_text_config(
+      "sampler { pseudo_extended { n_pseudo: 5 nuts { step_size: 0.1 } } }\niterations: 5\n",
+      "pe.pbtxt");
+  CommandLineOverrides o;
+  o.sets = {"sampler.nuts.step_size=0.05", "iterations=7"};
+  const auto skipped = apply_overrides(c, o, /*skip_oneof_mismatches=*/true);
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_EQ(skipped[0], "its sampler is pseudo_extended, not nuts");
+  EXPECT_EQ(skipped[1], "");
+  EXPECT_TRUE(c.config.sampler().has_pseudo_extended());
+  EXPECT_EQ(c.config.iterations(), 7);
+  EXPECT_THROW(apply_overrides(c, o), OneofMismatch);
 }
 
 TEST(SetOverride, InfAndNanParseForValidateToReject) {
@@ -70,11 +152,6 @@ TEST(SetOverride, InfAndNanParseForValidateToReject) {
   apply_set_override(c, "sampler.hmc.step_size=nan");
   EXPECT_TRUE(std::isnan(c.sampler().hmc().step_size()));
 }
-
-struct BadSet {
-  std::string assignment;
-  std::vector<std::string> expected;  // substrings of the message
-};
 
 TEST(SetOverride, EachErrorNamesTheOverrideAndLeavesTheConfigUnchanged) {
   const std::vector<BadSet> cases = {
@@ -155,12 +232,13 @@ TEST(ApplyOverrides, ValidationErrorsPointAtTheCommandLine) {
 }
 
 TEST(ApplyOverrides, MessagesCreatedBySetPointAtTheCommandLine) {
-  auto c = parse_text_config("target {\n  gaussian { mean: [0, 0] }\n}\n", "run.pbtxt");
+  auto c = parse_text_config("target {\n  box_lower: -5\n}\n", "run.pbtxt");
   CommandLineOverrides o;
   o.sets = {"target.banana.b=0.2"};
   apply_overrides(c, o);
   EXPECT_EQ(c.source.where("target.banana.v"), "command line (--set target.banana.b=0.2)");
-  EXPECT_EQ(c.source.where("target.box_lower"), "run.pbtxt:1:1");  // `target` itself is from the file
+  EXPECT_EQ(c.source.where("target.box_upper"),
+            "run.pbtxt:1:1");  // `target` itself is from the file
 }
 
 TEST(ApplyOverrides, SeedsSelectsTheFirstKValues) {

@@ -227,7 +227,16 @@ TEST(CheckpointFile, AtomicWriteAndRead) {
   v1::Checkpoint c;
   c.set_format_version(kCheckpointFormatVersion);
   c.set_record_bytes(1234);
-  c.add_in_progress()->set_chain_id(7);
+  c.set_task_end(8);
+  c.set_n_ranks(1);
+  c.set_group_size(1);
+  c.set_sequence(1);
+  auto* k = c.add_in_progress();
+  k->set_chain_id(7);
+  k->add_x(1.0);
+  k->add_grad(0.5);
+  k->set_group_size(1);
+  k->mutable_kernel()->set_kind("hmc");
   write_checkpoint(path, c);
   EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
   const auto back = read_checkpoint(path);

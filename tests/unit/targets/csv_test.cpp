@@ -1,7 +1,10 @@
 #include "targets/csv.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -24,6 +27,20 @@ void expect_error(const std::string& name, std::initializer_list<std::string> fr
     for (const auto& f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "missing '" << f << "' in: " << msg;
   } catch (const std::exception& e) {
     ADD_FAILURE() << name << ": wrong exception type: " << e.what();
+  }
+}
+
+template <class E>
+void expect_error_at(const std::string& path, std::initializer_list<std::string> fragments,
+                     CsvOptions options = {}) {
+  try {
+    load_numeric_csv(path, options);
+    ADD_FAILURE() << path << ": no exception";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << "message does not name the file: " << msg;
+    for (const auto& f : fragments)
+      EXPECT_NE(msg.find(f), std::string::npos) << "missing '" << f << "' in: " << msg;
   }
 }
 
@@ -102,6 +119,72 @@ TEST(Csv, RefusesFilesAboveTheSizeLimitBeforeReading) {
   expect_error<DataError>("ok.csv", {"40 bytes", "limit of 10 bytes", "max_bytes"}, small);
   small.max_bytes = 40;  // exactly at the limit is fine
   EXPECT_NO_THROW(load_numeric_csv(fixture("ok.csv"), small));
+}
+
+// Issue 29, item 5: limits are checked while streaming, before the table is allocated.
+struct TempCsv {
+  std::string path = ::testing::TempDir() + "pemc_csv_" + std::to_string(::getpid()) + "_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".csv";
+  explicit TempCsv(const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
+  ~TempCsv() { std::remove(path.c_str()); }
+};
+
+TEST(Csv, StreamsLinesAcrossReadChunks) {
+  // ~3.5 MB: lines cross the reader's 1 MiB chunks, some with CRLF.
+  std::string text = "i,half\r\n";
+  const int n = 300000;
+  for (int i = 0; i < n; ++i)
+    text += std::to_string(i) + "," + std::to_string(i) + ".5" + (i % 3 ? "\n" : "\r\n");
+  text += "\n  \n";  // trailing blank lines are allowed
+  TempCsv f(text);
+  const auto t = load_numeric_csv(f.path);
+  ASSERT_EQ(t.values.rows(), n);
+  ASSERT_EQ(t.values.cols(), 2);
+  for (int i : {0, 1, 123456, n - 1}) {
+    EXPECT_EQ(t.values(i, 0), i);
+    EXPECT_EQ(t.values(i, 1), i + 0.5);
+  }
+}
+
+TEST(Csv, RefusesTooManyNumbersWhileStreaming) {
+  std::string text = "a,b\n";
+  for (int i = 0; i < 200000; ++i) text += "0.5,1.5\n";
+  TempCsv f(text);
+  CsvOptions small;
+  small.max_values = 1000;
+  try {
+    load_numeric_csv(f.path, small);
+    ADD_FAILURE() << "no exception";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  f.path + ": too much data for a data file: 501 data rows of 2 columns by "
+                           "line 502 (of a 1600004-byte file) are more than the limit of 1000 "
+                           "numbers (CsvOptions::max_values"),
+              std::string::npos)
+        << e.what();
+  }
+  small.max_values = 400000;  // exactly the table
+  EXPECT_EQ(load_numeric_csv(f.path, small).values.rows(), 200000);
+}
+
+TEST(Csv, RefusesOverlongLinesWithoutReadingOn) {
+  TempCsv f("a,b\n1,2\n" + std::string(300, '1') + ",2\n");
+  CsvOptions small;
+  small.max_line_bytes = 100;
+  expect_error_at<DataError>(
+      f.path, {"line 3 is longer than 100 bytes (CsvOptions::max_line_bytes)"}, small);
+  // A file of zeros (no line break at all), like a sparse file.
+  TempCsv zeros(std::string(3u << 20, '\0'));
+  small.max_line_bytes = 1u << 20;
+  expect_error_at<DataError>(
+      zeros.path, {"line 1 is longer than 1048576 bytes", "not a CSV text file?"}, small);
+}
+
+TEST(Csv, BlankLinesOnlyIsAnEmptyFile) {
+  TempCsv f("\n  \n\r\n");
+  expect_error_at<DataError>(f.path, {"empty file"});
+  TempCsv g("\na,b\n1,2\n");
+  expect_error_at<DataError>(g.path, {"line 1 (header), column 1: empty column name"});
 }
 
 }  // namespace
