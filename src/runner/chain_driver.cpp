@@ -258,6 +258,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
       // replicas) gathered them all when saving and take their own part back here.
       kernel->restore_state(resume->kernel());
     } else if (n_warmup > 0) {
+      // Keyed by iteration 0 of the adaptation domain: resumed chains restore the found step.
+      rng::Stream adaptation_stream(task.seed, rng::Domain::kAdaptation, task.chain_id, 0);
+      grad_evals += kernel->choose_initial_step_size(state, adaptation_stream);
       kernel->begin_warmup(n_warmup);
     }
     auto gather_state = [&] {
