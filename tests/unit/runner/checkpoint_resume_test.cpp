@@ -63,9 +63,11 @@ ChainRun run(const v1::RunConfig& config, targets::TargetPtr target, std::int64_
 }
 
 void expect_same_summary(v1::ChainSummary a, v1::ChainSummary b, const std::string& what) {
-  // Wall times (the chain's, PT's communication/local split) are the only non-reproducible parts.
+  // Wall and CPU times (the chain's, PT's communication/local split) are the only
+  // non-reproducible parts.
   for (auto* s : {&a, &b}) {
     s->clear_wall_seconds();
+    s->clear_cpu_seconds();
     for (const char* key : {"comm_wall_seconds", "local_wall_seconds"}) s->mutable_estimates()->erase(key);
   }
   EXPECT_TRUE(MessageDifferencer::Equals(a, b))
