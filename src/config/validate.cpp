@@ -14,6 +14,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "adapt/warmup_adapter.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -1020,13 +1021,14 @@ std::optional<Problem> short_warmup_warning(const v1::AdaptationConfig& a, bool 
     return Problem{path, "warmup is 0, so nothing is adapted: step_size and the metric are used "
                          "as given", got};
   if (!a.adapt_metric() || !metric_adaptable) return std::nullopt;
-  if (warmup < 20)
-    return Problem{path, "warmup under 20 iterations: only the step size is adapted, the metric "
-                         "stays as given", got};
+  if (warmup < adapt::kMinMetricWarmup)
+    return Problem{path, "warmup under " + num(adapt::kMinMetricWarmup) +
+                             " iterations: only the step size is adapted, the metric stays as given",
+                   got};
   const std::int64_t windows = std::int64_t{a.init_buffer()} + a.base_window() + a.term_buffer();
   if (warmup >= windows) return std::nullopt;
-  const auto init = static_cast<std::int64_t>(0.15 * static_cast<double>(warmup));
-  const auto term = static_cast<std::int64_t>(0.1 * static_cast<double>(warmup));
+  const auto init = static_cast<std::int64_t>(adapt::kShortWarmupInitFraction * warmup);
+  const auto term = static_cast<std::int64_t>(adapt::kShortWarmupTermFraction * warmup);
   return Problem{path,
                  "warmup is shorter than init_buffer + base_window + term_buffer = " +
                      num(windows) + ": the metric is estimated once, from warmup iterations " +
