@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's second command (and what CI runs): install dependencies, build, run the default
+# The README's second command (and what CI runs): install dependencies, build everything (what the
+# quickstart did not: the tests, benchmarks, pemc-stan and pemc-stanc), run the default
 # test suite: unit tests, MPI end-to-end tests, and the SLURM scripts on a real single-node Slurm
 # (tests/slurm; started by ../shared/tools/slurm-local.sh). Long statistical studies and benchmarks
 # are separate (see README: "Long checks and benchmarks").

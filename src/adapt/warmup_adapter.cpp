@@ -14,12 +14,13 @@ WarmupAdapter::WarmupAdapter(const WarmupAdapterOptions& options, std::int64_t n
   // Stan: no metric estimation for fewer than 20 warmup iterations (windows of a few draws give
   // a useless, possibly near-singular covariance); step-size adaptation still runs.
   const bool metric_adaptable = options_.adapt_metric &&
-                                metric_kind_ != hmc::MetricKind::kUnit && n_warmup_ >= 20;
+                                metric_kind_ != hmc::MetricKind::kUnit &&
+                                n_warmup_ >= kMinMetricWarmup;
   if (metric_adaptable) {
     // Stan: when the buffers do not fit, use 15% / 75% / 10% of the warmup.
     if (init_buffer_ + window_size_ + term_buffer_ > n_warmup_) {
-      init_buffer_ = static_cast<std::int64_t>(0.15 * n_warmup_);
-      term_buffer_ = static_cast<std::int64_t>(0.1 * n_warmup_);
+      init_buffer_ = static_cast<std::int64_t>(kShortWarmupInitFraction * n_warmup_);
+      term_buffer_ = static_cast<std::int64_t>(kShortWarmupTermFraction * n_warmup_);
       window_size_ = n_warmup_ - init_buffer_ - term_buffer_;
     }
     if (window_size_ >= 2) {

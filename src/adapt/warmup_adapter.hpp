@@ -11,6 +11,13 @@
 
 namespace pemc::adapt {
 
+// Stan's rules for a short warmup, shared with the config's warnings (config/validate.cpp): no
+// metric estimation below kMinMetricWarmup iterations, and when the buffers and the first window
+// do not fit, fast buffers of these fractions of the warmup around one slow window.
+inline constexpr std::int64_t kMinMetricWarmup = 20;
+inline constexpr double kShortWarmupInitFraction = 0.15;
+inline constexpr double kShortWarmupTermFraction = 0.1;
+
 struct WarmupAdapterOptions {
   DualAveragingOptions step_size;
   bool adapt_metric = false;

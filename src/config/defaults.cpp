@@ -16,30 +16,45 @@ void fill_adaptation(pemc::v1::AdaptationConfig& a, double target_accept) {
   if (!a.has_base_window()) a.set_base_window(D::kBaseWindow);
 }
 
-void fill_hmc(pemc::v1::HmcConfig& h) {
-  fill_adaptation(*h.mutable_adaptation(), D::kTargetAcceptHmc);
+// Where an HMC/NUTS kernel runs. A top-level sampler adapts by default; a kernel inside a
+// composite sampler does not: its warmup runs per temperature level or on a space whose
+// conditional changes with the sampler's own variables, so its configs say what to adapt.
+enum class Placement { kTopLevel, kLocal };
+
+// A top-level kernel adapts its step size unless told otherwise, and its metric when it is
+// NUTS (`adapt_metric`, which HMC's default unit metric ignores).
+void fill_top_level_adaptation(pemc::v1::AdaptationConfig& a, bool adapt_metric) {
+  if (!a.has_enabled()) a.set_enabled(true);
+  if (!a.has_adapt_metric()) a.set_adapt_metric(adapt_metric);
 }
 
-void fill_nuts(pemc::v1::NutsConfig& n) {
+void fill_hmc(pemc::v1::HmcConfig& h, Placement where) {
+  fill_adaptation(*h.mutable_adaptation(), D::kTargetAcceptHmc);
+  if (where == Placement::kTopLevel) fill_top_level_adaptation(*h.mutable_adaptation(), false);
+}
+
+void fill_nuts(pemc::v1::NutsConfig& n, Placement where) {
   if (!n.has_max_tree_depth()) n.set_max_tree_depth(D::kMaxTreeDepth);
   if (!n.has_max_energy_error()) n.set_max_energy_error(D::kMaxEnergyError);
   fill_adaptation(*n.mutable_adaptation(), D::kTargetAcceptNuts);
+  if (where == Placement::kTopLevel) fill_top_level_adaptation(*n.mutable_adaptation(), true);
 }
 
-// The HMC/NUTS kernel inside a composite sampler gets the same defaults as a top-level one.
+// The HMC/NUTS kernel inside a composite sampler: the same numeric defaults as a top-level one,
+// but adaptation stays off unless enabled.
 template <class C>
 void fill_local_kernel(C& c) {
-  if (c.has_hmc()) fill_hmc(*c.mutable_hmc());
-  if (c.has_nuts()) fill_nuts(*c.mutable_nuts());
+  if (c.has_hmc()) fill_hmc(*c.mutable_hmc(), Placement::kLocal);
+  if (c.has_nuts()) fill_nuts(*c.mutable_nuts(), Placement::kLocal);
 }
 
 void fill_sampler(pemc::v1::SamplerConfig& s) {
   switch (s.kind_case()) {
     case pemc::v1::SamplerConfig::kHmc:
-      fill_hmc(*s.mutable_hmc());
+      fill_hmc(*s.mutable_hmc(), Placement::kTopLevel);
       break;
     case pemc::v1::SamplerConfig::kNuts:
-      fill_nuts(*s.mutable_nuts());
+      fill_nuts(*s.mutable_nuts(), Placement::kTopLevel);
       break;
     case pemc::v1::SamplerConfig::kRwm:
       fill_adaptation(*s.mutable_rwm()->mutable_adaptation(), D::kTargetAcceptRwm);

@@ -32,6 +32,10 @@ struct Defaults {
   static constexpr int kTermBuffer = 50;
   static constexpr int kBaseWindow = 25;
 
+  // Where the search for a first step size starts when a config leaves step_size unset (Stan's
+  // default step size).
+  static constexpr double kStepSizeSearchStart = 1.0;
+
   static constexpr int kMaxTreeDepth = 10;
   static constexpr double kMaxEnergyError = 1000.0;
 

@@ -1,5 +1,6 @@
 #include "config/factories.hpp"
 
+#include "config/defaults.hpp"
 #include "core/error.hpp"
 #include "extended/continuous_tempering.hpp"
 #include "extended/repeated_transition_kernel.hpp"
@@ -134,7 +135,8 @@ kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsCon
   const int dim = space->dim();
   if (hmc) {
     kernels::HmcOptions o;
-    o.step_size = hmc->step_size();
+    o.search_step_size = !hmc->has_step_size();
+    o.step_size = o.search_step_size ? Defaults::kStepSizeSearchStart : hmc->step_size();
     o.n_leapfrog = hmc->n_leapfrog();
     o.jitter_step_size = hmc->jitter_step_size();
     o.jitter_n_leapfrog = hmc->jitter_n_leapfrog();
@@ -144,7 +146,8 @@ kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsCon
   }
   if (nuts) {
     kernels::NutsOptions o;
-    o.step_size = nuts->step_size();
+    o.search_step_size = !nuts->has_step_size();
+    o.step_size = o.search_step_size ? Defaults::kStepSizeSearchStart : nuts->step_size();
     if (nuts->has_max_tree_depth()) o.max_tree_depth = nuts->max_tree_depth();
     if (nuts->has_max_energy_error()) o.max_energy_error = nuts->max_energy_error();
     o.adaptation = make_adaptation(nuts->adaptation(), kernels::kNutsDefaultTargetAccept);

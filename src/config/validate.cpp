@@ -14,6 +14,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "adapt/warmup_adapter.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -497,17 +498,34 @@ void check_metric(v1::MetricKind metric, const pb::RepeatedField<double>& inv,
   }
 }
 
+// step_size is required, except where the first step size can be searched for: a top-level
+// sampler (`top_level_warmup` is its warmup length) that adapts during a warmup.
+void check_step_size(bool has, double step_size, const v1::AdaptationConfig& a,
+                     const std::string& pre, std::optional<std::int64_t> top_level_warmup,
+                     Problems& p) {
+  const std::string path = pre + ".step_size";
+  if (has) {
+    positive(p, path, step_size);
+  } else if (!top_level_warmup) {
+    p.add(path, "required for the kernel of a composite sampler (it is not searched for)");
+  } else if (!a.enabled()) {
+    p.add(path, "required when adaptation is disabled (only an adapting sampler searches for it)");
+  } else if (*top_level_warmup <= 0) {
+    p.add(path, "required when warmup is 0 (it is searched for at the start of warmup)");
+  }
+}
+
 void check_hmc(const v1::HmcConfig& h, const std::string& pre, std::optional<std::int64_t> dim,
-               Problems& p) {
-  positive(p, pre + ".step_size", h.step_size());
+               std::optional<std::int64_t> top_level_warmup, Problems& p) {
+  check_step_size(h.has_step_size(), h.step_size(), h.adaptation(), pre, top_level_warmup, p);
   in_range(p, pre + ".n_leapfrog", h.n_leapfrog(), 1, kMaxLeapfrogSteps);
   check_metric(h.metric(), h.inverse_metric(), pre, dim, p);
   check_adaptation(h.adaptation(), pre + ".adaptation", p);
 }
 
 void check_nuts(const v1::NutsConfig& n, const std::string& pre, std::optional<std::int64_t> dim,
-                Problems& p) {
-  positive(p, pre + ".step_size", n.step_size());
+                std::optional<std::int64_t> top_level_warmup, Problems& p) {
+  check_step_size(n.has_step_size(), n.step_size(), n.adaptation(), pre, top_level_warmup, p);
   if (n.has_max_tree_depth()) in_range(p, pre + ".max_tree_depth", n.max_tree_depth(), 1, kMaxTreeDepthLimit);
   if (n.has_max_energy_error()) positive(p, pre + ".max_energy_error", n.max_energy_error());
   check_metric(n.metric(), n.inverse_metric(), pre, dim, p);
@@ -519,9 +537,9 @@ void check_nuts(const v1::NutsConfig& n, const std::string& pre, std::optional<s
 void check_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
                         const std::string& pre, Problems& p) {
   if (hmc) {
-    check_hmc(*hmc, pre + ".hmc", std::nullopt, p);
+    check_hmc(*hmc, pre + ".hmc", std::nullopt, std::nullopt, p);
   } else if (nuts) {
-    check_nuts(*nuts, pre + ".nuts", std::nullopt, p);
+    check_nuts(*nuts, pre + ".nuts", std::nullopt, std::nullopt, p);
   } else {
     p.add(pre, "required: set hmc or nuts (the local kernel)");
   }
@@ -759,10 +777,10 @@ void check_sampler(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Pr
   const auto& s = cfg.sampler();
   switch (s.kind_case()) {
     case v1::SamplerConfig::kHmc:
-      check_hmc(s.hmc(), "sampler.hmc", dim, p);
+      check_hmc(s.hmc(), "sampler.hmc", dim, cfg.warmup(), p);
       break;
     case v1::SamplerConfig::kNuts:
-      check_nuts(s.nuts(), "sampler.nuts", dim, p);
+      check_nuts(s.nuts(), "sampler.nuts", dim, cfg.warmup(), p);
       break;
     case v1::SamplerConfig::kRwm:
       positive(p, "sampler.rwm.proposal_scale", s.rwm().proposal_scale());
@@ -1000,9 +1018,46 @@ std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
   return p.take();
 }
 
+// A top-level HMC/NUTS sampler's adaptation over a warmup too short for Stan's windows: what the
+// warmup adapter (adapt/warmup_adapter.cpp) does instead. Nothing when the windows fit.
+std::optional<Problem> short_warmup_warning(const v1::AdaptationConfig& a, bool metric_adaptable,
+                                            std::int64_t warmup, const std::string& pre) {
+  if (!a.enabled() || warmup < 0) return std::nullopt;  // a negative warmup is a problem
+  const std::string path = pre + ".adaptation";
+  const std::string got = "warmup " + num(warmup);
+  if (warmup == 0)
+    return Problem{path, "warmup is 0, so nothing is adapted: step_size and the metric are used "
+                         "as given", got};
+  if (!a.adapt_metric() || !metric_adaptable) return std::nullopt;
+  if (warmup < adapt::kMinMetricWarmup)
+    return Problem{path, "warmup under " + num(adapt::kMinMetricWarmup) +
+                             " iterations: only the step size is adapted, the metric stays as given",
+                   got};
+  const std::int64_t windows = std::int64_t{a.init_buffer()} + a.base_window() + a.term_buffer();
+  if (warmup >= windows) return std::nullopt;
+  const auto init = static_cast<std::int64_t>(adapt::kShortWarmupInitFraction * warmup);
+  const auto term = static_cast<std::int64_t>(adapt::kShortWarmupTermFraction * warmup);
+  return Problem{path,
+                 "warmup is shorter than init_buffer + base_window + term_buffer = " +
+                     num(windows) + ": the metric is estimated once, from warmup iterations " +
+                     num(init) + " to " + num(warmup - term - 1) +
+                     "; the step size alone adapts before and after",
+                 got};
+}
+
 std::vector<Problem> find_warnings(const LoadedConfig& c) {
   std::vector<Problem> out;
   const auto& cfg = c.config;
+  const auto& s = cfg.sampler();
+  std::optional<Problem> warmup_warning;
+  if (s.has_hmc())
+    warmup_warning = short_warmup_warning(s.hmc().adaptation(), s.hmc().metric() == v1::DIAGONAL ||
+                                                                    s.hmc().metric() == v1::DENSE,
+                                          cfg.warmup(), "sampler.hmc");
+  if (s.has_nuts())
+    warmup_warning = short_warmup_warning(s.nuts().adaptation(), s.nuts().metric() != v1::UNIT,
+                                          cfg.warmup(), "sampler.nuts");
+  if (warmup_warning) out.push_back(*warmup_warning);
   if (cfg.sampler().has_pseudo_extended()) {
     for (auto& w : extended::propriety_warnings(cfg.sampler().pseudo_extended(), cfg.target(),
                                                 known_dimension(cfg), "sampler.pseudo_extended"))

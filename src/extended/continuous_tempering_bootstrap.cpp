@@ -169,6 +169,7 @@ std::string BootstrapChainReport::encode() const {
   w.put<double>(log_zeta);
   w.put<std::int64_t>(gradient_evals);
   w.put<double>(wall_seconds);
+  w.put<double>(cpu_seconds);
   w.put_string(status);
   const auto a = acc.serialize();
   w.put<std::uint64_t>(a.size());
@@ -184,6 +185,7 @@ BootstrapChainReport BootstrapChainReport::decode(const std::string& bytes) {
   out.log_zeta = r.get<double>();
   out.gradient_evals = r.get<std::int64_t>();
   out.wall_seconds = r.get<double>();
+  out.cpu_seconds = r.get<double>();
   out.status = r.get_string();
   const auto n = r.get<std::uint64_t>();
   if (n > bytes.size() / sizeof(double)) throw DataError("bootstrap chain report: message truncated");
@@ -377,6 +379,7 @@ std::optional<BootstrapRoundResult> BootstrapRounds::on_report(BootstrapChainRep
   auto& t = totals_[id];
   t.set_n_gradient_evals(t.n_gradient_evals() + report.gradient_evals);
   t.set_wall_seconds(t.wall_seconds() + report.wall_seconds);
+  t.set_cpu_seconds(t.cpu_seconds() + report.cpu_seconds);
   gradient_evals_ += report.gradient_evals;
   reports_.emplace(id, std::move(report));
   if (reports_.size() < live_.size()) return std::nullopt;
@@ -413,6 +416,7 @@ void add_bootstrap_totals(v1::ChainSummary& summary, const v1::ChainSummary& tot
   summary.set_n_gradient_evals(summary.n_gradient_evals() + totals.n_gradient_evals());
   summary.set_n_gradient_evals_warmup(summary.n_gradient_evals_warmup() + totals.n_gradient_evals());
   summary.set_wall_seconds(summary.wall_seconds() + totals.wall_seconds());
+  summary.set_cpu_seconds(summary.cpu_seconds() + totals.cpu_seconds());
   auto& e = *summary.mutable_estimates();
   e["bootstrap_rounds"] = settings.rounds;
   e["bootstrap_draws"] = static_cast<double>(settings.rounds * settings.draws_per_round);

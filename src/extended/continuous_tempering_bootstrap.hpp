@@ -26,10 +26,10 @@
 //
 // Records: only the final round's draws are written (their chain_id and seed are the chain's own),
 // so pemc-report summarize/compare give the final-round estimates unchanged. The chain's footer
-// summary counts all rounds: n_gradient_evals and wall_seconds include the bootstrap rounds, and so
-// does n_gradient_evals_warmup (the bootstrap rounds are preparation, like warmup); its estimates
-// add "bootstrap_rounds", "bootstrap_draws" (post-warmup draws per chain in the bootstrap rounds)
-// and "bootstrap_gradient_evals".
+// summary counts all rounds: n_gradient_evals, wall_seconds and cpu_seconds include the
+// bootstrap rounds, and so does n_gradient_evals_warmup (the bootstrap rounds are preparation,
+// like warmup); its estimates add "bootstrap_rounds", "bootstrap_draws" (post-warmup draws per
+// chain in the bootstrap rounds) and "bootstrap_gradient_evals".
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -91,6 +91,7 @@ struct BootstrapChainReport {
   estimators::TemperingRbAccumulator acc;
   std::int64_t gradient_evals = 0;    // this round's, warmup included
   double wall_seconds = 0.0;
+  double cpu_seconds = 0.0;           // the leader thread's, as ChainSummary.cpu_seconds
   bool ok() const { return status == "ok"; }
 
   std::string encode() const;
@@ -132,7 +133,7 @@ std::string describe(const BootstrapRoundResult& r, const BootstrapSettings& set
 
 // What the coordinator tells every worker after a round: the base of round `round` (> 0) of a
 // run, or why it has none, and each chain's bootstrap totals so far (ChainSummary's
-// n_gradient_evals and wall_seconds summed over the finished rounds, by chain id).
+// n_gradient_evals, wall_seconds and cpu_seconds summed over the finished rounds, by chain id).
 struct BootstrapBroadcast {
   int run_index = 0;
   int round = 0;

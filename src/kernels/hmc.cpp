@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/cpu_features.hpp"
+#include "hmc/step_size_search.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -229,6 +230,14 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
     stats.energy = h0;
   }
   return stats;
+}
+
+std::int64_t HmcKernel::choose_initial_step_size(const ChainState& state, rng::Stream& stream) {
+  if (!options_.search_step_size) return 0;
+  const std::int64_t evals_before = hamiltonian_.n_gradient_evals();
+  options_.step_size = hmc::find_initial_step_size(hamiltonian_, z_, state.x, state.grad,
+                                                   state.potential, options_.step_size, stream);
+  return hamiltonian_.n_gradient_evals() - evals_before;
 }
 
 void HmcKernel::begin_warmup(std::int64_t n_warmup) {

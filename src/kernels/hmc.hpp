@@ -18,6 +18,9 @@ struct HmcOptions {
   bool jitter_step_size = false;  // eps ~ U[0.9, 1.1] * step_size
   bool jitter_n_leapfrog = false; // L ~ U{1, ..., 2 n_leapfrog - 1} (mean n_leapfrog)
   std::optional<adapt::WarmupAdapterOptions> adaptation;  // nullopt: no adaptation
+  // Find the first step size at the start of warmup (hmc/step_size_search.hpp), starting from
+  // step_size, instead of using step_size as it is.
+  bool search_step_size = false;
 };
 
 class HmcKernel final : public Kernel {
@@ -34,6 +37,7 @@ class HmcKernel final : public Kernel {
   void adapt(std::int64_t warmup_iteration, const ChainState& state,
              const TransitionStats& stats) override;
   void end_warmup() override;
+  std::int64_t choose_initial_step_size(const ChainState& state, rng::Stream& stream) override;
   double step_size() const override { return options_.step_size; }
   const hmc::Metric& metric() const { return metric_; }
 

@@ -48,6 +48,13 @@ class Kernel {
   virtual void adapt(std::int64_t warmup_iteration, const ChainState& state,
                      const TransitionStats& stats) {}
   virtual void end_warmup() {}
+  // Called by the chain driver once per chain, at the start of a fresh (not resumed) warmup,
+  // before begin_warmup: a kernel configured to find its own first step size does so here, from
+  // `state`, drawing from `stream` (the chain's adaptation stream). Returns the gradient
+  // evaluations it spent.
+  virtual std::int64_t choose_initial_step_size(const ChainState& state, rng::Stream& stream) {
+    return 0;
+  }
 
   virtual double step_size() const { return 0.0; }
 

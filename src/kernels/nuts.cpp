@@ -11,6 +11,7 @@
 #include "core/numerics.hpp"
 #include "core/scalar_exp.hpp"
 #include "hmc/leapfrog.hpp"
+#include "hmc/step_size_search.hpp"
 
 namespace pemc::kernels {
 namespace {
@@ -469,6 +470,14 @@ TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::
   }
   w.release(sample);
   return stats;
+}
+
+std::int64_t NutsKernel::choose_initial_step_size(const ChainState& state, rng::Stream& stream) {
+  if (!options_.search_step_size) return 0;
+  const std::int64_t evals_before = hamiltonian_.n_gradient_evals();
+  options_.step_size = hmc::find_initial_step_size(hamiltonian_, ends_[0], state.x, state.grad,
+                                                   state.potential, options_.step_size, stream);
+  return hamiltonian_.n_gradient_evals() - evals_before;
 }
 
 void NutsKernel::begin_warmup(std::int64_t n_warmup) {

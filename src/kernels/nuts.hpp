@@ -188,6 +188,9 @@ struct NutsOptions {
   int max_tree_depth = 10;          // in [1, kNutsMaxTreeDepthLimit]; at most 2^depth - 1 leapfrogs
   double max_energy_error = 1000.0; // divergence when H - H0 exceeds this (> 0)
   std::optional<adapt::WarmupAdapterOptions> adaptation;  // nullopt: no adaptation
+  // Find the first step size at the start of warmup (hmc/step_size_search.hpp), starting from
+  // step_size, instead of using step_size as it is.
+  bool search_step_size = false;
 };
 
 class NutsKernel final : public Kernel {
@@ -207,6 +210,7 @@ class NutsKernel final : public Kernel {
   void adapt(std::int64_t warmup_iteration, const ChainState& state,
              const TransitionStats& stats) override;
   void end_warmup() override;
+  std::int64_t choose_initial_step_size(const ChainState& state, rng::Stream& stream) override;
   double step_size() const override { return options_.step_size; }
   const hmc::Metric& metric() const { return metric_; }
 

@@ -239,6 +239,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     if (auto it = by_chain.find(key.second); it != by_chain.end()) {
       s.n_gradient_evals = it->second->n_gradient_evals();
       s.wall_seconds = it->second->wall_seconds();
+      s.cpu_seconds = it->second->cpu_seconds();
       s.status = it->second->status();
       for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
     } else {
@@ -300,6 +301,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       o["n_divergent"] = r.n_divergent;
       o["n_gradient_evals"] = r.n_gradient_evals;
       o["wall_seconds"] = r.wall_seconds;
+      o["cpu_seconds"] = r.cpu_seconds;
       o["status"] = r.status;
       if (r.error_mean.size() > 0) o["error_mean"] = to_std(r.error_mean);
       if (r.error_second_moment.size() > 0)
@@ -348,8 +350,8 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
       return r.held_out_lpd ? fmt::format(" {:>12.4f}", *r.held_out_lpd)
                             : fmt::format(" {:>12}", "—");
     };
-    out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8}{}  {}\n", "run", "chain",
-                       "seed", "draws", "accept", "grad evals", "wall s",
+    out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8} {:>8}{}  {}\n", "run",
+                       "chain", "seed", "draws", "accept", "grad evals", "wall s", "cpu s",
                        any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(),
                        "mean | E[x^2]");
     // Named outputs (a Stan model's): say which quantities the vectors hold.
@@ -365,9 +367,9 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
       }
     }
     for (const auto& r : f.runs) {
-      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f}{}  {} | {}{}\n",
+      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {} | {}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
-                         r.n_gradient_evals, r.wall_seconds, lpd_cell(r), vec(r.mean),
+                         r.n_gradient_evals, r.wall_seconds, r.cpu_seconds, lpd_cell(r), vec(r.mean),
                          vec(r.second_moment), r.status == "ok" ? "" : "  [" + r.status + "]");
     }
   }

@@ -57,6 +57,7 @@ struct ChainRunSummary {
   std::int64_t n_divergent = 0;
   std::int64_t n_gradient_evals = 0; // from the footer (0 when the footer is missing)
   double wall_seconds = 0.0;         // from the footer
+  double cpu_seconds = 0.0;          // from the footer: the chain's thread CPU time
   std::string status;                // footer status, or "incomplete: no footer"
   std::map<std::string, double> estimates;  // sampler-level per-chain estimates (footer)
   // Errors against the target's exact truth, where the target knows it (empty otherwise).

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "config/factories.hpp"
+#include "core/cpu_time.hpp"
 #include "core/error.hpp"
 #include "hmc/partition.hpp"
 #include "kernels/kernel.hpp"
@@ -171,6 +172,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     return earlier_seconds +
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  const double cpu_start = thread_cpu_seconds() - (resume ? resume->cpu_seconds() : 0.0);
+  auto cpu_used = [&] { return thread_cpu_seconds() - cpu_start; };
   const int group_size = group ? group->size() : 1;
 
   try {
@@ -258,6 +261,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
       // replicas) gathered them all when saving and take their own part back here.
       kernel->restore_state(resume->kernel());
     } else if (n_warmup > 0) {
+      // Keyed by iteration 0 of the adaptation domain: resumed chains restore the found step.
+      rng::Stream adaptation_stream(task.seed, rng::Domain::kAdaptation, task.chain_id, 0);
+      grad_evals += kernel->choose_initial_step_size(state, adaptation_stream);
       kernel->begin_warmup(n_warmup);
     }
     auto gather_state = [&] {
@@ -297,11 +303,13 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           ck.set_grad_evals(grad_evals);
           ck.set_sum_accept(sum_accept);
           ck.set_wall_seconds(elapsed());
+          ck.set_cpu_seconds(cpu_used());
           if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
           if (action == static_cast<double>(CheckpointAction::kSaveAndStop)) {
             summary.set_status(kStatusCheckpointed);
             summary.set_n_gradient_evals(grad_evals);
             summary.set_wall_seconds(elapsed());
+            summary.set_cpu_seconds(cpu_used());
             return summary;
           }
         }
@@ -372,6 +380,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   }
   summary.set_n_gradient_evals(grad_evals);
   summary.set_wall_seconds(elapsed());
+  summary.set_cpu_seconds(cpu_used());
   return summary;
 }
 

@@ -179,10 +179,13 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
 v1::Footer Collector::finish(double wall_seconds) {
   v1::Footer footer;
   int failed = 0;
+  double cpu_seconds = 0.0;
   for (auto& [id, c] : chains_) {
     if (c.status() != "ok") ++failed;
+    cpu_seconds += c.cpu_seconds();
     *footer.add_chains() = c;
   }
+  footer.set_cpu_seconds(cpu_seconds);
   footer.set_wall_seconds(earlier_wall_seconds_ + wall_seconds);
   footer.set_end_time_unix_ms(unix_ms_now());
   footer.set_n_records(writer_.records_written());

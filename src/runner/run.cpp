@@ -35,6 +35,7 @@
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
 #include "runner/output_lock.hpp"
+#include "runner/progress_model.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -372,11 +373,19 @@ class RankLoop {
         targets_(runs_.size()),
         collector_(collector),
         progress_(static_cast<std::size_t>(layout_.n_ranks), 0),
-        finished_(static_cast<std::size_t>(layout_.n_ranks), false) {
+        finished_(static_cast<std::size_t>(layout_.n_ranks), false),
+        rank_progress_(static_cast<std::size_t>(layout_.n_ranks), WorkerProgress(runs_.size())),
+        my_progress_(runs_.size()),
+        run_chain_length_(runs_.size(), 0),
+        run_remaining_(runs_.size(), 0) {
     rank_ = messenger_.rank();
     for (const auto& t : tasks_) {
       const auto& run = runs_[static_cast<std::size_t>(t.run_index)];
-      total_iterations_ += run.warmup() + run.iterations() + extended::bootstrap_extra_iterations(run);
+      const std::int64_t length =
+          run.warmup() + run.iterations() + extended::bootstrap_extra_iterations(run);
+      total_iterations_ += length;
+      run_chain_length_[static_cast<std::size_t>(t.run_index)] = length;
+      run_remaining_[static_cast<std::size_t>(t.run_index)] += length;
     }
     init_bootstrap();
     progress_interval_ = runs_.front().logging().progress_interval_seconds();
@@ -386,17 +395,21 @@ class RankLoop {
     if (ck_.resume) {
       // Progress counts what is left: finished chains and the checkpointed part of running ones.
       std::map<int, std::int64_t> length;
+      std::map<int, std::size_t> run_of;
       for (const auto& t : tasks_) {
         const auto& run = runs_[static_cast<std::size_t>(t.run_index)];
         length[t.id] = run.warmup() + run.iterations();
+        run_of[t.id] = static_cast<std::size_t>(t.run_index);
       }
       for (const auto& c : ck_.resume->completed()) {
         finished.insert(c.chain_id());
         total_iterations_ -= length[c.chain_id()];
+        run_remaining_[run_of[c.chain_id()]] -= length[c.chain_id()];
       }
       for (const auto& c : ck_.resume->in_progress()) {
         resume_of_[c.chain_id()] = &c;
         total_iterations_ -= c.next_iteration();
+        run_remaining_[run_of[c.chain_id()]] -= c.next_iteration();
       }
       last_written_seq_ = ck_.resume->sequence();
       last_written_bytes_ = ck_.resume->record_bytes();
@@ -452,6 +465,7 @@ class RankLoop {
     cb.tick = [&] {
       if (leader) {
         ++local_iterations_;  // a group's chain counts once, on its leader
+        ++my_progress_.iterations[current_run_];
         // A stop signal may be the job's end (mpirun's SIGTERM after another rank crashed, shortly
         // followed by SIGKILL): send the records this chain holds now, not at its next batch.
         if (g_stop_signal != 0 && !shipped_on_signal) {
@@ -523,10 +537,12 @@ class RankLoop {
       const v1::ChainCheckpoint* resume = resume_it == resume_of_.end() ? nullptr : resume_it->second;
       current_sampler_ = config::sampler_kind_name(run.sampler());
       in_chain_ = true;
+      start_run_timing(static_cast<std::size_t>(task.run_index));
       auto summary = is_bootstrap_run(task.run_index)
                          ? run_bootstrap_item(task, round, cb, group)
                          : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
                                      cb, group, resume);
+      account_run_time(Clock::now());
       in_chain_ = false;
       if (summary.status() == kStatusBootstrapRound) continue;  // reported to the coordinator
       summary.set_rank(rank_);
@@ -722,17 +738,29 @@ class RankLoop {
   }
 
   void send_progress(bool finished) {
-    std::string bytes(2 * sizeof(std::int64_t), '\0');
-    const std::int64_t v[2] = {local_iterations_, finished ? 1 : 0};
-    std::memcpy(bytes.data(), v, sizeof v);
-    deliver(layout_.coordinator, parallel::kTagProgress, std::move(bytes));
+    my_progress_.finished = finished;
+    deliver(layout_.coordinator, parallel::kTagProgress, my_progress_.encode());
     last_progress_send_ = Clock::now();
+  }
+
+  // The time a worker's leader spends in each run's chains (progress_model.hpp), charged to the
+  // running chain's run at each pump and when the chain ends: no clock read per iteration.
+  void start_run_timing(std::size_t run_index) {
+    current_run_ = run_index;
+    run_time_charged_ = Clock::now();
+  }
+  void account_run_time(Clock::time_point now) {
+    if (!in_chain_ || !layout_.is_group_leader(rank_)) return;
+    my_progress_.seconds[current_run_] +=
+        std::chrono::duration<double>(now - run_time_charged_).count();
+    run_time_charged_ = now;
   }
 
   void pump_if_due() {
     const auto now = Clock::now();
     if (now - last_pump_ < std::chrono::milliseconds(5)) return;
     last_pump_ = now;
+    account_run_time(now);
     // Bounded: a collector that is also a worker must get back to its own chain and to the
     // checkpoint triggers even while record batches keep arriving.
     for (int i = 0; i < kMaxMessagesPerPump && handle_pending(); ++i) {
@@ -818,10 +846,11 @@ class RankLoop {
         break;
       }
       case parallel::kTagProgress: {
-        std::int64_t v[2];
-        std::memcpy(v, m.bytes.data(), sizeof v);
-        progress_[static_cast<std::size_t>(m.source)] = v[0];
-        finished_[static_cast<std::size_t>(m.source)] = v[1] != 0;
+        auto p = WorkerProgress::decode(m.bytes, runs_.size());
+        const auto source = static_cast<std::size_t>(m.source);
+        progress_[source] = p.total_iterations();
+        finished_[source] = p.finished;
+        rank_progress_[source] = std::move(p);
         break;
       }
       case kTagBootstrapReport:
@@ -848,10 +877,31 @@ class RankLoop {
     for (auto p : progress_) done += p;
     const double secs = std::chrono::duration<double>(now - start_).count();
     const double rate = done / std::max(secs, 1e-9);
-    const double eta = rate > 0 ? (total_iterations_ - done) / rate : 0.0;
+    const auto work = run_work();
+    const double eta = eta_seconds(work, static_cast<int>(leaders_.size()));
+    for (std::size_t r = 0; r < work.size(); ++r)
+      spdlog::debug("progress of run {}: {} iterations done in {:.2f} chain-seconds, {} left",
+                    runs_[r].name(), work[r].done_iterations, work[r].done_seconds,
+                    work[r].remaining);
     spdlog::info("progress {:5.1f}% ({}/{} iterations), {:.0f} it/s, ETA {:.0f} s",
                  100.0 * done / std::max<std::int64_t>(1, total_iterations_), done,
                  total_iterations_, rate, eta);
+  }
+
+  // Coordinator: every run's work for eta_seconds, from the workers' last reports (its own
+  // progress when the coordinator also runs chains).
+  std::vector<RunWork> run_work() const {
+    std::vector<RunWork> work(runs_.size());
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+      work[r].chain_iterations = run_chain_length_[r];
+      for (int rank = 0; rank < layout_.n_ranks; ++rank) {
+        const auto& p = rank == rank_ ? my_progress_ : rank_progress_[static_cast<std::size_t>(rank)];
+        work[r].done_iterations += p.iterations[r];
+        work[r].done_seconds += p.seconds[r];
+      }
+      work[r].remaining = run_remaining_[r] - work[r].done_iterations;
+    }
+    return work;
   }
 
   // ---- continuous-tempering bootstrap rounds (src/extended/continuous_tempering_bootstrap.hpp) --
@@ -966,6 +1016,7 @@ class RankLoop {
       if (this_round) {
         s.set_n_gradient_evals(this_round->n_gradient_evals());
         s.set_wall_seconds(this_round->wall_seconds());
+        s.set_cpu_seconds(this_round->cpu_seconds());
       }
       extended::add_bootstrap_totals(s, prior, settings);
       return s;
@@ -1010,6 +1061,7 @@ class RankLoop {
       report.status = summary.status();
       report.gradient_evals = summary.n_gradient_evals();
       report.wall_seconds = summary.wall_seconds();
+      report.cpu_seconds = summary.cpu_seconds();
       deliver(layout_.coordinator, kTagBootstrapReport, report.encode());
     }
     if (summary.status() == "ok") {
@@ -1055,6 +1107,12 @@ class RankLoop {
   double progress_interval_ = 5.0;
   std::vector<std::int64_t> progress_;
   std::vector<bool> finished_;
+  std::vector<WorkerProgress> rank_progress_;  // coordinator: each rank's last report
+  WorkerProgress my_progress_;                 // this rank's chains, per run
+  std::size_t current_run_ = 0;                // the run of the chain this rank is running
+  Clock::time_point run_time_charged_;         // my_progress_.seconds holds the time up to here
+  std::vector<std::int64_t> run_chain_length_;  // per run: one chain's iterations
+  std::vector<std::int64_t> run_remaining_;     // per run: iterations left when this session began
   Clock::time_point start_, last_log_, last_pump_{}, last_progress_send_;
 };
 
@@ -1064,12 +1122,14 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
     draws += c.n_draws();
     evals += c.n_gradient_evals();
     spdlog::info("{} chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
-                 "divergent {} grad evals {} ({:.2f} s) {}",
+                 "divergent {} grad evals {} ({:.2f} s wall, {:.2f} s CPU) {}",
                  c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
-                 c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.status());
+                 c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.cpu_seconds(), c.status());
   }
-  spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s; status {}",
-               footer.chains_size(), draws, evals, footer.wall_seconds(), footer.status());
+  spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s wall "
+               "({:.2f} s CPU in chains); status {}",
+               footer.chains_size(), draws, evals, footer.wall_seconds(), footer.cpu_seconds(),
+               footer.status());
   spdlog::info("output: {}", std::filesystem::absolute(path).string());
 }
 

@@ -11,7 +11,7 @@ passed=0
 
 summary_json() {  # the per-chain summaries and estimates, without what may differ (wall, rank)
   "$REPORT" summarize "$1" --format json |
-    grep -v -e wall_seconds -e '"file"' -e '"path"' -e '"rank"' -e '"n_records"'
+    grep -v -e wall_seconds -e cpu_seconds -e '"file"' -e '"path"' -e '"rank"' -e '"n_records"'
 }
 
 # check_case NAME CONFIG N_FIRST N_RESUME K...

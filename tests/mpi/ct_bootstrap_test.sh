@@ -26,7 +26,7 @@ output { path: "out.pemc" }
 EOF
 
 summary_json() {
-  "$REPORT" summarize "$1" --format json | grep -v -e wall_seconds -e '"file"' -e '"path"'
+  "$REPORT" summarize "$1" --format json | grep -v -e wall_seconds -e cpu_seconds -e '"file"' -e '"path"'
 }
 for n in 1 3; do
   run_mpi "$n" "$DIST" "$WORK/ct.pbtxt" --output "$WORK/n$n.pemc" --log-level warn \

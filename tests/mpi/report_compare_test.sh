@@ -9,7 +9,7 @@ passed=0
 cat > "$WORK/hmc.pbtxt" <<'CFG'
 name: "gauss_hmc"
 target { gaussian { mean: [1, -1] covariance: [1.0, 0.3, 0.3, 0.5] } }
-sampler { hmc { step_size: 0.2 n_leapfrog: 8 jitter_step_size: true } }
+sampler { hmc { step_size: 0.2 n_leapfrog: 8 jitter_step_size: true adaptation { enabled: false } } }
 warmup: 200
 iterations: 1500
 seeds { values: [1, 2, 3] }

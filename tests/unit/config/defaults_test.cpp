@@ -58,7 +58,8 @@ TEST(ApplyDefaults, ExplicitValuesAreKept) {
   EXPECT_EQ(a.base_window(), 5);
 }
 
-void expect_adaptation_defaults(const pemc::v1::AdaptationConfig& a, double target_accept) {
+void expect_adaptation_defaults(const pemc::v1::AdaptationConfig& a, double target_accept,
+                                bool enabled) {
   ASSERT_TRUE(a.has_target_accept());
   EXPECT_DOUBLE_EQ(a.target_accept(), target_accept);
   EXPECT_DOUBLE_EQ(a.gamma(), 0.05);
@@ -67,14 +68,61 @@ void expect_adaptation_defaults(const pemc::v1::AdaptationConfig& a, double targ
   EXPECT_EQ(a.init_buffer(), 75);
   EXPECT_EQ(a.term_buffer(), 50);
   EXPECT_EQ(a.base_window(), 25);
-  EXPECT_FALSE(a.enabled());  // defaults never switch adaptation on
+  EXPECT_EQ(a.enabled(), enabled);
 }
 
 TEST(ApplyDefaults, AdaptationTargetAcceptDependsOnTheSampler) {
-  expect_adaptation_defaults(defaulted("sampler { hmc {} }").config.sampler().hmc().adaptation(), 0.65);
-  expect_adaptation_defaults(defaulted("sampler { nuts {} }").config.sampler().nuts().adaptation(), 0.8);
-  expect_adaptation_defaults(defaulted("sampler { rwm {} }").config.sampler().rwm().adaptation(), 0.234);
-  expect_adaptation_defaults(defaulted("sampler { mala {} }").config.sampler().mala().adaptation(), 0.574);
+  expect_adaptation_defaults(defaulted("sampler { hmc {} }").config.sampler().hmc().adaptation(), 0.65, true);
+  expect_adaptation_defaults(defaulted("sampler { nuts {} }").config.sampler().nuts().adaptation(), 0.8, true);
+  expect_adaptation_defaults(defaulted("sampler { rwm {} }").config.sampler().rwm().adaptation(), 0.234, false);
+  expect_adaptation_defaults(defaulted("sampler { mala {} }").config.sampler().mala().adaptation(), 0.574, false);
+}
+
+TEST(ApplyDefaults, TopLevelHmcAndNutsAdaptByDefault) {
+  const auto hmc = defaulted("sampler { hmc { n_leapfrog: 5 } }").config.sampler().hmc();
+  ASSERT_TRUE(hmc.adaptation().has_enabled());
+  EXPECT_TRUE(hmc.adaptation().enabled());
+  ASSERT_TRUE(hmc.adaptation().has_adapt_metric());
+  EXPECT_FALSE(hmc.adaptation().adapt_metric());  // HMC's default metric is the unit metric
+  EXPECT_FALSE(hmc.has_step_size());              // left unset: searched for in warmup
+  const auto nuts = defaulted("sampler { nuts {} }").config.sampler().nuts();
+  EXPECT_TRUE(nuts.adaptation().enabled());
+  ASSERT_TRUE(nuts.adaptation().has_adapt_metric());
+  EXPECT_TRUE(nuts.adaptation().adapt_metric());
+  EXPECT_FALSE(nuts.has_step_size());
+}
+
+TEST(ApplyDefaults, ExplicitAdaptationSwitchesAreKept) {
+  const auto off = defaulted("sampler { nuts { step_size: 0.3 adaptation { enabled: false } } }")
+                       .config.sampler().nuts();
+  EXPECT_FALSE(off.adaptation().enabled());
+  EXPECT_DOUBLE_EQ(off.step_size(), 0.3);
+  const auto step_only = defaulted("sampler { nuts { adaptation { adapt_metric: false } } }")
+                             .config.sampler().nuts();
+  EXPECT_TRUE(step_only.adaptation().enabled());
+  EXPECT_FALSE(step_only.adaptation().adapt_metric());
+}
+
+TEST(ApplyDefaults, KernelsInsideCompositeSamplersDoNotAdaptByDefault) {
+  for (const std::string sampler :
+       {"pseudo_extended { n_pseudo: 2 nuts { step_size: 0.1 } }",
+        "continuous_tempering { hmc { step_size: 0.1 n_leapfrog: 5 } }",
+        "parallel_tempering { nuts { step_size: 0.1 } }",
+        "simulated_tempering { hmc { step_size: 0.1 n_leapfrog: 5 } }",
+        "annealed_importance { nuts { step_size: 0.1 } }"}) {
+    SCOPED_TRACE(sampler);
+    const auto s = defaulted("sampler { " + sampler + " }").config.sampler();
+    const auto* kind = s.GetDescriptor()->FindFieldByNumber(s.kind_case());
+    const auto& composite = s.GetReflection()->GetMessage(s, kind);
+    const auto* field = composite.GetDescriptor()->FindFieldByName(
+        sampler.find("nuts") != std::string::npos ? "nuts" : "hmc");
+    const auto& local = composite.GetReflection()->GetMessage(composite, field);
+    const auto& a = dynamic_cast<const pemc::v1::AdaptationConfig&>(local.GetReflection()->GetMessage(
+        local, local.GetDescriptor()->FindFieldByName("adaptation")));
+    EXPECT_FALSE(a.has_enabled());
+    EXPECT_FALSE(a.enabled());
+    EXPECT_FALSE(a.adapt_metric());
+  }
 }
 
 TEST(ApplyDefaults, NutsLimits) {

@@ -203,6 +203,53 @@ TEST_F(Validate, OtherSamplerRanges) {
   expect_one(cfg(kTarget, "sampler { mala { step_size: -1 } }"), 2, "sampler.mala.step_size", "must be > 0 (got -1)");
 }
 
+TEST_F(Validate, StepSizeIsOptionalOnlyWhereItIsSearchedFor) {
+  // A top-level HMC/NUTS sampler adapting over a warmup searches for its first step size.
+  EXPECT_EQ(problems(cfg(kTarget, "sampler { nuts { } }", "warmup: 200")), kNoError);
+  EXPECT_EQ(problems(cfg(kTarget, "sampler { hmc { n_leapfrog: 10 } }", "warmup: 200")), kNoError);
+  expect_one(cfg(kTarget, "sampler { nuts { } }"), 2, "sampler.nuts.step_size",
+             "required when warmup is 0 (it is searched for at the start of warmup)");
+  expect_one(cfg(kTarget, "sampler { nuts { adaptation { enabled: false } } }", "warmup: 200"), 2,
+             "sampler.nuts.step_size", "required when adaptation is disabled");
+  expect_one(cfg(kTarget, "sampler { hmc { n_leapfrog: 10 adaptation { enabled: false } } }",
+                 "warmup: 200"),
+             2, "sampler.hmc.step_size", "required when adaptation is disabled");
+  expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 2 nuts { adaptation { enabled: true } } } }",
+                 "warmup: 200"),
+             2, "sampler.pseudo_extended.nuts.step_size", "required for the kernel of a composite sampler");
+}
+
+std::vector<Problem> warnings_of(const std::string& text) {
+  auto c = parse_text_config(text, "case.pbtxt");
+  apply_defaults(c);
+  return find_warnings(c);
+}
+
+TEST_F(Validate, ShortWarmupForTheAdaptationWindowsIsAWarning) {
+  auto nuts = [](const std::string& warmup) {
+    return cfg(kTarget, "sampler { nuts { step_size: 0.5 } }", "warmup: " + warmup);
+  };
+  EXPECT_TRUE(warnings_of(nuts("150")).empty());  // 75 + 25 + 50: the windows fit
+  auto w = warnings_of(nuts("100"));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].field_path, "sampler.nuts.adaptation");
+  EXPECT_THAT(w[0].reason, HasSubstr("shorter than init_buffer + base_window + term_buffer = 150: "
+                                     "the metric is estimated once, from warmup iterations 15 to 89"));
+  EXPECT_EQ(w[0].value, "warmup 100");
+  w = warnings_of(nuts("10"));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_THAT(w[0].reason, HasSubstr("only the step size is adapted"));
+  w = warnings_of(nuts("0"));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_THAT(w[0].reason, HasSubstr("nothing is adapted"));
+  // Step size only (HMC's unit metric, or no metric adaptation): no windows to fit.
+  EXPECT_TRUE(warnings_of(cfg(kTarget, kSampler, "warmup: 30")).empty());
+  EXPECT_TRUE(warnings_of(cfg(kTarget, "sampler { nuts { step_size: 0.5 adaptation { adapt_metric: false } } }",
+                              "warmup: 30")).empty());
+  EXPECT_TRUE(warnings_of(cfg(kTarget, "sampler { nuts { step_size: 0.5 adaptation { enabled: false } } }",
+                              "warmup: 30")).empty());
+}
+
 TEST_F(Validate, PseudoExtended) {
   const std::string k = " hmc { step_size: 0.1 n_leapfrog: 5 }";
   expect_one(cfg(kTarget, "sampler { pseudo_extended { n_pseudo: 0" + k + " } }"), 2,

@@ -138,6 +138,7 @@ BootstrapChainReport report(int chain, int round, std::uint64_t seed, double shi
   r.acc = random_acc(seed, 200, 2, shift);
   r.gradient_evals = 1000 + chain;
   r.wall_seconds = 0.5;
+  r.cpu_seconds = 0.375;
   return r;
 }
 
@@ -151,6 +152,7 @@ TEST(CtBootstrapMessages, RoundTrip) {
   EXPECT_EQ(back.log_zeta, 1.25);
   EXPECT_EQ(back.gradient_evals, 1004);
   EXPECT_EQ(back.wall_seconds, 0.5);
+  EXPECT_EQ(back.cpu_seconds, 0.375);
   EXPECT_EQ(back.acc.serialize(), r.acc.serialize());
   auto bytes = r.encode();
   EXPECT_THROW(BootstrapChainReport::decode(bytes.substr(0, bytes.size() - 3)), DataError);

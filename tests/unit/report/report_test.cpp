@@ -82,6 +82,7 @@ Record footer(std::int64_t n_records) {
   c0->set_seed(kBigSeed);
   c0->set_n_gradient_evals(123);
   c0->set_wall_seconds(1.5);
+  c0->set_cpu_seconds(1.25);
   c0->set_status("ok");
   auto* c1 = f->add_chains();
   c1->set_chain_id(1);
@@ -395,6 +396,14 @@ TEST_F(ReportTest, UnusableDrawContentIsADataErrorNamingTheRecord) {
   }
 }
 
+TEST_F(ReportTest, TableShowsCpuSecondsBesideWallSeconds) {
+  const auto path = dir_ / "two.pemc";
+  write_file(path, two_chain_records());
+  const std::string table = summaries_to_table({summarize_file(path)});
+  EXPECT_NE(table.find("wall s    cpu s"), std::string::npos) << table;
+  EXPECT_NE(table.find("    1.50     1.25"), std::string::npos) << table;
+}
+
 // --- JSON ----------------------------------------------------------------------------------------
 
 TEST_F(ReportTest, JsonHasTheStableKeys) {
@@ -415,7 +424,7 @@ TEST_F(ReportTest, JsonHasTheStableKeys) {
   ASSERT_EQ(j["runs"].size(), 4u);
   for (const auto& r : j["runs"])
     for (const char* key : {"run_id", "sampler", "target", "seed", "n_draws", "mean",
-                            "second_moment", "n_gradient_evals", "wall_seconds"})
+                            "second_moment", "n_gradient_evals", "wall_seconds", "cpu_seconds"})
       EXPECT_TRUE(r.contains(key)) << key << " missing in " << r.dump();
 
   const auto& r0 = j["runs"][0];
@@ -429,6 +438,7 @@ TEST_F(ReportTest, JsonHasTheStableKeys) {
   EXPECT_EQ(r0["second_moment"], (std::vector<double>{35.0 / 3.0, 56.0 / 3.0}));  // round-trip
   EXPECT_EQ(r0["n_gradient_evals"], 123);
   EXPECT_EQ(r0["wall_seconds"], 1.5);
+  EXPECT_EQ(r0["cpu_seconds"], 1.25);
   EXPECT_EQ(r0["status"], "ok");
   const auto& r1 = j["runs"][1];
   EXPECT_EQ(r1["seed"].get<std::uint64_t>(), 17u);

@@ -101,11 +101,23 @@ TEST(ChainDriver, SameTaskTwiceGivesIdenticalDraws) {
   ASSERT_EQ(a.draws.size(), 70u);
   for (std::size_t i = 0; i < a.draws.size(); ++i)
     EXPECT_TRUE(MessageDifferencer::Equals(a.draws[i], b.draws[i])) << "draw " << i;
-  // Summaries agree except for the wall time.
+  // Summaries agree except for the wall and CPU times.
   auto sa = a.summary, sb = b.summary;
-  sa.clear_wall_seconds();
-  sb.clear_wall_seconds();
+  for (auto* s : {&sa, &sb}) {
+    s->clear_wall_seconds();
+    s->clear_cpu_seconds();
+  }
   EXPECT_TRUE(MessageDifferencer::Equals(sa, sb));
+}
+
+TEST(ChainDriver, ReportsTheChainsThreadCpuTime) {
+  HmcSetup s;
+  s.iterations = 20000;
+  const auto r = run(make_config(s), correlated_gaussian_3d(), 0, 5);
+  ASSERT_EQ(r.summary.status(), "ok");
+  EXPECT_GT(r.summary.cpu_seconds(), 0.0);
+  // One thread cannot use more CPU than wall time (clock granularity aside).
+  EXPECT_LE(r.summary.cpu_seconds(), r.summary.wall_seconds() + 1e-3);
 }
 
 TEST(ChainDriver, DifferentChainIdsOrSeedsGiveDifferentDraws) {

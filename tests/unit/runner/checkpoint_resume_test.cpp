@@ -63,9 +63,11 @@ ChainRun run(const v1::RunConfig& config, targets::TargetPtr target, std::int64_
 }
 
 void expect_same_summary(v1::ChainSummary a, v1::ChainSummary b, const std::string& what) {
-  // Wall times (the chain's, PT's communication/local split) are the only non-reproducible parts.
+  // Wall and CPU times (the chain's, PT's communication/local split) are the only
+  // non-reproducible parts.
   for (auto* s : {&a, &b}) {
     s->clear_wall_seconds();
+    s->clear_cpu_seconds();
     for (const char* key : {"comm_wall_seconds", "local_wall_seconds"}) s->mutable_estimates()->erase(key);
   }
   EXPECT_TRUE(MessageDifferencer::Equals(a, b))
@@ -113,6 +115,30 @@ TEST(CheckpointRoundTrip, NutsDenseMetric) {
                         "sampler { nuts { step_size: 0.2 metric: DENSE adaptation { enabled: true "
                         "adapt_metric: true } } } warmup: 100 iterations: 50",
                     {10, 40, 100, 130});
+}
+
+// Default adaptation with the first step size searched for at the start of warmup: a resumed
+// chain keeps the step found (the search runs only in a fresh chain).
+TEST(CheckpointRoundTrip, HmcAndNutsWithASearchedStepSize) {
+  check_round_trips(std::string(kGauss) + "sampler { nuts { } } warmup: 100 iterations: 50",
+                    {1, 40, 100, 130});
+  check_round_trips(std::string(kGauss) +
+                        "sampler { hmc { n_leapfrog: 5 } } warmup: 60 iterations: 30",
+                    {1, 59, 70});
+}
+
+TEST(ChainDriver, SearchesTheFirstStepSizeBeforeWarmup) {
+  // Scale 0.01: the search's start (1) is far too large; the first transition uses what it found.
+  const auto config = parse_config(
+      "target { gaussian { mean: [0, 0] variance: [1e-4, 1e-4] } } init { uniform_radius: 0.01 } "
+      "seeds { values: [17] } output { write_warmup: true } sampler { nuts { } } "
+      "warmup: 20 iterations: 5");
+  const auto r = run(config, config::make_target(config.target()), 0, nullptr, nullptr);
+  ASSERT_EQ(r.summary.status(), "ok");
+  v1::Record first;
+  ASSERT_TRUE(first.ParseFromString(r.records.at(0)));
+  EXPECT_LT(first.draw().step_size(), 0.1);
+  EXPECT_GT(first.draw().step_size(), 1e-4);
 }
 
 TEST(CheckpointRoundTrip, RwmAndMala) {
