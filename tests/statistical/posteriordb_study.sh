@@ -69,7 +69,7 @@ rc = int(sys.argv[6])
 verdict = "pass" if rc == 0 else ("FAIL" if rc == 3 else f"exit {rc}")
 worst = ref["checks"][0]
 note = "" if rc == 0 else f" (worst: {worst['name']} {worst['moment']} z = {worst['z']:.1f})"
-print(f"| {sys.argv[3]} | {sys.argv[4]} ({sys.argv[7]}) | {ref['max_abs_z']:.2f} | {ess:.0f} | {ess / seconds:.0f} | "
+print(f"| {sys.argv[3]} | {sys.argv[4]} ({sys.argv[7]}) | {ref['max_abs_z']:.2f} | {ess:.0f} | {ess / seconds:.3g} | "
       f"{seconds:.1f} | {sys.argv[5]} | {verdict}{note} |")
 PY
   [ "$rc" -eq 0 ] || failed=1
