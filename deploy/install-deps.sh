@@ -20,7 +20,7 @@ PACKAGES=(
   nlohmann-json3-dev                   # JSON output of pemc-report
   libzip-dev                           # pemc-report reference reads posteriordb's zipped draws
   python3                              # JSON/CSV checks in the MPI end-to-end tests
-  r-cran-stanheaders r-cran-bh r-cran-rcppeigen  # Stan 2.21 models (the `stan` target)
+  r-cran-stanheaders r-cran-rcppeigen libboost-dev  # Stan 2.21 models (the `stan` target)
   libnetcdf-dev                        # pemc-report export --format netcdf (ArviZ InferenceData)
   r-cran-rstan r-cran-posterior        # tests: rstan::read_stan_csv and posterior read CmdStan exports
   python3-xarray python3-netcdf4       # tests: xarray reads the netCDF exports as ArviZ would

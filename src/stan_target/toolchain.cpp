@@ -67,7 +67,19 @@ std::string r_package_version(const fs::path& package) {
 void add_common(Toolchain& t) {
   t.cxx = env("CXX").empty() ? "c++" : env("CXX");
   t.shim_include_dir = PEMC_SOURCE_SRC_DIR;
+}
+
+// The user's flags come after pemc's, so that they win (e.g. -O3 over the default -O2).
+void add_user_flags(Toolchain& t) {
   for (const auto& f : split_spaces(env("PEMC_STAN_CXXFLAGS"))) t.cxx_flags.push_back(f);
+}
+
+// Debian's Boost (libboost-dev, on the default include path): its version line.
+std::string boost_version() {
+  std::ifstream in("/usr/include/boost/version.hpp");
+  for (std::string line; std::getline(in, line);)
+    if (line.find("#define BOOST_LIB_VERSION") == 0) return line;
+  return "";
 }
 
 Toolchain debian_toolchain() {
@@ -78,7 +90,7 @@ Toolchain debian_toolchain() {
     throw ConfigError("Stan's headers are not installed (looked for " +
                       (include / "stan" / "math.hpp").string() +
                       "): run deploy/install-deps.sh (Debian packages r-cran-stanheaders, "
-                      "r-cran-bh, r-cran-rcppeigen), or set CMDSTAN to a CmdStan installation");
+                      "r-cran-rcppeigen, libboost-dev), or set CMDSTAN to a CmdStan installation");
   Toolchain t;
   t.kind = "debian-stanheaders-2.21";
   t.stanc = env("PEMC_STANC").empty() ? find_pemc_stanc() : env("PEMC_STANC");
@@ -87,16 +99,16 @@ Toolchain debian_toolchain() {
                       "program nor at " + std::string(PEMC_STANC_BUILD_PATH) +
                       ": build it with deploy/build.sh, or set PEMC_STANC");
   add_common(t);
-  // The flags RStan 2.21 compiles models with, at -O3; warnings of Stan's own headers are off.
+  // The definitions RStan 2.21 compiles models with, at its -O2 (faster than -O3 on models
+  // dominated by Eigen's matrix-vector products); warnings of Stan's own headers are off.
   for (const char* f :
-       {"-std=c++14", "-O3", "-fPIC", "-shared", "-w", "-DBOOST_DISABLE_ASSERTS", "-DEIGEN_NO_DEBUG",
+       {"-std=c++14", "-O2", "-fPIC", "-shared", "-w", "-DBOOST_DISABLE_ASSERTS", "-DEIGEN_NO_DEBUG",
         "-DBOOST_RESULT_OF_USE_TR1", "-DBOOST_NO_DECLTYPE", "-DBOOST_PHOENIX_NO_VARIADIC_EXPRESSION",
         "-D_REENTRANT"})
     t.cxx_flags.emplace_back(f);
   t.cxx_flags.push_back("-I" + include.string());
   t.cxx_flags.push_back("-I" + (include / "src").string());
-  t.cxx_flags.push_back("-I" + (site / "BH" / "include").string());
-  t.cxx_flags.push_back("-I" + (site / "RcppEigen" / "include").string());
+  t.cxx_flags.push_back("-I" + (site / "RcppEigen" / "include").string());  // Boost: Debian's own
   t.link_inputs.push_back((stan / "lib" / "libStanHeaders.a").string());  // sundials (ODEs)
 
   // pemc-stanc is built from StanHeaders' sources, so their version names it; another stanc
@@ -104,7 +116,7 @@ Toolchain debian_toolchain() {
   ContentHash h;
   h.add(t.kind);
   h.add(r_package_version(stan));
-  h.add(r_package_version(site / "BH"));
+  h.add(boost_version());
   h.add(r_package_version(site / "RcppEigen"));
   h.add(env("PEMC_STANC"));
   t.fingerprint = h.hex();
@@ -121,7 +133,7 @@ Toolchain cmdstan_toolchain(const fs::path& root) {
   t.kind = "cmdstan";
   t.stanc = env("PEMC_STANC").empty() ? (root / "bin" / "stanc").string() : env("PEMC_STANC");
   add_common(t);
-  for (const char* f : {"-std=c++17", "-O3", "-fPIC", "-shared", "-w", "-DBOOST_DISABLE_ASSERTS",
+  for (const char* f : {"-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-DBOOST_DISABLE_ASSERTS",
                         "-DEIGEN_NO_DEBUG", "-D_REENTRANT", "-DTBB_INTERFACE_NEW"})
     t.cxx_flags.emplace_back(f);
   const fs::path math = root / "stan" / "lib" / "stan_math";
@@ -153,6 +165,7 @@ Toolchain cmdstan_toolchain(const fs::path& root) {
 Toolchain find_toolchain() {
   const std::string cmdstan = env("CMDSTAN");
   Toolchain t = cmdstan.empty() ? debian_toolchain() : cmdstan_toolchain(cmdstan);
+  add_user_flags(t);
   t.cxx_flags.push_back("-I" + t.shim_include_dir);  // last: Stan's own headers come first
   // The key must come out the same on every node of a job, including compute nodes that have no
   // compiler (the model was built on a login node): so it names the compiler by its command, not

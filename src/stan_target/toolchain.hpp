@@ -4,7 +4,7 @@
 //
 // Two toolchains:
 // - Debian's (default): Stan 2.21 from r-cran-stanheaders (Stan Math, the model headers, the
-//   sundials library for ODE models), Boost from r-cran-bh and Eigen 3.3 from r-cran-rcppeigen,
+//   sundials library for ODE models), Debian's Boost (libboost-dev), Eigen 3.3 from r-cran-rcppeigen,
 //   and pemc-stanc, a stanc 2.21 that pemc builds from StanHeaders' compiler sources beside
 //   pemc-dist. No R runs.
 // - A CmdStan installation named by the environment variable CMDSTAN: its bin/stanc, its Stan and
