@@ -26,9 +26,10 @@
 #     parameters): pemc from `pemc-report reference` (its "ess", the bulk ESS of R posterior's
 #     ess_bulk), RStan from posterior::ess_bulk (tests/bench/stan_vs_rstan.R);
 #   - pemc CPU: user+sys of the whole pemc-dist process (start, MPI, model and data loading, output
-#     included) and, as "sampling", that minus the user+sys of `pemc-dist CONFIG --validate` (the
-#     same start and loading, no sampling). pemc's own per-chain wall_seconds are wall-clock
-#     times, inflated on a loaded machine, so they are not used;
+#     included) and, as "sampling", that minus the user+sys of the same process run with
+#     `--warmup 0 --iterations 1` (the same start-up and loading, 4 draws). (`--validate` is not
+#     that baseline: it builds the target once, a run builds it twice.) pemc's own per-chain
+#     wall_seconds are wall-clock times, inflated on a loaded machine, so they are not used;
 #   - RStan CPU: user+sys of the R process during sampling() (compile excluded) and, as
 #     "sampling", the sum of get_elapsed_time() (Stan 2.21 times warmup and sampling of each
 #     chain with clock(), i.e. CPU time).
@@ -113,9 +114,10 @@ EOF
     read -r p_ess p_min_name p_n < <(min_ess < "$dir/pemc-$i.reference.json")
     "$PEMC_BIN/pemc-report" summarize "$out" --no-truth --format json > "$dir/pemc-$i.summary.json"
     read -r _ p_grad < <(sum_wall < "$dir/pemc-$i.summary.json")
-    # Start-up cost: the same process without sampling.
-    /usr/bin/time -f "%U %S" -o "$dir/pemc-$i.validate.time" "$PEMC_BIN/pemc-dist" "$cfg" --validate > /dev/null 2>&1
-    p_samp=$(awk -v t="$p_cpu" '{ printf "%.3f", t - $1 - $2 }' "$dir/pemc-$i.validate.time")
+    # Start-up cost: the same process with (almost) no sampling.
+    /usr/bin/time -f "%U %S" -o "$dir/pemc-$i.startup.time" "$PEMC_BIN/pemc-dist" "$cfg" --warmup 0 \
+      --iterations 1 --output "$dir/pemc-$i.startup.pemc" --overwrite > /dev/null 2>&1
+    p_samp=$(awk -v t="$p_cpu" '{ printf "%.3f", t - $1 - $2 }' "$dir/pemc-$i.startup.time")
 
     # RStan, the same seed index.
     Rscript "$here/stan_vs_rstan.R" "$pdb" "$post" "$data" "$i" "$work/rstan-models" > "$dir/rstan-$i.out" 2> "$dir/rstan-$i.log"
