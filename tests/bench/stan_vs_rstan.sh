@@ -19,8 +19,8 @@
 #   - pemc with propto (drops constants, as Stan's sampler does) as chosen by --propto (default
 #     true);
 #   - compilation is done once, before anything is timed (pemc's cache, rstan's auto_write .rds);
-#   - PAIRS times (default 3): pemc, then RStan, with seeds 1..PAIRS, interleaved so that both see
-#     the same machine load.
+#   - PAIRS times (default 3): pemc, then RStan, interleaved so that both see the same machine
+#     load; pair i uses sampling(seed = i) and pemc seeds 4i-3..4i (one per chain).
 # Measured:
 #   - min bulk ESS over the quantities the posteriordb posterior lists (parameters and transformed
 #     parameters): pemc from `pemc-report reference` (its "ess", the bulk ESS of R posterior's
