@@ -4,8 +4,7 @@
 //
 // Why: NUTS takes one exp per leapfrog step (the point's multinomial weight exp(H0 - H), which is
 // also its acceptance statistic), and on a cheap target such as the 2-D Kou mixture that exp is a
-// visible part of the sampler's own cost (libm's takes ~49 instructions per leaf, this one ~28;
-// interleaved A/B runs: NUTS Kou overhead ratio 1.323 -> 1.317, PE NUTS pe28 N = 5 0.784 -> 0.767).
+// visible part of the sampler's own cost (libm's takes about twice the instructions of this one).
 //
 // How: exp(x) = 2^(k/128) * exp(r) with k = round(128 x / ln 2) and r = x - k ln 2 / 128
 // (|r| <= ln 2 / 256, Cody-Waite reduction in two parts), 2^(k/128) from a 128-entry table of

@@ -27,38 +27,14 @@
 //    metric, ~1100 with a diagonal one);
 //  - the draws are packed so that a tree of depth <= 3 needs no Philox block besides the
 //    momentum's: the multinomial choices compare 16-bit prefixes of their uniforms, completed
-//    from the stream only when the prefix leaves the answer open (detail::NutsDraws; with one
-//    52-bit uniform per word, 44 % of the Kou transitions paid a second block: ~165
-//    instructions, ~0.05 of the ratio in interleaved A/B runs);
+//    from the stream only when the prefix leaves the answer open (detail::NutsDraws);
+//  - the leaf's weight exp(H0 - H) uses core/scalar_exp (fused, table-driven): its latency sits on
+//    the path from one leaf to the next selection, so a shorter exp shortens the transition;
 //  - everything is sized at construction: a transition never touches the heap.
-// What is left is latency, mostly at the transition boundary (measured with perf at d = 2: a
-// depth-1 transition costs ~235 cycles besides its gradient, each further leaf ~55): the tree's
-// exit (a U-turn) is mispredicted, and two dependent chains meet at the next transition's first
-// leapfrog, the multinomial selection (last gradient -> exp -> division -> selected slot -> x) and
-// the momentum (Philox block -> normals -> p); lengthening either by 30 cycles costs ~14. Drawing
-// the next transition's Philox block or normals ahead (in the tree, or at the start of the
-// transition for the one after) cost more than it hid (+12 to +60 cycles per transition); a
-// branchless final copy, or each pair's first exp deferred past the second gradient, gained nothing.
-// Nor did (2026-11-26, interleaved A/B runs at a fixed step size: PEMC_BENCH_EPS) building
-// each transition's stream one transition ahead, or storing the momentum normals in pairs
-// (their 16-byte reload was a visible store-forwarding stall; the wait only moved). The leaf's
-// exp is what counts: a 2-instruction stand-in gains ~0.08 in the Kou ratio and SLEEF's slower
-// scalar exp loses ~0.1, yet detaching the multinomial choice, the acceptance statistic, or both
-// from it gains nothing, so its latency counts whatever reads it; an exact exp without FMA (the
-// portable build) is not much shorter than glibc's. core/scalar_exp (fused, table-driven, ~28
-// instructions against glibc's ~49 with its call) gained 0.006 (1.323 -> 1.317, 12 runs). Comparing u * den < num instead of
-// u < num / den (no division on the selection's path) gained nothing measurable either, nor did
-// forcing leaf() inline (its call costs ~20 instructions per leaf: 1.336 against 1.328, 8 runs).
-// Where the Kou figure stands (2026-11-27, Zen 3 without AVX-512; callgrind at 2.69 leaves per
-// transition): a gradient is ~1040 instructions, NUTS's own work ~1445 per transition (run<2>
-// ~490, leaves ~160 each, build_tree ~120, merges ~60, the Philox block ~170, the normals ~80),
-// spread over ~40 source lines of under 30 instructions each, against a measured ratio of 1.47.
-// HMC with as many gradients per transition (BM_Overhead/hmc_steps{2,3}/kou_a) costs 1.28.
-// The leanest exact NUTS we could write (tests/bench/nuts_floor.hpp: unit metric, d = 2 fixed,
-// candidates by value; checked to give this kernel's draws bit for bit) costs 1.40-1.44 in the
-// same runs as this kernel's 1.47-1.50 (BM_Overhead/nuts_floor/kou_a; counted as above, with the
-// stream: ~1100 own instructions per transition against ~1400-1450): 1.25 allows ~720, out of
-// reach of an exact NUTS on this host.
+// What is left is latency at the transition boundary (the tree's exit is a mispredicted branch,
+// and the selection and the next momentum draw are dependent chains that meet at the next
+// leapfrog), spread over many short pieces of code. The README's Performance section has the
+// current overhead figures, and tests/bench/nuts_floor.hpp the leanest exact NUTS we could write.
 // The choices are Stan's "uniform < p", exact, in Stan's order (one per subtree merge, one at the
 // top level when the new subtree is lighter); the directions are bits of one word. Given the
 // same draws the kernel builds the same trees as a transliteration of Stan (nuts_reference_test).
