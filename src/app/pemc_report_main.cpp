@@ -13,6 +13,7 @@
 #include "report/estimate_series.hpp"
 #include "report/export.hpp"
 #include "report/plot.hpp"
+#include "report/quantities.hpp"
 #include "report/reference_check.hpp"
 #include "report/summary.hpp"
 #include "report/truth.hpp"
@@ -148,8 +149,11 @@ int cmd_diagnose(const std::vector<std::string>& files, const std::string& forma
 }
 
 int cmd_plot(const std::vector<std::string>& files, const std::string& kind, const std::string& dims,
-             pemc::report::PlotOptions options) {
+             const std::string& quantities, pemc::report::PlotOptions options) {
   options.kind = pemc::report::parse_plot_kind(kind);
+  if (!quantities.empty() && !dims.empty())
+    throw pemc::ConfigError("plot: give --quantities (names) or --dims (positions), not both");
+  options.quantities = pemc::report::split_quantity_list(quantities);
   std::stringstream parts(dims);
   std::string part;
   while (std::getline(parts, part, ',')) {
@@ -278,7 +282,7 @@ int main(int argc, char** argv) {
   diagnose->add_flag("--no-potential", no_potential, "Do not diagnose the potential");
 
   std::vector<std::string> plot_files;
-  std::string plot_kind = "scatter", plot_dims;
+  std::string plot_kind = "scatter", plot_dims, plot_quantities;
   pemc::report::PlotOptions plot_options;
   bool no_contours = false;
   std::string plot_output;
@@ -290,9 +294,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time",
                              "estimate-vs-time", "error-vs-time", "schedule"}));
   plot->add_option("--output,-o", plot_output, "Image file (.png or .svg)")->required();
+  plot->add_option("--quantities", plot_quantities,
+                   "Quantities by name, e.g. mu,theta[1] or x[1],x[2] (scatter: two; default the "
+                   "first one or two); a Stan model's are its constrained outputs");
   plot->add_option("--dims", plot_dims,
-                   "0-based coordinates, e.g. 0,1 (scatter: two); labelled with Stan's 1-based "
-                   "names (0 is x[1])");
+                   "Quantities by 0-based position instead, e.g. 0,1 (0 is x[1], or a Stan "
+                   "model's first output)");
   plot->add_option("--run", plot_options.run_filter, "Only this run");
   plot->add_option("--max-points", plot_options.max_points,
                    "scatter/hist: resampled points per run (default 5000 / 20000)")
@@ -381,7 +388,7 @@ int main(int argc, char** argv) {
     if (*plot) {
       plot_options.contours = !no_contours;
       plot_options.output = plot_output;
-      return cmd_plot(plot_files, plot_kind, plot_dims, plot_options);
+      return cmd_plot(plot_files, plot_kind, plot_dims, plot_quantities, plot_options);
     }
     if (*errors) {
       std::vector<std::string> notes;

@@ -158,24 +158,83 @@ int max_points(const PlotOptions& o) {
   return o.kind == PlotKind::kHist ? 20000 : 5000;
 }
 
+// The quantities a plot shows, resolved against one run's quantity list (its named outputs, or
+// x[1] .. x[d]: report/quantities.hpp): positions in that list and their names.
+struct Selection {
+  std::vector<int> index;
+  std::vector<std::string> names;
+};
+
 struct RunPoints {
   std::string run_id;
   RunMeta meta;
+  Selection selection;
+  bool named_outputs = false;  // the quantities are the target's named outputs (constrained)
   Reservoir reservoir;
   bool weighted = false;
   std::vector<std::vector<double>> points;  // filled at the end
 };
 
-void check_dims(const std::vector<int>& dims, int original_dim, const std::string& run_id) {
-  for (int d : dims)
-    if (d < 0 || d >= original_dim)
-      throw ConfigError(fmt::format("plot --dims: coordinate {} is outside run '{}', whose target "
-                                    "has {} coordinate(s) (0-based)",
-                                    d, run_id, original_dim));
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(names.size(), 8);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += fmt::format(", ... ({} in all)", names.size());
+  return out;
 }
 
-// One streaming pass: per run a resampled set of points (the `dims` coordinates of draws).
-std::vector<RunPoints> sample_points(const std::vector<fs::path>& files, const std::vector<int>& dims,
+// --quantities by name, else --dims by 0-based position, else the kind's default positions.
+Selection select_quantities(const PlotOptions& options, const std::vector<int>& default_dims,
+                            const std::vector<std::string>& names, const std::string& run_id) {
+  Selection s;
+  if (!options.quantities.empty()) {
+    for (const auto& want : options.quantities) {
+      const auto it = std::find(names.begin(), names.end(), want);
+      if (it == names.end())
+        throw ConfigError(fmt::format("plot --quantities: run '{}' has no quantity '{}' (its "
+                                      "quantities: {})",
+                                      run_id, want, listed(names)));
+      s.index.push_back(static_cast<int>(it - names.begin()));
+      s.names.push_back(want);
+    }
+    return s;
+  }
+  const std::vector<int>& dims = options.dims.empty() ? default_dims : options.dims;
+  for (int d : dims) {
+    if (d < 0 || d >= static_cast<int>(names.size()))
+      throw ConfigError(fmt::format("plot --dims: coordinate {} is outside run '{}', which has {} "
+                                    "quantities (0-based: 0 is {}); or name them with "
+                                    "--quantities",
+                                    d, run_id, names.size(),
+                                    names.empty() ? std::string("x[1]") : names.front()));
+    s.index.push_back(d);
+    s.names.push_back(names[static_cast<std::size_t>(d)]);
+  }
+  return s;
+}
+
+// How many quantities the kind shows: --quantities' or --dims' count, else the default's.
+std::size_t selection_size(const PlotOptions& options, const std::vector<int>& default_dims) {
+  if (!options.quantities.empty()) return options.quantities.size();
+  return options.dims.empty() ? default_dims.size() : options.dims.size();
+}
+
+// The axis label of selected quantity p: its name, or the runs' names joined when they differ.
+template <class Runs>
+std::string axis_label(const Runs& runs, std::size_t p) {
+  std::vector<std::string> seen;
+  for (const auto& r : runs) {
+    const std::string& name = r.selection.names[p];
+    if (std::find(seen.begin(), seen.end(), name) == seen.end()) seen.push_back(name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < seen.size(); ++i) out += (i ? " / " : "") + seen[i];
+  return out;
+}
+
+// One streaming pass: per run a resampled set of points (the selected quantities of draws).
+std::vector<RunPoints> sample_points(const std::vector<fs::path>& files,
+                                     const std::vector<int>& default_dims,
                                      const PlotOptions& options, std::vector<std::string>& notes) {
   std::mt19937_64 gen(options.seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -187,7 +246,8 @@ std::vector<RunPoints> sample_points(const std::vector<fs::path>& files, const s
   };
   std::vector<RunPoints> runs;
   std::map<std::string, std::size_t> index;
-  std::vector<double> point(dims.size());
+  std::vector<double> point(selection_size(options, default_dims));
+  std::vector<double> values;
   for (const auto& path : files) {
     records::RecordReader reader(path);
     v1::Record record;
@@ -202,23 +262,23 @@ std::vector<RunPoints> sample_points(const std::vector<fs::path>& files, const s
       if (it == index.end()) {
         RunMeta meta = run_meta(header, d.run_id());
         if (meta.original_dim <= 0) meta.original_dim = d.state_size();
-        check_dims(dims, meta.original_dim, d.run_id());
+        Selection selection = select_quantities(
+            options, default_dims, quantity_names(meta.output_names, meta.original_dim), d.run_id());
+        const bool named = !meta.output_names.empty();
         it = index.emplace(d.run_id(), runs.size()).first;
-        runs.push_back({d.run_id(), std::move(meta),
-                        Reservoir(static_cast<std::size_t>(max_points(options))),
-                        false, {}});
+        runs.push_back({d.run_id(), std::move(meta), std::move(selection), named,
+                        Reservoir(static_cast<std::size_t>(max_points(options))), false, {}});
       }
       RunPoints& run = runs[it->second];
       const int od = run.meta.original_dim;
       const int n_extra = d.extra_states_size() > 0 && d.extra_states_size() % od == 0
                               ? d.extra_states_size() / od
                               : 0;
-      const double* x = nullptr;
+      int j = 0;  // the sample of the draw that is offered
       double log_w = 0.0;
       if (n_extra > 0) {
         const bool within =
             d.log_weights_size() == n_extra && weights_within_draw(run.meta.sampler, n_extra);
-        int j = 0;
         if (within) {
           // One pseudo-sample, chosen with its within-draw normalised weight.
           const double lse = log_sum_exp(
@@ -237,20 +297,21 @@ std::vector<RunPoints> sample_points(const std::vector<fs::path>& files, const s
         } else {
           j = static_cast<int>(u01() * n_extra) % n_extra;
         }
-        x = d.extra_states().data() + static_cast<std::ptrdiff_t>(j) * od;
-      } else {
-        if (d.state_size() < od)
-          throw DataError(fmt::format("{}: record {}: draw of chain {} holds {} coordinates, "
-                                      "expected {}",
-                                      path.string(), reader.records_read() - 1, d.chain_id(),
-                                      d.state_size(), od));
-        x = d.state().data();
-        if (d.log_weights_size() == 1) {
-          log_w = d.log_weights(0);
-          run.weighted = true;
-        }
+      } else if (d.log_weights_size() == 1) {
+        log_w = d.log_weights(0);
+        run.weighted = true;
       }
-      for (std::size_t i = 0; i < dims.size(); ++i) point[i] = x[dims[i]];
+      const std::size_t k = run.named_outputs ? run.meta.output_names.size()
+                                              : static_cast<std::size_t>(od);
+      values.resize(k);
+      if (!sample_quantities(d, od, run.named_outputs, j, values))
+        throw DataError(fmt::format("{}: record {}: draw of chain {} holds {} coordinates and {} "
+                                    "outputs, expected {} {}",
+                                    path.string(), reader.records_read() - 1, d.chain_id(),
+                                    d.state_size(), d.outputs_size(), k,
+                                    run.named_outputs ? "outputs per sample" : "coordinates"));
+      for (std::size_t i = 0; i < point.size(); ++i)
+        point[i] = values[static_cast<std::size_t>(run.selection.index[i])];
       run.reservoir.offer(log_w, u01(), point);
     }
     if (const auto& p = reader.problem())
@@ -310,10 +371,11 @@ std::string default_title(const PlotOptions& o, const std::vector<fs::path>& fil
 
 std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions& options,
                            const fs::path& work, PlotResult& result, Layout& layout) {
-  std::vector<int> dims = options.dims.empty() ? std::vector<int>{0, 1} : options.dims;
-  if (dims.size() != 2)
-    throw ConfigError("plot --kind scatter needs exactly two coordinates (--dims i,j)");
-  auto runs = sample_points(files, dims, options, result.notes);
+  const std::vector<int> default_dims{0, 1};
+  if (selection_size(options, default_dims) != 2)
+    throw ConfigError("plot --kind scatter needs exactly two quantities (--quantities a,b or "
+                      "--dims i,j)");
+  auto runs = sample_points(files, default_dims, options, result.notes);
   if (runs.empty()) throw DataError("plot: no post-warmup draws to plot" +
                                     (options.run_filter.empty() ? std::string() : " for run '" + options.run_filter + "'"));
   Range xr, yr;
@@ -324,13 +386,15 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
       xr.add(p[0]);
       yr.add(p[1]);
     }
+    // A target's truth is about its own coordinates, not about named (constrained) outputs.
+    if (r.named_outputs) continue;
     try {
       truth_of_run[r.run_id] = &truths.truth_of(r.meta.config.target());
     } catch (const std::exception&) {
       truth_of_run[r.run_id] = nullptr;
     }
-    widen_by_truth(truth_of_run[r.run_id], dims[0], xr);
-    widen_by_truth(truth_of_run[r.run_id], dims[1], yr);
+    widen_by_truth(truth_of_run[r.run_id], r.selection.index[0], xr);
+    widen_by_truth(truth_of_run[r.run_id], r.selection.index[1], yr);
   }
   if (!xr.valid() || !yr.valid()) throw DataError("plot: every draw has zero weight or is not finite");
   xr = xr.padded(0.05);
@@ -342,7 +406,8 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
   if (options.contours) {
     for (const auto& r : runs) {
       const std::string key = r.meta.config.target().SerializeAsString();
-      if (contour_files.count(key) || r.meta.original_dim != 2) continue;
+      // Contours of the density over the target's own 2-D space; named outputs live elsewhere.
+      if (contour_files.count(key) || r.meta.original_dim != 2 || r.named_outputs) continue;
       targets::TargetPtr target;
       try {
         target = config::make_target(r.meta.config.target());
@@ -359,8 +424,8 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
         for (int j = 0; j < n; ++j) {
           const double a = xr.lo + (xr.hi - xr.lo) * i / (n - 1);
           const double b = yr.lo + (yr.hi - yr.lo) * j / (n - 1);
-          v[dims[0]] = a;
-          v[dims[1]] = b;
+          v[r.selection.index[0]] = a;
+          v[r.selection.index[1]] = b;
           const double value = target->potential(v);
           u[static_cast<std::size_t>(i * n + j)] = value;
           if (std::isfinite(value)) u_min = std::min(u_min, value);
@@ -391,8 +456,8 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
 
   layout = layout_for(static_cast<int>(runs.size()));
   body += fmt::format("set xrange [{}:{}]\nset yrange [{}:{}]\n", xr.lo, xr.hi, yr.lo, yr.hi);
-  body += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(coordinate_name(dims[0])),
-                      gp_string(coordinate_name(dims[1])));
+  body += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(axis_label(runs, 0)),
+                      gp_string(axis_label(runs, 1)));
   // No key: the panel titles say what the points are, the figure title what the lines are.
   body += "set key off\nset grid lc rgb '#DDDDDD'\n";
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -424,17 +489,44 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
 
 // ---- trace ---------------------------------------------------------------------------------
 
+// The largest position any run of the files needs of the quantities (for read_traces' bound):
+// resolves the selection against each run in the files' headers, so that a name no run has is an
+// error before any draw is read.
+int max_selected_index(const std::vector<fs::path>& files, const PlotOptions& options,
+                       const std::vector<int>& default_dims) {
+  int max_index = 0;
+  for (const auto& path : files) {
+    records::RecordReader reader(path);
+    v1::Record record;
+    if (!reader.next(record) || !record.has_header()) continue;  // read_traces reports it
+    const auto& header = record.header();
+    std::vector<std::string> run_ids;
+    for (const auto& info : header.runs()) run_ids.push_back(info.name());
+    if (run_ids.empty()) run_ids.push_back(header.config().name());
+    for (const auto& id : run_ids) {
+      if (!options.run_filter.empty() && id != options.run_filter) continue;
+      RunMeta meta = run_meta(header, id);
+      const auto names = quantity_names(meta.output_names, meta.original_dim);
+      if (names.empty()) continue;  // no dimension in the header: checked per chain
+      for (int i : select_quantities(options, default_dims, names, id).index)
+        max_index = std::max(max_index, i);
+    }
+  }
+  return max_index;
+}
+
 std::string trace_script(const std::vector<fs::path>& files, const PlotOptions& options,
                          const fs::path& work, PlotResult& result, Layout& layout) {
-  std::vector<int> dims = options.dims.empty() ? std::vector<int>{0} : options.dims;
+  const std::vector<int> default_dims{0};
   TraceOptions to;
-  to.max_coordinates = *std::max_element(dims.begin(), dims.end()) + 1;
+  to.max_coordinates = max_selected_index(files, options, default_dims) + 1;
   to.max_draws_per_chain = std::max(options.trace_points, 8);
   to.with_potential = false;
   to.run_filter = options.run_filter;
   struct Series {
     fs::path data;
     std::string label;
+    Selection selection;
   };
   std::vector<Series> series;
   for (const auto& path : files) {
@@ -443,28 +535,31 @@ std::string trace_script(const std::vector<fs::path>& files, const PlotOptions& 
       result.notes.push_back(fmt::format("{}: damaged at byte {} ({}); plotted the records before it",
                                          path.string(), t.problem->offset, t.problem->message));
     for (const auto& c : t.chains) {
-      check_dims(dims, c.original_dim, c.run_id);
+      Selection selection = select_quantities(options, default_dims, c.names, c.run_id);
       const fs::path data = work / fmt::format("trace_{}.dat", series.size());
       auto out = open_data(data);
       const std::size_t n = c.coords.empty() ? 0 : c.coords.front().size();
       for (std::size_t j = 0; j < n; ++j) {
         out << static_cast<double>(j) * static_cast<double>(c.stride);
-        for (int d : dims) out << ' ' << c.coords[static_cast<std::size_t>(d)][j];
+        for (int d : selection.index) out << ' ' << c.coords[static_cast<std::size_t>(d)][j];
         out << '\n';
       }
-      series.push_back({data, fmt::format("{} chain {}", c.run_id, c.chain_id)});
+      series.push_back({data, fmt::format("{} chain {}", c.run_id, c.chain_id),
+                        std::move(selection)});
       if (c.pseudo_samples && series.size() == 1)
         result.notes.push_back("pseudo-extended draws: the trace shows the per-draw weighted mean "
                                "of the pseudo-samples");
     }
   }
   if (series.empty()) throw DataError("plot: no post-warmup draws to plot");
-  layout = {static_cast<int>(dims.size()), 1};
+  const std::size_t panels = selection_size(options, default_dims);
+  layout = {static_cast<int>(panels), 1};
   std::string body = "set grid lc rgb '#DDDDDD'\nset xlabel 'draw (post-warmup)'\n";
   body += series.size() <= 10 ? "set key outside right top\n" : "set key off\n";
-  for (std::size_t p = 0; p < dims.size(); ++p) {
-    body += fmt::format("set ylabel {}\nset title {}\nplot ", gp_string(coordinate_name(dims[p])),
-                        gp_string("trace of " + coordinate_name(dims[p])));
+  for (std::size_t p = 0; p < panels; ++p) {
+    const std::string label = axis_label(series, p);
+    body += fmt::format("set ylabel {}\nset title {}\nplot ", gp_string(label),
+                        gp_string("trace of " + label));
     for (std::size_t s = 0; s < series.size(); ++s)
       body += fmt::format("{}{} using 1:{} with lines lw 0.7 lc rgb '{}' title {}", s ? ", " : "",
                           gp_path(series[s].data), p + 2, color(s), gp_string(series[s].label));
@@ -477,13 +572,14 @@ std::string trace_script(const std::vector<fs::path>& files, const PlotOptions& 
 
 std::string hist_script(const std::vector<fs::path>& files, const PlotOptions& options,
                         const fs::path& work, PlotResult& result, Layout& layout) {
-  std::vector<int> dims = options.dims.empty() ? std::vector<int>{0} : options.dims;
-  auto runs = sample_points(files, dims, options, result.notes);
+  const std::vector<int> default_dims{0};
+  auto runs = sample_points(files, default_dims, options, result.notes);
   if (runs.empty()) throw DataError("plot: no post-warmup draws to plot");
-  layout = layout_for(static_cast<int>(dims.size()));
+  const std::size_t panels = selection_size(options, default_dims);
+  layout = layout_for(static_cast<int>(panels));
   std::string body = "set grid lc rgb '#DDDDDD'\nset ylabel 'density'\nset key top left Left reverse samplen 2\n";
   TruthCache truths;
-  for (std::size_t p = 0; p < dims.size(); ++p) {
+  for (std::size_t p = 0; p < panels; ++p) {
     Range r;
     for (const auto& run : runs)
       for (const auto& pt : run.points) r.add(pt[p]);
@@ -514,7 +610,7 @@ std::string hist_script(const std::vector<fs::path>& files, const PlotOptions& o
     }
     // The exact density of a 1-D target, normalised over the plotted range.
     const auto& first = runs.front();
-    if (first.meta.original_dim == 1) {
+    if (first.meta.original_dim == 1 && !first.named_outputs) {
       try {
         const auto target = config::make_target(first.meta.config.target());
         const int n = 400;
@@ -543,8 +639,8 @@ std::string hist_script(const std::vector<fs::path>& files, const PlotOptions& o
       }
     }
     body += fmt::format("set xrange [{}:{}]\nset xlabel {}\nset title {}\n{}\n", r.lo, r.hi,
-                        gp_string(coordinate_name(dims[p])),
-                        gp_string("marginal of " + coordinate_name(dims[p])), plot);
+                        gp_string(axis_label(runs, p)),
+                        gp_string("marginal of " + axis_label(runs, p)), plot);
   }
   return "\x1f" + body;
 }

@@ -2,10 +2,17 @@
 // Figures from record files through gnuplot (PNG via pngcairo, SVG): the data and a gnuplot script
 // are written to a temporary directory, `gnuplot` runs on it and its exit code is checked.
 //
+// Quantities: a run's quantities are its target's named outputs (a Stan model's constrained
+// parameters, transformed parameters and generated quantities, from Draw.outputs) or, for a
+// built-in target, its coordinates x[1] .. x[d] (report/quantities.hpp). A plot chooses them by
+// name (PlotOptions::quantities, e.g. mu,theta[1]) or by 0-based position in that list (dims),
+// and labels them by name.
+//
 // Kinds:
-//   scatter      draws of two coordinates (--dims i,j; default 0,1), one panel per run, over the
-//                contours of the target density when the original target is 2-D (rebuilt from
-//                the header's config; contour levels at log density max - k^2/2, k = 1..6).
+//   scatter      draws of two quantities (default the first two), one panel per run, over the
+//                contours of the target density when the original target is 2-D and has no named
+//                outputs (rebuilt from the header's config; contour levels at log density
+//                max - k^2/2, k = 1..6).
 //                Weighted draws are RESAMPLED, not drawn with sizes: a draw with pseudo-samples
 //                shows one of them, chosen with its within-draw normalised weight (Theorem 2.1 of
 //                the pseudo-extended paper makes that a draw from the target); draws with one log
@@ -15,9 +22,11 @@
 //                same figure. With very uneven weights (Kish ESS below max_points) each heavy draw
 //                appears once, so the cloud under-represents them.
 //   trace        the diagnosed quantity (diagnostics_traces.hpp) of each chain against its draw
-//                index, one panel per coordinate, thinned to at most trace_points per chain.
+//                index, one panel per quantity (default the first), thinned to at most
+//                trace_points per chain.
 //   hist         marginal histograms of the resampled draws (as for scatter), one panel per
-//                coordinate, one line per run; for 1-D targets the exact density is overlaid.
+//                quantity (default the first), one line per run; for 1-D built-in targets the
+//                exact density is overlaid.
 //   rmse-vs-n    compare's aggregate RMSE (E[x], E[x^2], log Z) per group against a numeric
 //                config field (--x-field, a dotted path such as sampler.pseudo_extended.n_pseudo;
 //                "auto" = n_pseudo when some run has it, else iterations when they differ, else
@@ -58,8 +67,11 @@ PlotKind parse_plot_kind(const std::string& name);
 struct PlotOptions {
   PlotKind kind = PlotKind::kScatter;
   std::filesystem::path output;   // .png or .svg (ConfigError otherwise)
-  // 0-based coordinates; empty = kind's default (0,1). Labels use Stan's 1-based names: --dims 0
-  // is x[1] (report/quantities.hpp).
+  // The quantities shown, by name (Stan's names: "x[1]", "mu", "Sigma[2,1]"); when empty, by
+  // 0-based position in the run's quantity list (dims: 0 is x[1], or a Stan model's first
+  // output); when both are empty, the kind's default (the first one or two). ConfigError naming
+  // the run and its quantities when a run lacks one.
+  std::vector<std::string> quantities;
   std::vector<int> dims;
   std::string run_filter;         // only this run (empty = all)
   int max_points = 0;             // scatter/hist: resampled points per run (0: 5000 / 20000)

@@ -1,6 +1,9 @@
 #include "report/quantities.hpp"
 
 #include <algorithm>
+#include <cctype>
+
+#include "core/error.hpp"
 
 namespace pemc::report {
 
@@ -16,6 +19,30 @@ std::string cmdstan_name(const std::string& stan_name) {
       out += c;
   }
   return out;
+}
+
+std::vector<std::string> split_quantity_list(const std::string& list) {
+  std::vector<std::string> names;
+  std::string current;
+  int depth = 0;
+  auto finish = [&] {
+    if (!current.empty()) names.push_back(current);
+    current.clear();
+  };
+  for (char c : list) {
+    if (c == '[') ++depth;
+    if (c == ']' && --depth < 0) break;
+    if (c == ',' && depth == 0) {
+      finish();
+      continue;
+    }
+    if (!std::isspace(static_cast<unsigned char>(c))) current += c;
+  }
+  if (depth != 0)
+    throw ConfigError("'" + list + "': unbalanced brackets in a list of quantity names (expected "
+                      "e.g. mu,theta[1],Sigma[2,1])");
+  finish();
+  return names;
 }
 
 std::vector<std::string> quantity_names(const std::vector<std::string>& output_names,

@@ -23,6 +23,11 @@ std::string coordinate_name(int i);
 // "mu" -> "mu".
 std::string cmdstan_name(const std::string& stan_name);
 
+// A comma-separated list of quantity names, split at the commas outside brackets:
+// "mu,Sigma[2,1], x[1]" -> {"mu", "Sigma[2,1]", "x[1]"} (spaces around names dropped, empty items
+// skipped). ConfigError on unbalanced brackets.
+std::vector<std::string> split_quantity_list(const std::string& list);
+
 // The names of a run's quantities: its output names, or x[1] .. x[original_dim].
 std::vector<std::string> quantity_names(const std::vector<std::string>& output_names,
                                         int original_dim);

@@ -66,6 +66,18 @@ run_mpi 3 "$DIST" "$WORK/es_nuts.pbtxt" --output "$WORK/es_stop.pemc" --resume -
 cmp -s "$WORK/es_nuts_n1.json" "$WORK/es_stop.json" || fail "outputs differ after a stop and resume"
 passed=$((passed + 1))
 
+# 3b. Plots show the model's constrained quantities by name (tau > 0), not unconstrained coordinates.
+if command -v gnuplot > /dev/null; then
+  "$REPORT" plot "$WORK/es_nuts_n1.pemc" --kind scatter --quantities 'tau,theta[1]' \
+    -o "$WORK/es_scatter.png" --keep-temp > "$WORK/plot.out"
+  kept=$(sed -n 's/^gnuplot script and data kept in //p' "$WORK/plot.out")
+  [ -d "$kept" ] || fail "plot kept no work directory: $(cat "$WORK/plot.out")"
+  grep -q 'set xlabel "tau"' "$kept/plot.gp" || fail "the scatter is not labelled tau"
+  awk '$1 <= 0 { bad = 1 } END { exit bad }' "$kept/points_0.dat" ||
+    fail "tau <= 0 plotted: the unconstrained log tau, not the model's tau"
+  rm -rf "$kept"
+fi
+
 # 4. Pseudo-extended NUTS, N = 5, each chain's pseudo-samples over 2 ranks (a short run: a model
 # this small is all communication when split, and the ranks share 2 cores here).
 write_cfg es_pe "$ES" "$WORK/eight_schools.json" \

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "records/record_writer.hpp"
 #include "report/plot.hpp"
+#include "report/quantities.hpp"
 
 namespace pemc::report {
 namespace {
@@ -254,6 +255,117 @@ TEST_F(PlotTest, ScatterReservoirFollowsDrawWeights) {
   fs::remove_all(r.work_dir);
   ASSERT_EQ(a + b, k);
   EXPECT_NEAR(static_cast<double>(a) / k, 0.9, 4.0 * std::sqrt(0.09 / k));
+}
+
+// A run with named outputs, as a Stan model writes it: the state is unconstrained (mu, log sigma),
+// the outputs are (mu, sigma = exp(log sigma), pair[1,2] = mu + sigma). Plots show and label the
+// outputs, chosen by name or position, never the unconstrained coordinates.
+void write_named_output_run(const fs::path& path, int n) {
+  records::RecordWriter w(path, records::RecordWriter::Options{});
+  Record h;
+  auto* c = h.mutable_header()->mutable_config();
+  c->set_name("stan");
+  c->mutable_target()->mutable_gaussian()->add_mean(0.0);  // stands in for the Stan target
+  c->mutable_target()->mutable_gaussian()->add_mean(0.0);
+  c->mutable_sampler()->mutable_hmc()->set_step_size(0.1);
+  h.mutable_header()->set_dim(2);
+  h.mutable_header()->set_original_dim(2);
+  auto* info = h.mutable_header()->add_runs();
+  info->set_name("stan");
+  info->set_dim(2);
+  info->set_original_dim(2);
+  for (const char* name : {"mu", "sigma", "pair[1,2]"}) info->add_output_names(name);
+  w.write(h);
+  std::mt19937_64 gen(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    Record r;
+    auto* d = r.mutable_draw();
+    d->set_run_id("stan");
+    d->set_iteration(i);
+    const double mu = normal(gen), log_sigma = -3.0 + 0.1 * normal(gen);
+    d->add_state(mu);
+    d->add_state(log_sigma);
+    d->add_outputs(mu);
+    d->add_outputs(std::exp(log_sigma));
+    d->add_outputs(mu + std::exp(log_sigma));
+    w.write(r);
+  }
+  w.close();
+}
+
+std::vector<std::pair<double, double>> read_points(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::pair<double, double>> out;
+  double x, y;
+  while (in >> x >> y) out.emplace_back(x, y);
+  return out;
+}
+
+TEST_F(PlotTest, NamedOutputsAreShownAndLabelledByName) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const int n = 400;
+  write_named_output_run(dir_ / "stan.pemc", n);
+  auto o = options_for(PlotKind::kScatter, dir_ / "s.png");
+  o.quantities = {"sigma", "pair[1,2]"};
+  o.max_points = n;
+  o.keep_temp = true;
+  const PlotResult r = plot_files({dir_ / "stan.pemc"}, o);
+  expect_png(dir_ / "s.png", 5000);
+  const auto points = read_points(r.work_dir / "points_0.dat");
+  ASSERT_EQ(points.size(), static_cast<std::size_t>(n));
+  for (const auto& [sigma, pair] : points) {
+    EXPECT_GT(sigma, 0.0);  // the constrained scale: exp(log sigma), never log sigma (< -2)
+    EXPECT_LT(sigma, 0.2);
+  }
+  const std::string script = read_bytes(r.work_dir / "plot.gp");
+  EXPECT_NE(script.find("set xlabel \"sigma\""), std::string::npos) << script;
+  EXPECT_NE(script.find("set ylabel \"pair[1,2]\""), std::string::npos) << script;
+  EXPECT_FALSE(fs::exists(r.work_dir / "contours_0.dat"));  // no density over outputs
+  fs::remove_all(r.work_dir);
+
+  // By position: --dims 1,0 is (sigma, mu), the same points as --quantities sigma,mu.
+  auto by_position = options_for(PlotKind::kScatter, dir_ / "p.png");
+  by_position.dims = {1, 0};
+  by_position.max_points = n;
+  by_position.keep_temp = true;
+  const PlotResult rp = plot_files({dir_ / "stan.pemc"}, by_position);
+  auto by_name = by_position;
+  by_name.dims.clear();
+  by_name.quantities = {"sigma", "mu"};
+  by_name.output = dir_ / "q.png";
+  const PlotResult rq = plot_files({dir_ / "stan.pemc"}, by_name);
+  EXPECT_EQ(read_points(rp.work_dir / "points_0.dat"), read_points(rq.work_dir / "points_0.dat"));
+  fs::remove_all(rp.work_dir);
+  fs::remove_all(rq.work_dir);
+
+  auto trace = options_for(PlotKind::kTrace, dir_ / "t.svg");
+  trace.quantities = {"pair[1,2]"};
+  trace.keep_temp = true;
+  const PlotResult rt = plot_files({dir_ / "stan.pemc"}, trace);
+  expect_svg(dir_ / "t.svg");
+  EXPECT_NE(read_bytes(rt.work_dir / "plot.gp").find("trace of pair[1,2]"), std::string::npos);
+  fs::remove_all(rt.work_dir);
+
+  auto hist = options_for(PlotKind::kHist, dir_ / "h.png");
+  hist.quantities = {"nope"};
+  try {
+    plot_files({dir_ / "stan.pemc"}, hist);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("no quantity 'nope'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("mu, sigma, pair[1,2]"), std::string::npos) << msg;
+  }
+}
+
+TEST(QuantityList, SplitsAtCommasOutsideBrackets) {
+  EXPECT_EQ(split_quantity_list("mu, Sigma[2,1],x[1]"),
+            (std::vector<std::string>{"mu", "Sigma[2,1]", "x[1]"}));
+  EXPECT_EQ(split_quantity_list("theta[1, 2]"), (std::vector<std::string>{"theta[1,2]"}));
+  EXPECT_TRUE(split_quantity_list("").empty());
+  EXPECT_THROW(split_quantity_list("Sigma[2,1"), ConfigError);
+  EXPECT_THROW(split_quantity_list("mu]"), ConfigError);
 }
 
 TEST_F(PlotTest, BadOptionsAreConfigErrors) {
