@@ -3,7 +3,7 @@
 # one core each, the same Stan model and data.
 #
 # Usage:
-#   PEMC_BIN=build tests/bench/stan_vs_rstan.sh [-p PAIRS] [-d POSTERIORDB] [-w WORKDIR] \
+#   PEMC_BIN=build tests/bench/stan_vs_rstan.sh [-p PAIRS] [-f FIRST] [-d POSTERIORDB] [-w WORKDIR] \
 #       [--propto true|false] POSTERIOR...
 #   e.g. tests/bench/stan_vs_rstan.sh -p 3 eight_schools-eight_schools_noncentered diamonds-diamonds
 #
@@ -20,7 +20,8 @@
 #     true);
 #   - compilation is done once, before anything is timed (pemc's cache, rstan's auto_write .rds);
 #   - PAIRS times (default 3): pemc, then RStan, interleaved so that both see the same machine
-#     load; pair i uses sampling(seed = i) and pemc seeds 4i-3..4i (one per chain).
+#     load; pair i uses sampling(seed = i) and pemc seeds 4i-3..4i (one per chain); pairs are
+#     numbered from FIRST (default 1), so that more seeds can be added to an earlier run.
 # Measured:
 #   - min bulk ESS over the quantities the posteriordb posterior lists (parameters and transformed
 #     parameters): pemc from `pemc-report reference` (its "ess", the bulk ESS of R posterior's
@@ -35,15 +36,22 @@
 #     chain with clock(), i.e. CPU time).
 #   - gradient evaluations (warmup included) and sampling seconds per gradient: the cost of one
 #     leapfrog step, model and sampler, free of the ESS's seed-to-seed noise;
-# Printed: one Markdown row per pair and the median ratio per posterior, where
+# Printed: one Markdown row per pair, the median ratio per posterior, where
 #   ratio = (pemc min ESS / pemc process CPU s) / (RStan min ESS / RStan CPU s)
-# (>= 1 means pemc is at least as efficient); ratio_sampling uses the sampling-only times.
+# (>= 1 means pemc is at least as efficient; ratio_sampling uses the sampling-only times), and a
+# "pooled" row over the pairs: sum of min ESS / sum of CPU s on each side, and its two factors,
+#   ESS per gradient (pemc / RStan): the algorithms' efficiency, which does not depend on the
+#     machine's load (each run is a pure function of its seed), and
+#   µs per gradient (pemc / RStan): the cost of a leapfrog step, which does.
+# The min bulk ESS of one pair varies by ~20% from seed to seed; the pooled row over many pairs is
+# the steadier estimate.
 # Raw outputs are kept under WORKDIR (default /tmp/pemc-stan-bench).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 PEMC_BIN=${PEMC_BIN:-build}
 pairs=3
+first=1
 pdb=${POSTERIORDB:-$here/../../../shared/posteriordb}
 work=/tmp/pemc-stan-bench
 propto=true
@@ -51,6 +59,7 @@ posteriors=()
 while (($#)); do
   case $1 in
     -p) pairs=$2; shift 2 ;;
+    -f) first=$2; shift 2 ;;
     -d) pdb=$2; shift 2 ;;
     -w) work=$2; shift 2 ;;
     --propto) propto=$2; shift 2 ;;
@@ -89,7 +98,8 @@ for post in "${posteriors[@]}"; do
   unzip -o -q "$pdb/data/$dataname.json.zip" -d "$dir"
   data=$dir/$dataname.json
   ratios=(); ratios_s=(); us_ratios=()
-  for ((i = 1; i <= pairs; i++)); do
+  sums=(0 0 0 0 0 0 0 0)  # pemc ESS, CPU, sampling CPU, gradients; RStan the same
+  for ((i = first; i < first + pairs; i++)); do
     # pemc: the config the comparison needs (Stan's defaults, see the header).
     cfg=$dir/pemc-$i.pbtxt out=$dir/pemc-$i.pemc
     rm -f "$out"
@@ -102,7 +112,7 @@ iterations: 1000
 seeds { values: [$((4 * i - 3)), $((4 * i - 2)), $((4 * i - 1)), $((4 * i))] }
 output { path: "$out" }
 EOF
-    if ((i == 1)); then
+    if ((i == first)); then
       # Compile both models (or find them in their caches) before timing anything: --validate
       # builds pemc's target, the R script's "compile" mode rstan's.
       "$PEMC_BIN/pemc-dist" "$cfg" --validate > "$dir/pemc-compile.log" 2>&1
@@ -131,10 +141,13 @@ EOF
     p_us=$(awk -v t="$p_samp" -v g="$p_grad" 'BEGIN { printf "%.2f", 1e6 * t / g }')
     r_us=$(awk -v t="$r_samp" -v g="$r_grad" 'BEGIN { printf "%.2f", 1e6 * t / g }')
     ratios+=("$ratio"); ratios_s+=("$ratio_s"); us_ratios+=("$(awk -v a="$p_us" -v b="$r_us" 'BEGIN { printf "%.2f", a / b }')")
+    read -r -a sums < <(awk -v s="${sums[*]}" -v v="$p_ess $p_cpu $p_samp $p_grad $r_ess $r_cpu $r_samp $r_grad" \
+      'BEGIN { n = split(s, a, " "); split(v, b, " "); for (k = 1; k <= n; k++) printf "%s%.6f", (k > 1 ? " " : ""), a[k] + b[k]; print "" }')
     echo "| $post | $i | $p_ess ($p_min_name) | $p_cpu / $p_samp | $p_grad / $p_us | $r_ess ($r_min_name) | $r_cpu / $r_samp | $r_grad / $r_us | $ratio | $ratio_s |"
   done
   med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
   echo "| $post | median | | | µs/grad pemc/RStan $(med "${us_ratios[@]}") | | | | $(med "${ratios[@]}") | $(med "${ratios_s[@]}") |"
+  echo "| $post | pooled ($pairs pairs) | ${sums[0]} | ${sums[1]} / ${sums[2]} | ESS/grad pemc/RStan $(awk -v a="${sums[0]}" -v b="${sums[3]}" -v c="${sums[4]}" -v d="${sums[7]}" 'BEGIN { printf "%.3f", (a / b) / (c / d) }') | ${sums[4]} | ${sums[5]} / ${sums[6]} | µs/grad pemc/RStan $(awk -v a="${sums[2]}" -v b="${sums[3]}" -v c="${sums[6]}" -v d="${sums[7]}" 'BEGIN { printf "%.3f", (a / b) / (c / d) }') | $(awk -v a="${sums[0]}" -v b="${sums[1]}" -v c="${sums[4]}" -v d="${sums[5]}" 'BEGIN { printf "%.2f", (a / b) / (c / d) }') | $(awk -v a="${sums[0]}" -v b="${sums[2]}" -v c="${sums[4]}" -v d="${sums[6]}" 'BEGIN { printf "%.2f", (a / b) / (c / d) }') |"
 done
 echo
 echo "load: $(uptime | sed 's/.*load average/load average/'); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); propto: $propto"
