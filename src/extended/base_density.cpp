@@ -13,7 +13,6 @@
 #include "core/cpu_features.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
-#include "targets/boltzmann_machine.hpp"
 
 namespace pemc::extended {
 namespace {
@@ -470,13 +469,5 @@ void GaussianBase::sample(rng::Stream& stream, VectorRef out) const {
   out.noalias() = mean_ + chol_.triangularView<Eigen::Lower>() * r_;
 }
 
-Vector read_numbers(const std::filesystem::path& file, Eigen::Index count,
-                    const std::string& what) {
-  const Matrix m = targets::load_matrix_with_rows(file, 1, what.c_str());
-  if (m.size() != count)
-    throw DataError(what + " " + file.string() + ": expected " + std::to_string(count) +
-                    " numbers, found " + std::to_string(m.size()));
-  return Eigen::Map<const Vector>(m.data(), count);
-}
 
 }  // namespace pemc::extended

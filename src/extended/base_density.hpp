@@ -103,8 +103,4 @@ struct BaseDensity {
   std::string description;  // how it was obtained, for logs ("user", "laplace (3 modes)", ...)
 };
 
-// Reads whitespace-separated numbers (any line layout) from a file: exactly `count` of them.
-// IoError if unreadable; DataError naming the file (and line/column of a bad token) otherwise.
-Vector read_numbers(const std::filesystem::path& file, Eigen::Index count, const std::string& what);
-
 }  // namespace pemc::extended

@@ -1,3 +1,4 @@
+#include "core/number_file.hpp"
 #include "extended/base_density_fit.hpp"
 
 #include <algorithm>
@@ -421,7 +422,7 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
                         " numbers (the target's dimension), got " + std::to_string(g.mean_size()));
     mean = to_vector(g.mean());
   } else {
-    mean = read_numbers(g.mean_file(), d, field + ".mean_file");
+    mean = read_number_vector(g.mean_file(), d, field + ".mean_file");
   }
   const int n_cov = (g.covariance_size() > 0) + (g.variance_size() > 0) +
                     !g.covariance_file().empty() + !g.cov_chol_file().empty();
@@ -445,10 +446,10 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
         throw ConfigError(field + ".variance: every entry must be finite and > 0");
       out.psi = GaussianBase::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
     } else if (!g.covariance_file().empty()) {
-      const Vector v = read_numbers(g.covariance_file(), dd, field + ".covariance_file");
+      const Vector v = read_number_vector(g.covariance_file(), dd, field + ".covariance_file");
       out.psi = GaussianBase::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
     } else if (!g.cov_chol_file().empty()) {
-      const Vector v = read_numbers(g.cov_chol_file(), dd, field + ".cov_chol_file");
+      const Vector v = read_number_vector(g.cov_chol_file(), dd, field + ".cov_chol_file");
       const Matrix l = Eigen::Map<const Matrix>(v.data(), d, d).transpose();
       const double scale = std::max(1.0, l.cwiseAbs().maxCoeff());
       for (Eigen::Index j = 1; j < d; ++j)

@@ -1,3 +1,4 @@
+#include "core/number_file.hpp"
 #include "targets/boltzmann.hpp"
 
 #include <cmath>
@@ -332,9 +333,9 @@ std::shared_ptr<BoltzmannRelaxation> make_boltzmann(const pemc::v1::BoltzmannTar
     return std::make_shared<BoltzmannRelaxation>(
         load_boltzmann_machine(config.weights_file(), config.bias_file()), options);
   if (has_q) {
-    const Matrix b_row = load_matrix_with_rows(config.bias_file(), 1, "boltzmann bias file");
+    const Matrix b_row = read_number_matrix(config.bias_file(), 1, "boltzmann bias file");
     const Vector b = b_row.row(0).transpose();
-    Matrix q = load_matrix_with_rows(config.q_file(), b.size(), "boltzmann Q file");
+    Matrix q = read_number_matrix(config.q_file(), b.size(), "boltzmann Q file");
     return std::make_shared<BoltzmannRelaxation>(std::move(q), b, options);
   }
   const auto& g = config.generated();

@@ -1,6 +1,5 @@
 #include "targets/boltzmann_machine.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -8,87 +7,27 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/number_file.hpp"
 #include "rng/stream.hpp"
 
 namespace pemc::targets {
 namespace {
 
-struct NumberFile {
-  std::vector<double> values;
-  std::vector<std::pair<int, int>> line_counts;  // (line number, numbers on it) for non-empty lines
-};
-
 std::string describe(const std::filesystem::path& file, const char* what) {
-  return std::string(what) + " '" + file.string() + "'";
-}
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-NumberFile read_numbers(const std::filesystem::path& file, const char* what) {
-  std::ifstream in(file);
-  if (!in) throw IoError("cannot open " + describe(file, what));
-  NumberFile out;
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    int on_line = 0;
-    std::size_t pos = 0;
-    while (pos < line.size()) {
-      while (pos < line.size() && is_space(line[pos])) ++pos;
-      if (pos >= line.size()) break;
-      std::size_t end = pos;
-      while (end < line.size() && !is_space(line[end])) ++end;
-      const std::string_view token(line.data() + pos, end - pos);
-      // from_chars rejects a leading '+', which text writers commonly emit.
-      const std::size_t skip = (token.size() > 1 && token[0] == '+') ? 1 : 0;
-      double v = 0.0;
-      const auto res = std::from_chars(token.data() + skip, token.data() + token.size(), v);
-      const auto where = [&] {
-        return describe(file, what) + ", line " + std::to_string(line_no) + ", column " +
-               std::to_string(pos + 1) + ": '" + std::string(token) + "'";
-      };
-      if (res.ec == std::errc::result_out_of_range)
-        throw DataError(where() + " is out of the range of a double");
-      if (res.ec != std::errc() || res.ptr != token.data() + token.size())
-        throw DataError(where() + " is not a number");
-      if (!std::isfinite(v)) throw DataError(where() + " is not a finite number");
-      out.values.push_back(v);
-      ++on_line;
-      pos = end;
-    }
-    if (on_line > 0) out.line_counts.emplace_back(line_no, on_line);
-  }
-  if (in.bad()) throw IoError("error reading " + describe(file, what));
-  if (out.values.empty()) throw DataError(describe(file, what) + " contains no numbers");
-  return out;
-}
-
-// " (rows are ragged: line 1 has 3 numbers, line 3 has 2)" when non-empty lines differ in length.
-std::string ragged_hint(const NumberFile& f) {
-  if (f.line_counts.size() < 2) return "";
-  const int first = f.line_counts.front().second;
-  for (const auto& [line, count] : f.line_counts) {
-    if (count != first) {
-      return " (rows are ragged: line " + std::to_string(f.line_counts.front().first) + " has " +
-             std::to_string(first) + " numbers, line " + std::to_string(line) + " has " +
-             std::to_string(count) + ")";
-    }
-  }
-  return "";
+  return describe_number_file(file, what);
 }
 
 }  // namespace
 
 BoltzmannMachine load_boltzmann_machine(const std::filesystem::path& w_file,
                                         const std::filesystem::path& b_file) {
-  const NumberFile wf = read_numbers(w_file, "boltzmann weights file");
+  const NumberFile wf = read_number_file(w_file, "boltzmann weights file");
   const std::size_t count = wf.values.size();
   const auto n = static_cast<Eigen::Index>(std::llround(std::sqrt(static_cast<double>(count))));
   if (static_cast<std::size_t>(n * n) != count)
     throw DataError(describe(w_file, "boltzmann weights file") + ": " + std::to_string(count) +
-                    " numbers is not a square d_b x d_b matrix" + ragged_hint(wf));
-  const NumberFile bf = read_numbers(b_file, "boltzmann bias file");
+                    " numbers is not a square d_b x d_b matrix" + wf.ragged_hint());
+  const NumberFile bf = read_number_file(b_file, "boltzmann bias file");
   if (static_cast<Eigen::Index>(bf.values.size()) != n)
     throw DataError(describe(b_file, "boltzmann bias file") + ": " +
                     std::to_string(bf.values.size()) + " numbers, but the weights file '" +
@@ -125,19 +64,6 @@ BoltzmannMachine load_boltzmann_machine(const std::filesystem::path& w_file,
   return m;
 }
 
-Matrix load_matrix_with_rows(const std::filesystem::path& file, Eigen::Index rows,
-                             const char* what) {
-  const NumberFile f = read_numbers(file, what);
-  const auto count = static_cast<Eigen::Index>(f.values.size());
-  if (rows < 1 || count % rows != 0)
-    throw DataError(describe(file, what) + ": " + std::to_string(count) +
-                    " numbers do not form " + std::to_string(rows) + " rows" + ragged_hint(f));
-  const Eigen::Index cols = count / rows;
-  Matrix out(rows, cols);
-  for (Eigen::Index i = 0; i < rows; ++i)
-    for (Eigen::Index j = 0; j < cols; ++j) out(i, j) = f.values[static_cast<std::size_t>(i * cols + j)];
-  return out;
-}
 
 BoltzmannMachine generate_boltzmann_machine(std::uint64_t seed, int n_units, double scale_hi,
                                             double scale_lo, double bias_scale) {

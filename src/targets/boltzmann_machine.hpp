@@ -23,11 +23,6 @@ struct BoltzmannMachine {
 BoltzmannMachine load_boltzmann_machine(const std::filesystem::path& w_file,
                                         const std::filesystem::path& b_file);
 
-// Reads a matrix with a known number of rows (e.g. Q: d_b x d) in the same format; the column
-// count is count / rows. Throws as load_boltzmann_machine (DataError if count % rows != 0).
-Matrix load_matrix_with_rows(const std::filesystem::path& file, Eigen::Index rows,
-                             const char* what);
-
 // Graham & Storkey (2017), Appendix B, with Stream(seed, Domain::kGenerator, 0, 0) drawn in this
 // order: G (n x n standard normals, row by row), n_i (n normals), then b (n normals).
 //   R = Haar-distributed orthogonal matrix: the Q of G = QR with each column multiplied by the sign

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/number_file.hpp"
 #include "extended/base_density_fit.hpp"
 #include "tempering/annealed_importance.hpp"
 #include "tempering/schedule.hpp"
@@ -32,35 +33,6 @@ Vector broadcast(const Vector& v, int n, const std::string& field) {
 
 }  // namespace
 
-std::vector<double> read_numbers(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot open " + path);
-  std::vector<double> out;
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    std::istringstream ls(line);
-    std::string token;
-    int col = 0;
-    while (ls >> token) {
-      ++col;
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(token, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != token.size() || !std::isfinite(v))
-        throw DataError(path + ":" + std::to_string(line_no) + ": token " + std::to_string(col) +
-                        " '" + token + "' is not a finite number");
-      out.push_back(v);
-    }
-  }
-  if (in.bad()) throw IoError("error reading " + path);
-  return out;
-}
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets::Target& target,
                             const std::string& field) {
@@ -87,11 +59,7 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,
   Vector mean = Vector::Zero(dim);
   if (c.mean_size() > 0) mean = broadcast(to_vector(c.mean()), dim, field + ".mean");
   if (!c.mean_file().empty()) {
-    const auto m = read_numbers(c.mean_file());
-    if (static_cast<int>(m.size()) != dim)
-      throw DataError(c.mean_file() + ": expected " + std::to_string(dim) + " numbers (" + field +
-                      ".mean_file), got " + std::to_string(m.size()));
-    mean = Eigen::Map<const Vector>(m.data(), dim);
+    mean = read_number_vector(c.mean_file(), dim, field + ".mean_file");
   }
   try {
     if (c.covariance_size() > 0) {
@@ -107,11 +75,8 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,
       return std::make_shared<GaussianReference>(GaussianReference::cholesky(mean, llt.matrixL()));
     }
     if (!c.cov_chol_file().empty()) {
-      const auto l = read_numbers(c.cov_chol_file());
-      if (static_cast<int>(l.size()) != dim * dim)
-        throw DataError(c.cov_chol_file() + ": expected " + std::to_string(dim * dim) +
-                        " numbers (dim x dim, " + field + ".cov_chol_file), got " +
-                        std::to_string(l.size()));
+      // dim x dim, row by row.
+      const Vector l = read_number_vector(c.cov_chol_file(), dim * dim, field + ".cov_chol_file");
       const Matrix lower = Eigen::Map<const Matrix>(l.data(), dim, dim).transpose();
       return std::make_shared<GaussianReference>(GaussianReference::cholesky(mean, lower));
     }

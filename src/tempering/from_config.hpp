@@ -13,10 +13,6 @@
 
 namespace pemc::tempering {
 
-// Reads whitespace-separated numbers (any line layout). Throws IoError if the file cannot be
-// read, DataError naming file, line and token for a token that is not a finite number.
-std::vector<double> read_numbers(const std::string& path);
-
 // The reference of a tempering path for a target of dimension dim; `field` names the config path
 // in errors (e.g. "sampler.parallel_tempering.reference"). Throws ConfigError / IoError / DataError.
 ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config, int dim,

@@ -1,10 +1,11 @@
-// Fuzzes load_boltzmann_machine and load_matrix_with_rows. The input is split at its first NUL byte:
+// Fuzzes load_boltzmann_machine and read_number_matrix. The input is split at its first NUL byte:
 // the part before is the weights file, the part after the bias file (a second NUL splits off a
-// third part: a matrix read with load_matrix_with_rows, its row count taken from the first byte).
+// third part: a matrix read with read_number_matrix, its row count taken from the first byte).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "core/number_file.hpp"
 #include "fuzz_support.hpp"
 #include "targets/boltzmann_machine.hpp"
 
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (q_data && q_size > 0) {
     try {
       const Eigen::Index rows = static_cast<Eigen::Index>(q_data[0]) - 8;  // may be <= 0
-      (void)pemc::targets::load_matrix_with_rows(q.set(q_data + 1, q_size - 1), rows, "fuzz matrix");
+      (void)pemc::read_number_matrix(q.set(q_data + 1, q_size - 1), rows, "fuzz matrix");
     } catch (const pemc::Error& e) {
       pemc::fuzz::check_message(e);
     }

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/number_file.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "targets/boltzmann.hpp"
@@ -119,8 +120,8 @@ int main(int argc, char** argv) {
 
     const BoltzmannMachine machine = load_boltzmann_machine(dir / "W.txt", dir / "b.txt");
     const Eigen::Index db = machine.W.rows();
-    const Matrix q_ship = load_matrix_with_rows(dir / "Q.txt", db, "Q file");
-    const Vector d_ship = load_matrix_with_rows(dir / "D.txt", 1, "D file").row(0).transpose();
+    const Matrix q_ship = pemc::read_number_matrix(dir / "Q.txt", db, "Q file");
+    const Vector d_ship = pemc::read_number_matrix(dir / "D.txt", 1, "D file").row(0).transpose();
     std::ifstream in(dir / "truth.json");
     std::stringstream ss;
     ss << in.rdbuf();

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/number_file.hpp"
 #include "core/error.hpp"
 #include "targets/boltzmann_machine.hpp"
 
@@ -112,12 +113,12 @@ TEST(BoltzmannLoader, MissingFileIsIoError) {
 
 TEST(BoltzmannLoader, MatrixWithRows) {
   const auto q = write_file("Q.txt", "1 2\n3 4\n5 6\n");
-  const Matrix Q = load_matrix_with_rows(q, 3, "Q file");
+  const Matrix Q = read_number_matrix(q, 3, "Q file");
   EXPECT_EQ(Q.rows(), 3);
   EXPECT_EQ(Q.cols(), 2);
   EXPECT_EQ(Q(2, 1), 6.0);
   try {
-    load_matrix_with_rows(q, 4, "Q file");
+    read_number_matrix(q, 4, "Q file");
     FAIL() << "no throw";
   } catch (const DataError& e) {
     expect_contains(e.what(), "6 numbers do not form 4 rows");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/number_file.hpp"
 #include "core/error.hpp"
 #include "rng/stream.hpp"
 #include "targets/boltzmann_machine.hpp"
@@ -82,7 +83,7 @@ TEST(MinMaxEigenDiagonal, ShippedPe28MatchesShippedD) {
   const std::filesystem::path dir = std::filesystem::path(PEMC_SHARED_DIR) / "data/boltzmann-pe28";
   const BoltzmannMachine m = load_boltzmann_machine(dir / "W.txt", dir / "b.txt");
   const Vector d_ship =
-      load_matrix_with_rows(dir / "D.txt", 1, "D file").row(0).transpose();
+      read_number_matrix(dir / "D.txt", 1, "D file").row(0).transpose();
   const Vector ev_ship = eigenvalues(m.W, d_ship);
   const MinMaxEigenResult r = solve_min_max_eigen_diagonal_report(m.W);
   // The shipped D is accurate to ~1.5e-4 (its lambda_min is -1.2e-3): agree to 1e-3 relative...
