@@ -975,7 +975,7 @@ std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
   const auto& cfg = c.config;
   const auto shared = [&] {
     check_output(cfg, p);
-    // Checkpoints (README "Checkpoint and resume"): periods >= 0 (0 = none); not onto the output.
+    // Checkpoints (docs/checkpointing.md): periods >= 0 (0 = none); not onto the output.
     if (cfg.checkpoint().every_seconds() < 0)
       p.add("checkpoint.every_seconds", "must be >= 0 (0: no periodic checkpoints)",
             num(cfg.checkpoint().every_seconds()));

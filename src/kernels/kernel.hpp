@@ -76,7 +76,7 @@ class Kernel {
     return false;
   }
 
-  // Checkpoint/resume (README "Checkpoint and resume"): everything the next transitions depend on
+  // Checkpoint/resume (docs/checkpointing.md): everything the next transitions depend on
   // (step size, metric, adaptation windows, estimator sums, counters). Called between transitions.
   // Restoring into a kernel built from the same config (and, when the state was saved during
   // warmup, after begin_warmup with the same n_warmup) makes it continue exactly as the saved one.

@@ -33,8 +33,8 @@
 //  - everything is sized at construction: a transition never touches the heap.
 // What is left is latency at the transition boundary (the tree's exit is a mispredicted branch,
 // and the selection and the next momentum draw are dependent chains that meet at the next
-// leapfrog), spread over many short pieces of code. The README's Performance section has the
-// current overhead figures, and tests/bench/nuts_floor.hpp the leanest exact NUTS we could write.
+// leapfrog), spread over many short pieces of code. docs/performance.md has the current overhead
+// figures, and tests/bench/nuts_floor.hpp the leanest exact NUTS we could write.
 // The choices are Stan's "uniform < p", exact, in Stan's order (one per subtree merge, one at the
 // top level when the new subtree is lighter); the directions are bits of one word. Given the
 // same draws the kernel builds the same trees as a transliteration of Stan (nuts_reference_test).

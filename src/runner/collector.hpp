@@ -3,7 +3,7 @@
 // workers (in arrival order), flushes after every batch so a crash loses at most the batches in
 // flight, and writes the footer once every worker has reported done.
 //
-// Checkpoints (README "Checkpoint and resume"): every group leader answers a checkpoint epoch with
+// Checkpoints (docs/checkpointing.md): every group leader answers a checkpoint epoch with
 // a part (its chain's state at an iteration boundary and the chains it finished), sent after the
 // records before that boundary; MPI keeps one sender's messages in order, so everything that
 // arrived from a leader before its part belongs to the checkpoint. Records a leader sends after its

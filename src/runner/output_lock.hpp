@@ -8,11 +8,12 @@
 // The primitive is flock(2) on a lock file next to the output; the holder writes "pid P on host H
 // since T" into it for the refusal message. The lock goes away with the process that holds it
 // (kill -9 included: the kernel releases it), so a stale lock file never blocks a later run; a
-// finished run removes its lock file. What flock does not cover (README "One writer per output"):
-// filesystems whose flock is local to one node (NFS mounted with local_lock=flock or nolock,
-// Lustre with -o localflock, BeeGFS without global file locks) exclude only jobs on the same node;
-// filesystems without flock (Lustre without -o flock) make pemc-dist warn and run unlocked; and
-// another path to the same file (a hard link) or a program other than pemc-dist is not excluded.
+// finished run removes its lock file. What flock does not cover (docs/checkpointing.md, "One
+// writer per output"): filesystems whose flock is local to one node (NFS mounted with
+// local_lock=flock or nolock, Lustre with -o localflock, BeeGFS without global file locks) exclude
+// only jobs on the same node; filesystems without flock (Lustre without -o flock) make pemc-dist
+// warn and run unlocked; and another path to the same file (a hard link) or a program other than
+// pemc-dist is not excluded.
 #include <filesystem>
 #include <memory>
 #include <optional>

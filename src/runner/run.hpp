@@ -19,7 +19,7 @@ struct RunOptions {
   bool log_all_ranks = false;      // give every rank the coordinator's level
   std::string task_range;          // "A:B": run only tasks [A, B) of the study
   int array_task_size = 0;         // > 0: run tasks [i*size, (i+1)*size), i = SLURM_ARRAY_TASK_ID
-  bool resume = false;             // continue from the output's checkpoint (README "Checkpoint and resume")
+  bool resume = false;             // continue from the output's checkpoint (docs/checkpointing.md)
   // Testing: the first chain to reach this iteration (warmup included) stops the run exactly as
   // SIGTERM does (checkpoint, exit kExitCheckpointed). 0 = off.
   std::int64_t stop_after_iterations = 0;

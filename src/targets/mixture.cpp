@@ -563,12 +563,11 @@ void GaussianMixture::potential_and_gradient_batch(std::span<const double> point
     // Eight points per pass while five or more are left (AVX-512: one register; AVX2: two,
     // TwoLanes4); a remainder of one or two takes a two-lane pass, of three or four a four-lane
     // pass. Spare lanes repeat the last point (results to scratch). A pass's cost grows far less
-    // than its width (BM_PeGradient/pe10_hmc/kou_a on an AVX-512 host, batch of 10: 8 + 2 lanes
-    // 572 ns, 8 + 4 590, 8 + 8 613, AVX2's 4 + 4 + 2 760; of 5: one 8-lane pass 310 ns, AVX2's
-    // 4 + 2 470), and an 8-lane pass exps only its points' components above the cut, packed
-    // (evaluate_lanes): 5 points 248 ns, 10 points 509 ns. On an AVX2-only host (Zen 3) the
-    // two-register pass against 4 + 2 and 4 + 4 + 2: batch / chained single gradients 0.90 ->
-    // 0.83 for 5 points, 0.72 -> 0.60 for 10.
+    // than its width (BM_PeGradient/pe10_hmc/kou_a with AVX-512, batch of 10: 8 + 2 lanes 572 ns,
+    // 8 + 8 613, 4 + 4 + 2 760; of 5: one 8-lane pass 310 ns, 4 + 2 470), and an 8-lane pass exps
+    // only its points' components above the cut, packed (evaluate_lanes). On AVX2 the two-register
+    // pass gains the same way: its halves' dependent chains overlap and each component's
+    // constants are broadcast once (docs/performance.md has the current figures).
     for (std::size_t j = 0; j < m;) {
       const std::size_t left = m - j;
       const std::size_t w = left >= 5 ? 8 : left >= 3 ? 4 : 2;

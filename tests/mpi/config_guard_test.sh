@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 29: no silent config switches and no work before limits. --set never switches a oneof (and
-# in a study says which runs it reaches), the README's own examples hold, --validate warns about an
+# No silent config switches and no work before limits. --set never switches a oneof (and in a
+# study says which runs it reaches), the README's own examples hold, --validate warns about an
 # existing output, enum errors list the valid values, a study's output error names the output, and a
-# 2 GiB CSV data file is refused while streaming, in little time and memory. Every case fails on
-# the code before issue 29 (docs/bad-inputs.md, "Overrides and --validate", "Absurd sizes").
+# 2 GiB CSV data file is refused while streaming, in little time and memory (docs/bad-inputs.md,
+# "Overrides and --validate", "Absurd sizes").
 source "$(dirname "$0")/common.sh"
 cd "$WORK"
 passed=0
@@ -41,8 +41,8 @@ expect 2 set-init-kind "init.uniform_radius: the config's init is uniform_box, n
   "$DIST" gauss.pbtxt --validate --set init.uniform_radius=3
 expect 0 set-nuts-on-nuts "OK \(gaussian target, nuts sampler" "$DIST" gauss.pbtxt --validate --set sampler.nuts.step_size=0.05
 # The quickstart study: pe_n5 (pseudo-extended NUTS) and nuts. sampler.nuts.* reaches run nuts only
-# (it turned pe_n5 into plain NUTS before); sampler.hmc.* reaches none (the README's old example,
-# which failed with a message about n_leapfrog).
+# and never turns pe_n5 into plain NUTS; sampler.hmc.* reaches none, and the message says why (the
+# runs' samplers), not something about a field such as n_leapfrog.
 expect 0 study-set-nuts "--set 'sampler.nuts.step_size=0.05' applies to run\(s\) 'nuts' only; not to 'pe_n5' \(its sampler is pseudo_extended, not nuts\)" \
   "$DIST" "$QS" --validate --set sampler.nuts.step_size=0.05
 expect 2 study-set-hmc "--set 'sampler.hmc.step_size=0.05' reaches no run of the study: 'pe_n5' \(its sampler is pseudo_extended, not hmc\), 'nuts' \(its sampler is nuts, not hmc\)" \
@@ -90,8 +90,8 @@ if grep -q "runs\[0\]" study-output-dir.log; then cat study-output-dir.log; fail
 ok "a study's output error names the output, not runs[0]"
 
 # ---- a 2 GiB CSV data file: refused while streaming -------------------------------------------
-# Just under the 2 GiB size limit, 2 columns of short numbers: 268 million rows. It used to be read
-# whole (4 GB and more of memory, and minutes) before being refused.
+# Just under the 2 GiB size limit, 2 columns of short numbers: 268 million rows. It must be refused
+# while streaming, not read whole first (that would take 4 GB and more of memory, and minutes).
 { echo "y,x1"; yes 1,0.5 | head -c $(( (2 << 30) - 100 )) || true; } > big.csv
 cat > csv.pbtxt <<CFG
 target { horseshoe_logistic { data_file: "big.csv" p0: 1 } }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 29: checkpoints are checked before they resume anything, one job writes an output at a
-# time, the resume hint is a command that works, and a crash or a write failure leaves the other
-# chains' draws in the file and a log that says what is on disk. Each case fails on the code before
-# issue 29 (docs/bad-inputs.md, "Checkpoints, output locks and crashes").
+# Checkpoints are checked before they resume anything, one job writes an output at a time, the
+# resume hint is a command that works, and a crash or a write failure leaves the other chains'
+# draws in the file and a log that says what is on disk (docs/bad-inputs.md, "Checkpoint and
+# resume", "One writer per output", "A crashing user model"; docs/checkpointing.md).
 source "$(dirname "$0")/common.sh"
 export OMPI_MCA_mpi_yield_when_idle=1
 cd "$WORK"

@@ -73,8 +73,8 @@ TEST(SetOverride, CreatesIntermediateMessagesAndSelectsUnsetOneofBranches) {
 }
 
 // Issue 29, item 3: a path into a oneof member other than the configured one is refused, naming the
-// configured member, and the config is left as it was (it used to turn a Gaussian into a banana, or
-// a pseudo-extended sampler into plain NUTS, silently).
+// configured member, and the config is left as it was (switching would silently turn a Gaussian
+// into a banana, or a pseudo-extended sampler into plain NUTS).
 TEST(SetOverride, NeverSwitchesAOneof) {
   const std::vector<BadSet> cases = {
       {"target.banana.b=0.2",
@@ -119,8 +119,8 @@ TEST(SetOverride, NeverSwitchesAOneof) {
           "sampler.pseudo_extended.hmc: the config's sampler.pseudo_extended is nuts, not hmc"));
   apply_set_override(pe, "sampler.pseudo_extended.nuts.step_size=0.05");
   EXPECT_DOUBLE_EQ(pe.sampler().pseudo_extended().nuts().step_size(), 0.05);
-  // The README's example before issue 29 (hmc on the quickstart's pseudo-extended run): the message
-  // is about the sampler, not about a missing n_leapfrog of an hmc block the override would create.
+  // sampler.hmc.* on a pseudo-extended run (as on the quickstart): the message is about the
+  // sampler, not about a missing n_leapfrog of an hmc block the override would create.
   auto again =
       parse_text_config("sampler { pseudo_extended { n_pseudo: 5 nuts { step_size: 0.1 } } }\n",
                         "pe.pbtxt")

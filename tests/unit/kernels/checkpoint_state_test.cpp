@@ -1,4 +1,4 @@
-// Kernel save_state/restore_state round trips (checkpoint/resume, README "Checkpoint and resume"):
+// Kernel save_state/restore_state round trips (checkpoint/resume, docs/checkpointing.md):
 // a kernel built afresh and restored from another's saved state makes exactly the same transitions
 // from then on — through the rest of warmup (adaptation windows, metric updates), end_warmup and
 // sampling — as the original, bit for bit. A kernel that is not restored does not (the check can
