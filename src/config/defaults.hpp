@@ -10,6 +10,9 @@
 #include <string_view>
 
 #include "config/load.hpp"
+#include "kernels/mala.hpp"
+#include "kernels/nuts.hpp"
+#include "kernels/rwm.hpp"
 
 namespace pemc::config {
 
@@ -21,10 +24,10 @@ struct Defaults {
   static constexpr double kProgressIntervalSeconds = 5.0;
   static constexpr int kChainsPerSeed = 1;
 
-  static constexpr double kTargetAcceptNuts = 0.8;
+  static constexpr double kTargetAcceptNuts = kernels::kNutsDefaultTargetAccept;  // Stan's
   static constexpr double kTargetAcceptHmc = 0.65;
-  static constexpr double kTargetAcceptRwm = 0.234;
-  static constexpr double kTargetAcceptMala = 0.574;
+  static constexpr double kTargetAcceptRwm = kernels::kRwmDefaultTargetAccept;
+  static constexpr double kTargetAcceptMala = kernels::kMalaDefaultTargetAccept;
   static constexpr double kGamma = 0.05;
   static constexpr double kT0 = 10.0;
   static constexpr double kKappa = 0.75;

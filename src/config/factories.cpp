@@ -140,7 +140,7 @@ kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsCon
     o.n_leapfrog = hmc->n_leapfrog();
     o.jitter_step_size = hmc->jitter_step_size();
     o.jitter_n_leapfrog = hmc->jitter_n_leapfrog();
-    o.adaptation = make_adaptation(hmc->adaptation(), 0.65);
+    o.adaptation = make_adaptation(hmc->adaptation(), Defaults::kTargetAcceptHmc);
     auto metric = make_metric(hmc->metric(), v1::UNIT, hmc->inverse_metric(), dim, field + ".hmc");
     return std::make_unique<kernels::HmcKernel>(std::move(space), std::move(metric), o);
   }
@@ -150,7 +150,7 @@ kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsCon
     o.step_size = o.search_step_size ? Defaults::kStepSizeSearchStart : nuts->step_size();
     if (nuts->has_max_tree_depth()) o.max_tree_depth = nuts->max_tree_depth();
     if (nuts->has_max_energy_error()) o.max_energy_error = nuts->max_energy_error();
-    o.adaptation = make_adaptation(nuts->adaptation(), kernels::kNutsDefaultTargetAccept);
+    o.adaptation = make_adaptation(nuts->adaptation(), Defaults::kTargetAcceptNuts);
     auto metric =
         make_metric(nuts->metric(), v1::DIAGONAL, nuts->inverse_metric(), dim, field + ".nuts");
     return std::make_unique<kernels::NutsKernel>(std::move(space), std::move(metric), o);
@@ -169,13 +169,13 @@ SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr ta
     case v1::SamplerConfig::kRwm: {
       kernels::RwmOptions o;
       o.proposal_scale = config.rwm().proposal_scale();
-      o.adaptation = make_adaptation(config.rwm().adaptation(), kernels::kRwmDefaultTargetAccept);
+      o.adaptation = make_adaptation(config.rwm().adaptation(), Defaults::kTargetAcceptRwm);
       return {target, std::make_unique<kernels::RwmKernel>(target, o)};
     }
     case v1::SamplerConfig::kMala: {
       kernels::MalaOptions o;
       o.step_size = config.mala().step_size();
-      o.adaptation = make_adaptation(config.mala().adaptation(), kernels::kMalaDefaultTargetAccept);
+      o.adaptation = make_adaptation(config.mala().adaptation(), Defaults::kTargetAcceptMala);
       return {target, std::make_unique<kernels::MalaKernel>(target, o)};
     }
     case v1::SamplerConfig::kPseudoExtended: {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "config/load.hpp"
+#include "kernels/nuts.hpp"
 
 namespace pemc::config {
 
@@ -27,7 +28,7 @@ inline constexpr std::int64_t kMaxSeeds = 10'000'000;
 inline constexpr std::int64_t kMaxChainsPerSeed = 100'000;
 inline constexpr std::int64_t kMaxTotalChains = 10'000'000;
 inline constexpr int kMaxLeapfrogSteps = 100'000;
-inline constexpr int kMaxTreeDepthLimit = 30;
+inline constexpr int kMaxTreeDepthLimit = kernels::kNutsMaxTreeDepthLimit;  // the kernel's own bound
 inline constexpr int kMaxBoltzmannUnits = 64;
 inline constexpr int kMaxEnumerationUnitsLimit = 40;  // 2^40 states: beyond any run's budget
 // warmup + iterations per chain: 10^12 is weeks at the fastest rates. The run's total (chains x
