@@ -147,6 +147,7 @@ EOF
   done
   med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
   echo "| $post | median | | | µs/grad pemc/RStan $(med "${us_ratios[@]}") | | | | $(med "${ratios[@]}") | $(med "${ratios_s[@]}") |"
+  read -r -a sums < <(awk -v s="${sums[*]}" 'BEGIN { split(s, a, " "); printf "%.1f %.3f %.3f %.0f %.1f %.3f %.3f %.0f\n", a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8] }')
   echo "| $post | pooled ($pairs pairs) | ${sums[0]} | ${sums[1]} / ${sums[2]} | ESS/grad pemc/RStan $(awk -v a="${sums[0]}" -v b="${sums[3]}" -v c="${sums[4]}" -v d="${sums[7]}" 'BEGIN { printf "%.3f", (a / b) / (c / d) }') | ${sums[4]} | ${sums[5]} / ${sums[6]} | µs/grad pemc/RStan $(awk -v a="${sums[2]}" -v b="${sums[3]}" -v c="${sums[6]}" -v d="${sums[7]}" 'BEGIN { printf "%.3f", (a / b) / (c / d) }') | $(awk -v a="${sums[0]}" -v b="${sums[1]}" -v c="${sums[4]}" -v d="${sums[5]}" 'BEGIN { printf "%.2f", (a / b) / (c / d) }') | $(awk -v a="${sums[0]}" -v b="${sums[2]}" -v c="${sums[4]}" -v d="${sums[6]}" 'BEGIN { printf "%.2f", (a / b) / (c / d) }') |"
 done
 echo
