@@ -6,7 +6,6 @@
 #include <fstream>
 #include <string>
 
-#include "core/number_file.hpp"
 #include "core/error.hpp"
 #include "targets/boltzmann_machine.hpp"
 
@@ -109,20 +108,6 @@ TEST(BoltzmannLoader, NonZeroDiagonal) {
 
 TEST(BoltzmannLoader, MissingFileIsIoError) {
   EXPECT_THROW(load_boltzmann_machine("/nonexistent/W.txt", "/nonexistent/b.txt"), IoError);
-}
-
-TEST(BoltzmannLoader, MatrixWithRows) {
-  const auto q = write_file("Q.txt", "1 2\n3 4\n5 6\n");
-  const Matrix Q = read_number_matrix(q, 3, "Q file");
-  EXPECT_EQ(Q.rows(), 3);
-  EXPECT_EQ(Q.cols(), 2);
-  EXPECT_EQ(Q(2, 1), 6.0);
-  try {
-    read_number_matrix(q, 4, "Q file");
-    FAIL() << "no throw";
-  } catch (const DataError& e) {
-    expect_contains(e.what(), "6 numbers do not form 4 rows");
-  }
 }
 
 TEST(BoltzmannGenerator, SymmetricZeroDiagonalDeterministic) {
