@@ -672,6 +672,7 @@ void check_continuous_tempering(const v1::ContinuousTemperingConfig& c, const st
   optional_positive(p, pre + ".sigmoid_scale", c.has_sigmoid_scale(), c.sigmoid_scale());
   optional_positive(p, pre + ".control_mass", c.has_control_mass(), c.control_mass());
   if (c.has_sweeps_per_draw()) in_range(p, pre + ".sweeps_per_draw", c.sweeps_per_draw(), 1, 10000);
+  optional_at_least(p, pre + ".n_batches", c.has_n_batches(), c.n_batches(), 2);
   if (c.has_initial_beta()) {
     const double b0 = c.initial_beta();
     if (c.variant() == v1::ContinuousTemperingConfig::JOINT && !(b0 > 0.0 && b0 < 1.0))
