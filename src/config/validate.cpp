@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <unordered_map>
 
 #include "adapt/warmup_adapter.hpp"
+#include "config/init_point.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -898,12 +900,39 @@ void check_init(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Probl
     case v1::InitConfig::kUniformRadius:
       positive(p, "init.uniform_radius", in.uniform_radius());
       break;
-    case v1::InitConfig::kUniformBox:
-      if (!(in.uniform_box().lower() < in.uniform_box().upper())) {
-        p.add("init.uniform_box.upper", "lower must be < upper",
-              "lower " + num(in.uniform_box().lower()) + ", upper " + num(in.uniform_box().upper()));
+    case v1::InitConfig::kUniformBox: {
+      // Each bound: one number for every coordinate (none = 0), or one per coordinate.
+      const auto& box = in.uniform_box();
+      bool sizes_ok = true;
+      for (const auto* bound : {&box.lower(), &box.upper()}) {
+        const std::string field =
+            std::string("init.uniform_box.") + (bound == &box.lower() ? "lower" : "upper");
+        if (bound->size() <= 1) continue;
+        if (dim && bound->size() != *dim) {
+          p.add(field, "must have 1 entry (every coordinate) or " + entries(*dim) +
+                           " (the target's dimension)", entries(bound->size()));
+          sizes_ok = false;
+        }
+      }
+      if (box.lower_size() > 1 && box.upper_size() > 1 && box.lower_size() != box.upper_size()) {
+        if (sizes_ok)
+          p.add("init.uniform_box.upper", "must have as many entries as lower (" +
+                                               entries(box.lower_size()) + "), or 1",
+                entries(box.upper_size()));
+        sizes_ok = false;
+      }
+      if (!sizes_ok) break;
+      const int n = std::max({1, box.lower_size(), box.upper_size()});
+      for (int i = 0; i < n; ++i) {
+        const double lo = box_bound(box.lower(), i), hi = box_bound(box.upper(), i);
+        if (!(lo < hi)) {
+          p.add(n == 1 ? std::string("init.uniform_box.upper") : el("init.uniform_box.upper", i),
+                "lower must be < upper", "lower " + num(lo) + ", upper " + num(hi));
+          break;
+        }
       }
       break;
+    }
     case v1::InitConfig::kPoint: {
       const auto& x = in.point().x();
       if (x.empty()) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "core/cpu_time.hpp"
 #include "core/error.hpp"
 #include "hmc/partition.hpp"
@@ -20,29 +21,6 @@ namespace pemc::runner {
 namespace {
 
 constexpr int kMaxInitAttempts = 100;
-
-void draw_initial_point(const v1::InitConfig& init, rng::Stream& stream, VectorRef x) {
-  switch (init.kind_case()) {
-    case v1::InitConfig::kPoint:
-      // Validation checks this too; a mismatch here must fail the chain, not read out of range.
-      if (init.point().x_size() != x.size())
-        throw ConfigError("init.point.x: expected " + std::to_string(x.size()) +
-                          " numbers (the target's dimension), got " +
-                          std::to_string(init.point().x_size()));
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
-      break;
-    case v1::InitConfig::kUniformBox: {
-      const double lo = init.uniform_box().lower(), hi = init.uniform_box().upper();
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = lo + (hi - lo) * stream.uniform();
-      break;
-    }
-    default: {
-      const double r = init.kind_case() == v1::InitConfig::kUniformRadius ? init.uniform_radius()
-                                                                          : 2.0;
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
-    }
-  }
-}
 
 // Extended targets add the weighted original-space samples the state stands for; false for a
 // plain target (the state is the sample).
@@ -208,7 +186,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
       rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
       space.initial_point(
-          [&](VectorRef block) { draw_initial_point(config.init(), stream, block); }, state.x);
+          [&](VectorRef block) { config::draw_initial_point(config.init(), stream, block); }, state.x);
       kernels::refresh(space, state);
       ++grad_evals;
       found = std::isfinite(state.potential);

@@ -21,6 +21,7 @@
 
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "config/load.hpp"
 #include "config/study.hpp"
 #include "config/validate.hpp"
@@ -250,6 +251,8 @@ Agreed load_on_rank0(const RunOptions& o) {
       try {
         auto target = config::make_target(run.target());
         dim = target->dim();
+        // init's lengths need the dimension, which some targets know only once built.
+        config::check_init_dimension(run.init(), target->original_dim());
         (void)config::make_sampler(run.sampler(), target);
       } catch (const std::bad_alloc&) {
         // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense

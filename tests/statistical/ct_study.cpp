@@ -42,6 +42,7 @@
 
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "config/load.hpp"
 #include "config/overrides.hpp"
 #include "config/validate.hpp"
@@ -83,25 +84,6 @@ struct ChainResult {
   double log_z() const { return scored().log_z(log_zeta); }
 };
 
-void draw_initial_point(const pemc::v1::InitConfig& init, pemc::rng::Stream& stream,
-                        pemc::VectorRef x) {
-  switch (init.kind_case()) {
-    case pemc::v1::InitConfig::kPoint:
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
-      break;
-    case pemc::v1::InitConfig::kUniformBox: {
-      const double lo = init.uniform_box().lower(), hi = init.uniform_box().upper();
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = lo + (hi - lo) * stream.uniform();
-      break;
-    }
-    default: {
-      const double r =
-          init.kind_case() == pemc::v1::InitConfig::kUniformRadius ? init.uniform_radius() : 2.0;
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
-    }
-  }
-}
-
 // The continuous-tempering kernel's RB accumulator (through a sweeps_per_draw wrapper), or null.
 const pemc::estimators::TemperingRbAccumulator* kernel_rb_sums(const pemc::kernels::Kernel& k) {
   const pemc::kernels::Kernel* inner = &k;
@@ -131,7 +113,7 @@ ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int
     bool found = false;
     for (int attempt = 0; attempt < 100 && !found; ++attempt) {
       pemc::rng::Stream stream(seed, pemc::rng::Domain::kInitialPoint, chain_id, attempt);
-      space.initial_point([&](pemc::VectorRef b) { draw_initial_point(config.init(), stream, b); },
+      space.initial_point([&](pemc::VectorRef b) { pemc::config::draw_initial_point(config.init(), stream, b); },
                           state.x);
       pemc::kernels::refresh(space, state);
       ++r.grad_evals;
