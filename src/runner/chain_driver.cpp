@@ -144,7 +144,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
   summary.set_status("ok");
+  // Gradient evaluations of the sampler's own space (what kernels count, and checkpoints hold);
+  // the summary's n_gradient_evals is in target gradients: per_evaluation times these.
   std::int64_t grad_evals = 0;
+  std::int64_t per_evaluation = 1;
   const double earlier_seconds = resume ? resume->wall_seconds() : 0.0;
   auto elapsed = [&] {
     return earlier_seconds +
@@ -158,6 +161,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     auto setup = config::make_sampler(config.sampler(), target, group);
     auto& kernel = setup.kernel;
     const targets::Target& space = *setup.space;
+    per_evaluation = space.target_gradients_per_evaluation();
     // Snapshots carry running target moments: only then do kernels accumulate them (every member
     // of a group alike, so checkpointed kernel states agree).
     if (config.output().estimates_every() > 0) kernel->track_moments();
@@ -285,7 +289,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
           if (action == static_cast<double>(CheckpointAction::kSaveAndStop)) {
             summary.set_status(kStatusCheckpointed);
-            summary.set_n_gradient_evals(grad_evals);
+            summary.set_n_gradient_evals(grad_evals * per_evaluation);
+            summary.set_n_extended_gradient_evals(grad_evals);
             summary.set_wall_seconds(elapsed());
             summary.set_cpu_seconds(cpu_used());
             return summary;
@@ -325,7 +330,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         auto& snap = *snapshot.mutable_estimates();
         snap.set_iteration(i + 1);
         snap.set_wall_seconds(elapsed());
-        snap.set_n_gradient_evals(grad_evals);
+        snap.set_n_gradient_evals(grad_evals * per_evaluation);
+        snap.set_n_extended_gradient_evals(grad_evals);
         running.clear();
         kernel->report_estimates(running);
         snap.mutable_estimates()->clear();
@@ -347,7 +353,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     std::map<std::string, double> estimates;
     kernel->report_estimates(estimates);
     for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
-    summary.set_n_gradient_evals_warmup(warmup_evals);
+    summary.set_n_gradient_evals_warmup(warmup_evals * per_evaluation);
+    summary.set_n_extended_gradient_evals_warmup(warmup_evals);
   } catch (const CallbackFailure& f) {
     std::rethrow_exception(f.error);
   } catch (const Error& e) {
@@ -356,7 +363,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     // A user target (e.g. a plugin) may throw anything; it still ends only this chain.
     summary.set_status(std::string("failed: unexpected exception: ") + e.what());
   }
-  summary.set_n_gradient_evals(grad_evals);
+  summary.set_n_gradient_evals(grad_evals * per_evaluation);
+  summary.set_n_extended_gradient_evals(grad_evals);
   summary.set_wall_seconds(elapsed());
   summary.set_cpu_seconds(cpu_used());
   return summary;

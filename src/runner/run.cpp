@@ -1124,12 +1124,19 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   for (const auto& c : footer.chains()) {
     draws += c.n_draws();
     evals += c.n_gradient_evals();
+    // Target gradients; where a sampler's own evaluation costs several (pseudo-extended), also
+    // its own count.
+    const std::string extended =
+        c.n_extended_gradient_evals() != c.n_gradient_evals()
+            ? fmt::format(" ({} extended)", c.n_extended_gradient_evals())
+            : std::string();
     spdlog::info("{} chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
-                 "divergent {} grad evals {} ({:.2f} s wall, {:.2f} s CPU) {}",
+                 "divergent {} grad evals {}{} ({:.2f} s wall, {:.2f} s CPU) {}",
                  c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
-                 c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.cpu_seconds(), c.status());
+                 c.n_divergent(), c.n_gradient_evals(), extended, c.wall_seconds(), c.cpu_seconds(),
+                 c.status());
   }
-  spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s wall "
+  spdlog::info("done: {} chains, {} draws, {} target gradient evaluations in {:.2f} s wall "
                "({:.2f} s CPU in chains); status {}",
                footer.chains_size(), draws, evals, footer.wall_seconds(), footer.cpu_seconds(),
                footer.status());
