@@ -703,6 +703,9 @@ void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Proble
     p.add(bp + ".draws_per_round", "more than the limit " + num(kMaxIterations), num(b.draws_per_round()));
   if (b.has_warmup() && b.warmup() < 0) p.add(bp + ".warmup", "must be >= 0", num(b.warmup()));
   optional_positive(p, bp + ".covariance_scale", b.has_covariance_scale(), b.covariance_scale());
+  if (b.has_keep_variance_ratio() && !(b.keep_variance_ratio() >= 1.0))
+    p.add(bp + ".keep_variance_ratio", "must be >= 1 (1e300: always use the refit)",
+          num(b.keep_variance_ratio()));
   if (!p.has(bp + ".rounds") && !p.has(bp + ".draws_per_round") && !p.has(bp + ".warmup") &&
       cfg.iterations() >= 0 && cfg.warmup() >= 0) {
     const double per_round = static_cast<double>(b.has_warmup() ? b.warmup() : cfg.warmup()) +

@@ -359,7 +359,10 @@ void RbTracker::report(std::map<std::string, double>& estimates) const {
   // The batches saw every draw the sums did (a checkpoint of an older version has none: no SE).
   const double se = batches_.count() == acc_.count() ? batches_.log_ratio_se()
                                                      : std::numeric_limits<double>::quiet_NaN();
-  if (std::isfinite(se)) estimates["log_z_se"] = se;
+  if (std::isfinite(se)) {
+    estimates["log_z_se"] = se;
+    estimates["log_z_batches"] = batches_.n_full_batches();  // the SE's batches (k - 1 dof)
+  }
   estimates["log_zeta"] = log_zeta_;
   estimates["log_sum_w0"] = acc_.log_sum_w0();
   estimates["log_sum_w1"] = acc_.log_sum_w1();

@@ -244,6 +244,7 @@ class TemperedTarget final : public targets::Target {
 //   "log_z_se"    its batch-means standard error: the delta method on the batch sums of w1 and w0
 //                 (estimators/log_ratio_batch_means.hpp; log zeta is a constant); absent with fewer
 //                 than 2 full batches
+//   "log_z_batches" the number k of full batches that SE rests on (its square has ~k - 1 dof)
 //   "log_zeta"    the base's log zeta
 //   "log_sum_w0", "log_sum_w1", "ess_w0", "ess_w1" (Kish), "mean_beta", "rb_draws"
 class RbTracker {

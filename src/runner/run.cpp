@@ -923,8 +923,10 @@ class RankLoop {
       bootstrap_task_of_[t.id] = static_cast<int>(i);
     }
     for (auto& [r, ids] : chains) {
-      const auto s = *extended::bootstrap_settings(runs_[static_cast<std::size_t>(r)]);
-      bootstrap_.emplace(r, extended::BootstrapRounds(r, s, std::move(ids)));
+      const auto& run = runs_[static_cast<std::size_t>(r)];
+      const auto s = *extended::bootstrap_settings(run);
+      bootstrap_.emplace(r, extended::BootstrapRounds(r, s, std::move(ids),
+                                                      run.sampler().continuous_tempering().base()));
     }
   }
 
@@ -973,11 +975,15 @@ class RankLoop {
     const auto result = rounds.on_report(std::move(report));
     if (!result) return;
     const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    // The round, its refit and the choice of the next base (the refit, or an earlier round's base
+    // when the refit's round did worse: extended/continuous_tempering_base_choice.hpp).
     const std::string line = run.name() + ": " + extended::describe(*result, rounds.settings());
-    if (result->next_base)
-      spdlog::info("{}", line);
-    else
+    if (!result->chosen_base)
       spdlog::error("{}", line);
+    else if (!result->choice.warning.empty() || !result->choice.use_refit)
+      spdlog::warn("{}", line);
+    else
+      spdlog::info("{}", line);
     for (Eigen::Index i = 0; i < result->mean.size(); ++i)
       spdlog::debug("{}: bootstrap round {}: E[x{}] = {:.6g} ± {:.3g}, Var = {:.6g} ± {:.3g}",
                     run.name(), result->round + 1, i, result->mean[i], result->mean_se[i],
@@ -1018,6 +1024,7 @@ class RankLoop {
       s.set_status(why);
       if (this_round) {
         s.set_n_gradient_evals(this_round->n_gradient_evals());
+        s.set_n_extended_gradient_evals(this_round->n_extended_gradient_evals());
         s.set_wall_seconds(this_round->wall_seconds());
         s.set_cpu_seconds(this_round->cpu_seconds());
       }
@@ -1062,7 +1069,13 @@ class RankLoop {
     if (summary.status() == kStatusCheckpointed) return summary;
     if (leader) {
       report.status = summary.status();
+      const auto se = summary.estimates().find("log_z_se");  // the same draws as report.acc
+      if (se != summary.estimates().end()) report.log_z_se = se->second;
+      const auto batches = summary.estimates().find("log_z_batches");
+      if (batches != summary.estimates().end())
+        report.log_z_batches = static_cast<std::int64_t>(batches->second);
       report.gradient_evals = summary.n_gradient_evals();
+      report.extended_gradient_evals = summary.n_extended_gradient_evals();
       report.wall_seconds = summary.wall_seconds();
       report.cpu_seconds = summary.cpu_seconds();
       deliver(layout_.coordinator, kTagBootstrapReport, report.encode());
