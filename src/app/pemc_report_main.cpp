@@ -15,6 +15,7 @@
 #include "report/plot.hpp"
 #include "report/quantities.hpp"
 #include "report/reference_check.hpp"
+#include "report/relaxation_export.hpp"
 #include "report/summary.hpp"
 #include "report/truth.hpp"
 
@@ -233,6 +234,13 @@ int main(int argc, char** argv) {
   auto* truth = app.add_subcommand("truth", "Exact truth of a config's target (mean, second moment, log Z)");
   truth->add_option("config", truth_config, "Run config")->required()->check(CLI::ExistingFile);
   truth->add_option("--format", format, "json")->check(CLI::IsMember({"json"}));
+  std::string relaxation_dir;
+  bool relaxation_overwrite = false;
+  truth->add_option("--write-relaxation", relaxation_dir,
+                    "Boltzmann targets: also write the solved relaxation (Q, b, D, W as plain "
+                    "text, relaxation.json) into this directory (new or empty unless --overwrite)");
+  truth->add_flag("--overwrite", relaxation_overwrite,
+                  "With --write-relaxation: write into a directory that already holds files");
 
   std::vector<std::string> compare_files;
   std::string compare_format = "markdown";
@@ -405,7 +413,17 @@ int main(int argc, char** argv) {
                                          reference_format, reference_options);
     if (*verify) return cmd_verify(files);
     if (*truth) {
-      std::cout << pemc::report::truth_of_config(truth_config);
+      if (relaxation_dir.empty()) {
+        std::cout << pemc::report::truth_of_config(truth_config);
+        return 0;
+      }
+      // Everything checked before anything is written.
+      const auto t = pemc::report::target_of_config(truth_config);
+      pemc::report::prepare_relaxation_dir(*t.target, relaxation_dir, relaxation_overwrite);
+      const auto known = t.target->truth();
+      for (const auto& f : pemc::report::write_relaxation(*t.target, relaxation_dir, known.log_z))
+        std::cerr << "pemc-report: wrote " << f.string() << "\n";
+      std::cout << pemc::report::truth_to_json(t.kind, t.target->dim(), known);
       return 0;
     }
     if (*exp) {

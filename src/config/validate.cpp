@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <unordered_map>
 
 #include "adapt/warmup_adapter.hpp"
+#include "config/init_point.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -672,6 +674,7 @@ void check_continuous_tempering(const v1::ContinuousTemperingConfig& c, const st
   optional_positive(p, pre + ".sigmoid_scale", c.has_sigmoid_scale(), c.sigmoid_scale());
   optional_positive(p, pre + ".control_mass", c.has_control_mass(), c.control_mass());
   if (c.has_sweeps_per_draw()) in_range(p, pre + ".sweeps_per_draw", c.sweeps_per_draw(), 1, 10000);
+  optional_at_least(p, pre + ".n_batches", c.has_n_batches(), c.n_batches(), 2);
   if (c.has_initial_beta()) {
     const double b0 = c.initial_beta();
     if (c.variant() == v1::ContinuousTemperingConfig::JOINT && !(b0 > 0.0 && b0 < 1.0))
@@ -700,6 +703,9 @@ void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Proble
     p.add(bp + ".draws_per_round", "more than the limit " + num(kMaxIterations), num(b.draws_per_round()));
   if (b.has_warmup() && b.warmup() < 0) p.add(bp + ".warmup", "must be >= 0", num(b.warmup()));
   optional_positive(p, bp + ".covariance_scale", b.has_covariance_scale(), b.covariance_scale());
+  if (b.has_keep_variance_ratio() && !(b.keep_variance_ratio() >= 1.0))
+    p.add(bp + ".keep_variance_ratio", "must be >= 1 (1e300: always use the refit)",
+          num(b.keep_variance_ratio()));
   if (!p.has(bp + ".rounds") && !p.has(bp + ".draws_per_round") && !p.has(bp + ".warmup") &&
       cfg.iterations() >= 0 && cfg.warmup() >= 0) {
     const double per_round = static_cast<double>(b.has_warmup() ? b.warmup() : cfg.warmup()) +
@@ -897,12 +903,39 @@ void check_init(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Probl
     case v1::InitConfig::kUniformRadius:
       positive(p, "init.uniform_radius", in.uniform_radius());
       break;
-    case v1::InitConfig::kUniformBox:
-      if (!(in.uniform_box().lower() < in.uniform_box().upper())) {
-        p.add("init.uniform_box.upper", "lower must be < upper",
-              "lower " + num(in.uniform_box().lower()) + ", upper " + num(in.uniform_box().upper()));
+    case v1::InitConfig::kUniformBox: {
+      // Each bound: one number for every coordinate (none = 0), or one per coordinate.
+      const auto& box = in.uniform_box();
+      bool sizes_ok = true;
+      for (const auto* bound : {&box.lower(), &box.upper()}) {
+        const std::string field =
+            std::string("init.uniform_box.") + (bound == &box.lower() ? "lower" : "upper");
+        if (bound->size() <= 1) continue;
+        if (dim && bound->size() != *dim) {
+          p.add(field, "must have 1 entry (every coordinate) or " + entries(*dim) +
+                           " (the target's dimension)", entries(bound->size()));
+          sizes_ok = false;
+        }
+      }
+      if (box.lower_size() > 1 && box.upper_size() > 1 && box.lower_size() != box.upper_size()) {
+        if (sizes_ok)
+          p.add("init.uniform_box.upper", "must have as many entries as lower (" +
+                                               entries(box.lower_size()) + "), or 1",
+                entries(box.upper_size()));
+        sizes_ok = false;
+      }
+      if (!sizes_ok) break;
+      const int n = std::max({1, box.lower_size(), box.upper_size()});
+      for (int i = 0; i < n; ++i) {
+        const double lo = box_bound(box.lower(), i), hi = box_bound(box.upper(), i);
+        if (!(lo < hi)) {
+          p.add(n == 1 ? std::string("init.uniform_box.upper") : el("init.uniform_box.upper", i),
+                "lower must be < upper", "lower " + num(lo) + ", upper " + num(hi));
+          break;
+        }
       }
       break;
+    }
     case v1::InitConfig::kPoint: {
       const auto& x = in.point().x();
       if (x.empty()) {

@@ -348,6 +348,7 @@ void RbTracker::observe(const targets::Target& space, const kernels::ChainState&
   if (in_warmup_) return;
   space.weighted_view(state.x, view_);
   acc_.add(view_.samples.col(0), view_.extra[kExtraLogW0], view_.extra[kExtraLogW1]);
+  batches_.add(view_.extra[kExtraLogW1], view_.extra[kExtraLogW0]);
   sum_beta_ += view_.extra[kExtraBeta];
   log_zeta_ = view_.extra[kExtraLogZeta];
 }
@@ -355,6 +356,13 @@ void RbTracker::observe(const targets::Target& space, const kernels::ChainState&
 void RbTracker::report(std::map<std::string, double>& estimates) const {
   if (acc_.count() == 0) return;
   estimates["log_z"] = acc_.log_z(log_zeta_);
+  // The batches saw every draw the sums did (a checkpoint of an older version has none: no SE).
+  const double se = batches_.count() == acc_.count() ? batches_.log_ratio_se()
+                                                     : std::numeric_limits<double>::quiet_NaN();
+  if (std::isfinite(se)) {
+    estimates["log_z_se"] = se;
+    estimates["log_z_batches"] = batches_.n_full_batches();  // the SE's batches (k - 1 dof)
+  }
   estimates["log_zeta"] = log_zeta_;
   estimates["log_sum_w0"] = acc_.log_sum_w0();
   estimates["log_sum_w1"] = acc_.log_sum_w1();
@@ -381,8 +389,8 @@ bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& co
 }
 
 JointTemperingKernel::JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space,
-                                           kernels::KernelPtr inner)
-    : space_(std::move(space)), inner_(std::move(inner)) {
+                                           kernels::KernelPtr inner, int n_batches)
+    : space_(std::move(space)), inner_(std::move(inner)), tracker_(n_batches) {
   if (!space_ || !inner_) throw ConfigError("joint continuous tempering: missing part");
 }
 
@@ -408,8 +416,9 @@ void JointTemperingKernel::end_warmup() {
 
 GibbsTemperingKernel::GibbsTemperingKernel(std::shared_ptr<const GibbsTemperingSpace> space,
                                            std::shared_ptr<TemperedTarget> tempered,
-                                           kernels::KernelPtr inner)
-    : space_(std::move(space)), tempered_(std::move(tempered)), inner_(std::move(inner)) {
+                                           kernels::KernelPtr inner, int n_batches)
+    : space_(std::move(space)), tempered_(std::move(tempered)), inner_(std::move(inner)),
+      tracker_(n_batches) {
   if (!space_ || !tempered_ || !inner_) throw ConfigError("Gibbs continuous tempering: missing part");
   const int d = space_->original_dim();
   inner_state_.x.resize(d);
@@ -501,14 +510,15 @@ ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity
   if (options.variant == TemperingVariant::kJoint) {
     auto space = std::make_shared<const JointTemperingTarget>(parts, options.control_scale,
                                                               options.initial_beta);
-    auto kernel = std::make_unique<JointTemperingKernel>(space, inner(space));
+    auto kernel = std::make_unique<JointTemperingKernel>(space, inner(space), options.n_batches);
     return {std::move(space), std::move(kernel)};
   }
   auto space = std::make_shared<const GibbsTemperingSpace>(parts, options.initial_beta);
   auto tempered = std::make_shared<TemperedTarget>(parts);
   tempered->set_beta(options.initial_beta);
   auto inner_kernel = inner(tempered);
-  auto kernel = std::make_unique<GibbsTemperingKernel>(space, tempered, std::move(inner_kernel));
+  auto kernel = std::make_unique<GibbsTemperingKernel>(space, tempered, std::move(inner_kernel),
+                                                       options.n_batches);
   return {std::move(space), std::move(kernel)};
 }
 
@@ -530,6 +540,10 @@ ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& c
     throw ConfigError(field + ".control_mass: must be finite and > 0");
   o.control_scale = sigmoid_scale * std::sqrt(mass);
   o.initial_beta = config.has_initial_beta() ? config.initial_beta() : 0.5;
+  if (config.has_n_batches()) {
+    if (config.n_batches() < 2) throw ConfigError(field + ".n_batches: must be >= 2");
+    o.n_batches = config.n_batches();
+  }
   if (o.variant == TemperingVariant::kJoint && !(o.initial_beta > 0.0 && o.initial_beta < 1.0))
     throw ConfigError(field + ".initial_beta: must be in (0, 1) for the JOINT variant");
   if (o.variant == TemperingVariant::kGibbs && !(o.initial_beta >= 0.0 && o.initial_beta <= 1.0))
@@ -546,6 +560,7 @@ void RbTracker::save_state(pemc::v1::KernelState& s) const {
   adapt::put_reals(s, "accumulator", acc_.serialize());
   adapt::put_real(s, "sum_beta", sum_beta_);
   adapt::put_real(s, "log_zeta", log_zeta_);
+  adapt::put_reals(s, "log_z_batches", batches_.serialize());
 }
 
 void RbTracker::restore_state(const pemc::v1::KernelState& s) {
@@ -555,6 +570,15 @@ void RbTracker::restore_state(const pemc::v1::KernelState& s) {
   acc_ = estimators::TemperingRbAccumulator::deserialize(acc);
   sum_beta_ = adapt::get_real(s, "sum_beta");
   log_zeta_ = adapt::get_real(s, "log_zeta");
+  // Absent in checkpoints written before log_z_se existed: the batches then start empty and
+  // report() leaves the SE out (their count differs from the sums').
+  if (s.reals().count("log_z_batches")) {
+    try {
+      batches_ = estimators::LogRatioBatchMeans::deserialize(adapt::get_real_vector(s, "log_z_batches"));
+    } catch (const DataError& e) {
+      adapt::state_error(s, "log_z_batches", e.what());
+    }
+  }
 }
 
 void JointTemperingKernel::save_state(pemc::v1::KernelState& state) const {

@@ -46,6 +46,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "estimators/log_ratio_batch_means.hpp"
 #include "estimators/rb_tempering.hpp"
 #include "extended/base_density.hpp"
 #include "extended/extended_sampler.hpp"
@@ -240,10 +241,16 @@ class TemperedTarget final : public targets::Target {
 // transition of a chain (all of them, not only the thinned draws written to the records), from the
 // space's weighted view. Estimates reported under these keys (ChainSummary.estimates):
 //   "log_z"       log zeta + log sum w1 - log sum w0                       (eq. (20))
+//   "log_z_se"    its batch-means standard error: the delta method on the batch sums of w1 and w0
+//                 (estimators/log_ratio_batch_means.hpp; log zeta is a constant); absent with fewer
+//                 than 2 full batches
+//   "log_z_batches" the number k of full batches that SE rests on (its square has ~k - 1 dof)
 //   "log_zeta"    the base's log zeta
 //   "log_sum_w0", "log_sum_w1", "ess_w0", "ess_w1" (Kish), "mean_beta", "rb_draws"
 class RbTracker {
  public:
+  explicit RbTracker(int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches)
+      : batches_(n_batches) {}
   void begin_warmup() { in_warmup_ = true; }
   void end_warmup() { in_warmup_ = false; }
   // Adds the state's x with its weights unless in warmup.
@@ -252,7 +259,7 @@ class RbTracker {
   // The target's mean and covariance by eq. (21); false before a post-warmup draw with w1 > 0.
   bool moments(Vector& mean, Matrix& covariance) const;
   const estimators::TemperingRbAccumulator& accumulator() const { return acc_; }
-  // Checkpoint: the Rao-Blackwell sums and the warmup flag.
+  // Checkpoint: the Rao-Blackwell sums, their batches and the warmup flag.
   void save_state(pemc::v1::KernelState& s) const;
   void restore_state(const pemc::v1::KernelState& s);
 
@@ -260,6 +267,7 @@ class RbTracker {
   bool in_warmup_ = false;
   targets::WeightedView view_;
   estimators::TemperingRbAccumulator acc_;
+  estimators::LogRatioBatchMeans batches_;  // of (w1, w0), for log_z_se
   double sum_beta_ = 0.0;
   double log_zeta_ = 0.0;
 };
@@ -271,7 +279,9 @@ bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& co
 // The joint variant's kernel: the inner HMC/NUTS kernel on the (x, u) space, plus RB tracking.
 class JointTemperingKernel final : public kernels::Kernel {
  public:
-  JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space, kernels::KernelPtr inner);
+  // n_batches: of the tracker's log_z_se (RbTracker).
+  JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space, kernels::KernelPtr inner,
+                       int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches);
 
   std::string name() const override { return "ct_joint/" + inner_->name(); }
   kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
@@ -308,7 +318,8 @@ class GibbsTemperingKernel final : public kernels::Kernel {
  public:
   // `inner` is built on `tempered` (the caller's factory).
   GibbsTemperingKernel(std::shared_ptr<const GibbsTemperingSpace> space,
-                       std::shared_ptr<TemperedTarget> tempered, kernels::KernelPtr inner);
+                       std::shared_ptr<TemperedTarget> tempered, kernels::KernelPtr inner,
+                       int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches);
 
   std::string name() const override { return "ct_gibbs/" + inner_->name(); }
   // One sweep: x | beta by the inner kernel at the state's beta, then beta | x exactly (eq. (17))
@@ -356,6 +367,7 @@ struct ContinuousTemperingOptions {
   TemperingVariant variant = TemperingVariant::kJoint;
   double control_scale = 1.0;  // JOINT: c = sigmoid_scale * sqrt(control_mass)
   double initial_beta = 0.5;
+  int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches;  // for log_z_se
 };
 
 // The extended space and its kernel; the inner kernel is built by `inner` on the joint space

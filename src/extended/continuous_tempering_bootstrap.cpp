@@ -95,6 +95,7 @@ std::optional<BootstrapSettings> bootstrap_settings(const v1::RunConfig& run) {
   s.draws_per_round = b.draws_per_round();
   s.warmup = b.has_warmup() ? b.warmup() : run.warmup();
   s.covariance_scale = b.has_covariance_scale() ? b.covariance_scale() : 1.0;
+  if (b.has_keep_variance_ratio()) s.keep_variance_ratio = b.keep_variance_ratio();
   return s;
 }
 
@@ -117,7 +118,7 @@ std::uint64_t bootstrap_round_seed(std::uint64_t seed, int round) {
 }
 
 v1::RunConfig bootstrap_round_config(const v1::RunConfig& run, int round,
-                                     const v1::GaussianBaseConfig* base) {
+                                     const v1::BaseDensityConfig* base) {
   const auto s = bootstrap_settings(run);
   if (!s) throw ConfigError("run '" + run.name() + "' has no continuous tempering bootstrap rounds");
   if (round < 0 || round > s->rounds)
@@ -130,8 +131,7 @@ v1::RunConfig bootstrap_round_config(const v1::RunConfig& run, int round,
     if (!base)
       throw ConfigError("bootstrap round " + std::to_string(round) + " of run '" + run.name() +
                         "' needs the refitted base");
-    ct->mutable_base()->Clear();
-    *ct->mutable_base()->mutable_gaussian() = *base;
+    *ct->mutable_base() = *base;
   }
   if (round < s->rounds) {
     c.set_warmup(s->warmup);
@@ -146,6 +146,26 @@ v1::RunConfig bootstrap_round_config(const v1::RunConfig& run, int round,
     out->set_estimates_every(0);
   }
   return c;
+}
+
+v1::BaseDensityConfig with_log_zeta(v1::BaseDensityConfig base, double log_zeta) {
+  switch (base.kind_case()) {
+    case v1::BaseDensityConfig::kGaussian:
+      base.mutable_gaussian()->set_log_zeta(log_zeta);
+      break;
+    case v1::BaseDensityConfig::kLaplace:
+      base.mutable_laplace()->set_log_zeta(log_zeta);
+      break;
+    case v1::BaseDensityConfig::kBoltzmannMeanField:
+      base.mutable_boltzmann_mean_field()->set_log_zeta(log_zeta);
+      break;
+    case v1::BaseDensityConfig::kVariational:
+      base.mutable_variational()->set_log_zeta(log_zeta);
+      break;
+    case v1::BaseDensityConfig::KIND_NOT_SET:  // validation requires a kind
+      throw ConfigError("continuous tempering bootstrap: the base has no kind to set log zeta on");
+  }
+  return base;
 }
 
 double add_ct_draw(estimators::TemperingRbAccumulator& acc, const v1::Draw& draw) {
@@ -167,7 +187,10 @@ std::string BootstrapChainReport::encode() const {
   w.put<std::int32_t>(chain_id);
   w.put<std::int32_t>(round);
   w.put<double>(log_zeta);
+  w.put<double>(log_z_se);
+  w.put<std::int64_t>(log_z_batches);
   w.put<std::int64_t>(gradient_evals);
+  w.put<std::int64_t>(extended_gradient_evals);
   w.put<double>(wall_seconds);
   w.put<double>(cpu_seconds);
   w.put_string(status);
@@ -183,7 +206,10 @@ BootstrapChainReport BootstrapChainReport::decode(const std::string& bytes) {
   out.chain_id = r.get<std::int32_t>();
   out.round = r.get<std::int32_t>();
   out.log_zeta = r.get<double>();
+  out.log_z_se = r.get<double>();
+  out.log_z_batches = r.get<std::int64_t>();
   out.gradient_evals = r.get<std::int64_t>();
+  out.extended_gradient_evals = r.get<std::int64_t>();
   out.wall_seconds = r.get<double>();
   out.cpu_seconds = r.get<double>();
   out.status = r.get_string();
@@ -233,7 +259,7 @@ BootstrapBroadcast BootstrapBroadcast::decode(const std::string& bytes) {
 BootstrapRoundResult pool_bootstrap_round(const std::vector<const BootstrapChainReport*>& reports,
                                           const BootstrapSettings& settings) {
   BootstrapRoundResult r;
-  r.log_z = r.log_z_se = kNaN;
+  r.log_z = r.log_z_se = r.log_z_se_within = kNaN;
   if (reports.empty()) {
     r.error = "no chain finished the round";
     return r;
@@ -243,6 +269,7 @@ BootstrapRoundResult pool_bootstrap_round(const std::vector<const BootstrapChain
   r.log_zeta_used = reports.front()->log_zeta;
   estimators::TemperingRbAccumulator pooled;
   std::vector<double> log_z;
+  double sum_se2 = 0.0, within_dof = 0.0;
   for (const auto* c : reports) {
     if (c->log_zeta != r.log_zeta_used) {
       r.error = fmt::format("chain {} used log zeta {} in round {}, chain {} used {}", c->chain_id,
@@ -251,9 +278,17 @@ BootstrapRoundResult pool_bootstrap_round(const std::vector<const BootstrapChain
     }
     pooled.merge(c->acc);
     log_z.push_back(c->acc.log_z(r.log_zeta_used));
+    sum_se2 += c->log_z_se * c->log_z_se;  // NaN when a chain has none
+    within_dof += static_cast<double>(c->log_z_batches - 1);
   }
   r.log_z = pooled.log_z(r.log_zeta_used);
   r.log_z_se = standard_error(log_z);
+  r.log_z_se_within = std::sqrt(sum_se2) / static_cast<double>(reports.size());
+  r.log_z_se_within_dof = std::isfinite(r.log_z_se_within) ? within_dof : 0.0;
+  std::size_t finite = 0;
+  for (double v : log_z) finite += std::isfinite(v);
+  r.log_z_se_dof = finite >= 2 ? static_cast<double>(finite - 1) : 0.0;
+  r.draws = pooled.count();
   r.ess_w0 = pooled.ess_w0();
   r.ess_w1 = pooled.ess_w1();
   if (pooled.count() == 0 || !std::isfinite(r.log_z)) {
@@ -312,14 +347,30 @@ v1::Record bootstrap_snapshot(const BootstrapRoundResult& r, const std::string& 
   s.set_iteration((r.round + 1) * settings.draws_per_round);
   s.set_wall_seconds(wall_seconds);
   s.set_n_gradient_evals(r.gradient_evals);
+  s.set_n_extended_gradient_evals(r.gradient_evals);  // CT: one target gradient per evaluation
   auto& e = *s.mutable_estimates();
   e["bootstrap_round"] = r.round + 1;
   e["n_chains"] = r.n_chains;
   e["log_zeta"] = r.log_zeta_used;
   e["refit_ok"] = r.next_base ? 1.0 : 0.0;
-  if (r.next_base) e["next_log_zeta"] = r.next_base->log_zeta();
-  if (std::isfinite(r.log_z)) e["log_z"] = r.log_z;
-  if (std::isfinite(r.log_z_se)) e["log_z_se"] = r.log_z_se;
+  e["base_origin"] = r.base_origin;
+  if (r.chosen_base) {
+    e["next_base_origin"] = r.chosen_base_origin;
+    e["base_kept"] = r.choice.use_refit ? 0.0 : 1.0;
+    if (!r.choice.use_refit) e["kept_round"] = r.choice.kept_round + 1;
+    e["next_log_zeta"] = r.chosen_log_zeta;
+  }
+  auto put = [&e](const char* key, double v) {
+    if (std::isfinite(v)) e[key] = v;
+  };
+  put("log_z", r.log_z);
+  put("log_z_se", r.log_z_se);
+  put("log_z_se_within", r.log_z_se_within);
+  put("log_z_var_x_draws", r.quality.variance_x_draws());
+  put("variance_ratio", r.choice.variance_ratio);
+  put("variance_threshold", r.choice.threshold);
+  if (r.quality.log_z_se_dof > 0) e["log_z_se_dof"] = r.quality.log_z_se_dof;
+  put("log_zeta_shift_z", r.quality.log_zeta_shift_z());
   if (r.n_chains > 0) {
     e["ess_w0"] = r.ess_w0;
     e["ess_w1"] = r.ess_w1;
@@ -351,19 +402,25 @@ std::string describe(const BootstrapRoundResult& r, const BootstrapSettings& set
     if (r.n_chains >= 2)
       s += fmt::format("; E[x] largest se {:.3g} (x{}: {:.4g})", max_se, at, r.mean[at]);
   }
+  if (std::isfinite(r.log_z_se_within)) s += fmt::format("; chains' own SEs give ± {:.3g}", r.log_z_se_within);
   if (r.next_base)
-    s += fmt::format("; next base refitted (log zeta {:.6g}, covariance x {:g})",
-                     r.next_base->log_zeta(), settings.covariance_scale);
+    s += fmt::format("; refit: log zeta {:.6g}, covariance x {:g}", r.next_base->log_zeta(),
+                     settings.covariance_scale);
   else
     s += "; refit failed: " + r.error;
+  if (!r.choice.reason.empty()) s += "; next base: " + r.choice.reason;
+  if (!r.choice.warning.empty()) s += "; WARNING: " + r.choice.warning;
   return s;
 }
 
 // ---- coordinator bookkeeping -------------------------------------------------------------------
 
 BootstrapRounds::BootstrapRounds(int run_index, BootstrapSettings settings,
-                                 std::vector<int> chain_ids)
-    : run_index_(run_index), settings_(settings), live_(std::move(chain_ids)) {
+                                 std::vector<int> chain_ids, v1::BaseDensityConfig configured_base)
+    : run_index_(run_index),
+      settings_(settings),
+      live_(std::move(chain_ids)),
+      current_base_(std::move(configured_base)) {
   std::sort(live_.begin(), live_.end());
   for (int id : live_) totals_[id].set_chain_id(id);
 }
@@ -378,6 +435,7 @@ std::optional<BootstrapRoundResult> BootstrapRounds::on_report(BootstrapChainRep
                                 round_ + 1));
   auto& t = totals_[id];
   t.set_n_gradient_evals(t.n_gradient_evals() + report.gradient_evals);
+  t.set_n_extended_gradient_evals(t.n_extended_gradient_evals() + report.extended_gradient_evals);
   t.set_wall_seconds(t.wall_seconds() + report.wall_seconds);
   t.set_cpu_seconds(t.cpu_seconds() + report.cpu_seconds);
   gradient_evals_ += report.gradient_evals;
@@ -395,19 +453,64 @@ std::optional<BootstrapRoundResult> BootstrapRounds::on_report(BootstrapChainRep
   result.round = round_;
   result.gradient_evals = gradient_evals_;
   if (ok.empty()) result.error = "no chain finished bootstrap round " + std::to_string(round_ + 1);
+  choose_base(result);
   live_ = std::move(next);
   reports_.clear();
   ++round_;
   return result;
 }
 
+void BootstrapRounds::choose_base(BootstrapRoundResult& result) {
+  // This round's quality: its SE is the larger of the across-chain and the within-chain one.
+  BootstrapRoundQuality& q = result.quality;
+  q.round = result.round;
+  q.log_z = result.log_z;
+  const double a = result.log_z_se, w = result.log_z_se_within;
+  const bool across = std::isfinite(a) && !(std::isfinite(w) && w > a);
+  q.log_z_se = across ? a : w;
+  q.log_z_se_dof = across ? result.log_z_se_dof : result.log_z_se_within_dof;
+  q.draws = result.draws;
+  q.base_origin = current_origin_;
+  q.log_zeta = result.log_zeta_used;
+  q.log_zeta_se = current_log_zeta_se_;
+  q.refit_ok = result.next_base.has_value();
+  result.base_origin = current_origin_;
+  history_.push_back(q);
+  bases_.push_back(current_base_);
+
+  result.choice = choose_next_base(history_, settings_.keep_variance_ratio);
+  if (result.choice.use_refit) {
+    v1::BaseDensityConfig refit;
+    *refit.mutable_gaussian() = *result.next_base;
+    current_base_ = std::move(refit);
+    current_origin_ = result.round + 1;
+    current_log_zeta_se_ = q.log_z_se;
+  } else if (result.choice.kept_round >= 0) {
+    const auto j = static_cast<std::size_t>(result.choice.kept_round);
+    current_base_ = with_log_zeta(bases_[j], history_[j].log_z);
+    current_origin_ = history_[j].base_origin;
+    current_log_zeta_se_ = history_[j].log_z_se;
+  } else {
+    return;  // no base: result.error says why the refit failed
+  }
+  result.chosen_base = current_base_;
+  result.chosen_base_origin = current_origin_;
+  result.chosen_log_zeta = result.choice.use_refit
+                               ? result.next_base->log_zeta()
+                               : history_[static_cast<std::size_t>(result.choice.kept_round)].log_z;
+}
+
 BootstrapBroadcast BootstrapRounds::broadcast(const BootstrapRoundResult& result) const {
   BootstrapBroadcast b;
   b.run_index = run_index_;
   b.round = result.round + 1;
-  b.base = result.next_base;
-  b.error = result.error;
-  for (int id : live_) b.totals[id] = totals_.at(id);
+  b.base = result.chosen_base;
+  if (!result.chosen_base) b.error = result.error.empty() ? result.choice.reason : result.error;
+  for (int id : live_) {
+    auto t = totals_.at(id);
+    if (result.chosen_base) (*t.mutable_estimates())["bootstrap_base_origin"] = result.chosen_base_origin;
+    b.totals[id] = std::move(t);
+  }
   return b;
 }
 
@@ -415,12 +518,17 @@ void add_bootstrap_totals(v1::ChainSummary& summary, const v1::ChainSummary& tot
                           const BootstrapSettings& settings) {
   summary.set_n_gradient_evals(summary.n_gradient_evals() + totals.n_gradient_evals());
   summary.set_n_gradient_evals_warmup(summary.n_gradient_evals_warmup() + totals.n_gradient_evals());
+  summary.set_n_extended_gradient_evals(summary.n_extended_gradient_evals() +
+                                        totals.n_extended_gradient_evals());
+  summary.set_n_extended_gradient_evals_warmup(summary.n_extended_gradient_evals_warmup() +
+                                               totals.n_extended_gradient_evals());
   summary.set_wall_seconds(summary.wall_seconds() + totals.wall_seconds());
   summary.set_cpu_seconds(summary.cpu_seconds() + totals.cpu_seconds());
   auto& e = *summary.mutable_estimates();
   e["bootstrap_rounds"] = settings.rounds;
   e["bootstrap_draws"] = static_cast<double>(settings.rounds * settings.draws_per_round);
   e["bootstrap_gradient_evals"] = static_cast<double>(totals.n_gradient_evals());
+  for (const auto& [key, value] : totals.estimates()) e[key] = value;  // bootstrap_base_origin
 }
 
 }  // namespace pemc::extended

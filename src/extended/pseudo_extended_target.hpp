@@ -82,6 +82,9 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   double potential_and_gradient(ConstVectorRef z, VectorRef grad) const override;
 
   int original_dim() const override { return d_; }
+  // N: every evaluation computes phi and its gradient at all N pseudo-samples (each member of the
+  // group its own block).
+  int target_gradients_per_evaluation() const override { return n_; }
   // samples = the N pseudo-samples (d x N), log_weights = a_i, extra = beta_1..beta_N.
   // Collective for k > 1; z must hold every pseudo-sample (see above).
   bool weighted_view(ConstVectorRef z, targets::WeightedView& out) const override;

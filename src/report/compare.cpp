@@ -263,6 +263,8 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
       seconds.push_back(&c->summary.second_moment);
       g.wall_seconds_mean += c->summary.wall_seconds / n;
       g.n_gradient_evals_mean += static_cast<double>(c->summary.n_gradient_evals) / n;
+      g.n_extended_gradient_evals_mean +=
+          static_cast<double>(c->summary.n_extended_gradient_evals) / n;
       g.n_draws_mean += static_cast<double>(c->summary.n_draws) / n;
       g.kish_ess_mean += c->summary.kish_ess / n;
     }
@@ -385,6 +387,7 @@ std::string comparison_to_json(const Comparison& c) {
     }
     o["wall_seconds_mean"] = number(g.wall_seconds_mean);
     o["n_gradient_evals_mean"] = number(g.n_gradient_evals_mean);
+    o["n_extended_gradient_evals_mean"] = number(g.n_extended_gradient_evals_mean);
     o["n_draws_mean"] = number(g.n_draws_mean);
     o["kish_ess_mean"] = number(g.kish_ess_mean);
     if (g.mse_x_time_mean || g.mse_x_time_second_moment) {
@@ -481,7 +484,7 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
   for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
   for (const auto& n : est_names) head.push_back(n);
   if (any_lpd) head.push_back("held-out lpd");
-  head.insert(head.end(), {"wall s", "grad evals"});
+  head.insert(head.end(), {"wall s", "target grads"});
   row(head);
   row(std::vector<std::string>(head.size(), "---"));
   if (any_truth && one_truth) {
@@ -532,7 +535,7 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
     h.push_back("E[x]" + more);
     h.push_back("E[x²]" + more);
     for (const auto& n : est_names) h.push_back(n);
-    h.insert(h.end(), {"MSE×s E[x]", "MSE×s E[x²]", "MSE×grads E[x]"});
+    h.insert(h.end(), {"MSE×s E[x]", "MSE×s E[x²]", "MSE×target grads E[x]"});
     row(h);
     row(std::vector<std::string>(h.size(), "---"));
     for (const auto& g : c.groups) {
@@ -578,6 +581,7 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
                                 "n_excluded",
                                 "wall_seconds_mean",
                                 "n_gradient_evals_mean",
+                                "n_extended_gradient_evals_mean",
                                 "n_draws_mean",
                                 "kish_ess_mean",
                                 "rmse_all_mean",
@@ -609,6 +613,7 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
                                    std::to_string(g.excluded.size()),
                                    csv_num(g.wall_seconds_mean),
                                    csv_num(g.n_gradient_evals_mean),
+                                   csv_num(g.n_extended_gradient_evals_mean),
                                    csv_num(g.n_draws_mean),
                                    csv_num(g.kish_ess_mean),
                                    opt(g.rmse_all_mean),

@@ -15,6 +15,10 @@
 //   rmse_i = sqrt((1/n) sum_c (m_ci - t_i)^2)                        (per coordinate)
 //   rmse_all = sqrt((1/(n d)) sum_c sum_i (m_ci - t_i)^2)             (all d coordinates)
 //   mse_x_time = rmse_all^2 * mean wall seconds;  mse_x_grad_evals = rmse_all^2 * mean gradient evals
+// where gradient evals are the TARGET's (ChainSummary.n_gradient_evals: pseudo-extended counts N
+// per extended leapfrog step, PT every replica's; files from before that field are converted,
+// report/gradient_counts.hpp), so the cost compares samplers fairly; n_extended_gradient_evals_mean
+// is the sampler's own evaluations (pseudo-extended: extended leapfrog steps).
 // The same for second moments E[x_i^2]. Per-chain sampler estimates (footer "estimates", e.g.
 // log_z) get mean, sd and — when the truth knows them ("log_z" = Truth::log_z, other keys = a
 // scalar Truth::extras entry of the same name) — rmse.
@@ -30,7 +34,8 @@
 //              "mean": {"mean": [...], "sd": [...], "rmse"?: [...], "truth"?: [...]},
 //              "second_moment": {same},
 //              "rmse_all"?: {"mean", "second_moment"},
-//              "wall_seconds_mean", "n_gradient_evals_mean", "n_draws_mean", "kish_ess_mean",
+//              "wall_seconds_mean", "n_gradient_evals_mean", "n_extended_gradient_evals_mean",
+//              "n_draws_mean", "kish_ess_mean",
 //              "mse_x_time"?: {"mean", "second_moment"},
 //              "mse_x_grad_evals"?: {"mean", "second_moment"},
 //              "estimates": {"<name>": {"n", "mean", "sd", "n_nonfinite", "truth"?, "rmse"?}},
@@ -92,7 +97,8 @@ struct CompareGroup {
   MomentStats mean, second_moment;
   std::optional<double> rmse_all_mean, rmse_all_second_moment;
   double wall_seconds_mean = 0.0;
-  double n_gradient_evals_mean = 0.0;
+  double n_gradient_evals_mean = 0.0;           // target gradients
+  double n_extended_gradient_evals_mean = 0.0;  // the sampler's own evaluations
   double n_draws_mean = 0.0;
   double kish_ess_mean = 0.0;
   std::optional<double> mse_x_time_mean, mse_x_time_second_moment;

@@ -1,6 +1,7 @@
 #include "report/diagnostics_traces.hpp"
 
 #include "report/draw_weights.hpp"
+#include "report/gradient_counts.hpp"
 #include "report/quantities.hpp"
 
 #include <algorithm>
@@ -221,7 +222,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       if (!s.run_id().empty() && s.run_id() != key.first) continue;
       c.in_footer = true;
       c.status = s.status();
-      c.n_gradient_evals = s.n_gradient_evals();
+      c.n_gradient_evals = gradient_counts(s, run_meta(out.header, key.first).config).target;
       c.wall_seconds = s.wall_seconds();
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
     }

@@ -1,6 +1,7 @@
 #include "report/summary.hpp"
 
 #include "report/draw_weights.hpp"
+#include "report/gradient_counts.hpp"
 #include "report/quantities.hpp"
 
 #include <fmt/format.h>
@@ -237,7 +238,9 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
     s.n_divergent = acc.n_divergent;
     if (acc.lpd) s.held_out_lpd = acc.lpd->value();
     if (auto it = by_chain.find(key.second); it != by_chain.end()) {
-      s.n_gradient_evals = it->second->n_gradient_evals();
+      const auto counts = gradient_counts(*it->second, run_config);
+      s.n_gradient_evals = counts.target;
+      s.n_extended_gradient_evals = counts.extended;
       s.wall_seconds = it->second->wall_seconds();
       s.cpu_seconds = it->second->cpu_seconds();
       s.status = it->second->status();
@@ -300,6 +303,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       o["mean_accept_stat"] = r.mean_accept_stat;
       o["n_divergent"] = r.n_divergent;
       o["n_gradient_evals"] = r.n_gradient_evals;
+      o["n_extended_gradient_evals"] = r.n_extended_gradient_evals;
       o["wall_seconds"] = r.wall_seconds;
       o["cpu_seconds"] = r.cpu_seconds;
       o["status"] = r.status;

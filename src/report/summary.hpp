@@ -55,7 +55,10 @@ struct ChainRunSummary {
   double kish_ess = 0.0;             // of the weights (= n_draws when unweighted)
   double mean_accept_stat = 0.0;     // over the draws read
   std::int64_t n_divergent = 0;
-  std::int64_t n_gradient_evals = 0; // from the footer (0 when the footer is missing)
+  // From the footer (0 when the footer is missing), in target gradients, and the sampler's own
+  // (pseudo-extended: extended) evaluations; older files converted (report/gradient_counts.hpp).
+  std::int64_t n_gradient_evals = 0;
+  std::int64_t n_extended_gradient_evals = 0;
   double wall_seconds = 0.0;         // from the footer
   double cpu_seconds = 0.0;          // from the footer: the chain's thread CPU time
   std::string status;                // footer status, or "incomplete: no footer"

@@ -27,13 +27,17 @@ std::string truth_to_json(const std::string& target_name, int dim, const targets
   return j.dump(2) + "\n";
 }
 
-std::string truth_of_config(const std::filesystem::path& config_path) {
+ConfigTarget target_of_config(const std::filesystem::path& config_path) {
   auto loaded = config::load_config(config_path);
   config::apply_defaults(loaded);
   // The output path need not be writable just to ask for the truth: check the target only.
-  auto target = config::make_target(loaded.config.target());
-  return truth_to_json(config::target_kind_name(loaded.config.target()), target->dim(),
-                       target->truth());
+  return {config::target_kind_name(loaded.config.target()),
+          config::make_target(loaded.config.target())};
+}
+
+std::string truth_of_config(const std::filesystem::path& config_path) {
+  const auto t = target_of_config(config_path);
+  return truth_to_json(t.kind, t.target->dim(), t.target->truth());
 }
 
 }  // namespace pemc::report

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "core/cpu_time.hpp"
 #include "core/error.hpp"
 #include "hmc/partition.hpp"
@@ -20,29 +21,6 @@ namespace pemc::runner {
 namespace {
 
 constexpr int kMaxInitAttempts = 100;
-
-void draw_initial_point(const v1::InitConfig& init, rng::Stream& stream, VectorRef x) {
-  switch (init.kind_case()) {
-    case v1::InitConfig::kPoint:
-      // Validation checks this too; a mismatch here must fail the chain, not read out of range.
-      if (init.point().x_size() != x.size())
-        throw ConfigError("init.point.x: expected " + std::to_string(x.size()) +
-                          " numbers (the target's dimension), got " +
-                          std::to_string(init.point().x_size()));
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
-      break;
-    case v1::InitConfig::kUniformBox: {
-      const double lo = init.uniform_box().lower(), hi = init.uniform_box().upper();
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = lo + (hi - lo) * stream.uniform();
-      break;
-    }
-    default: {
-      const double r = init.kind_case() == v1::InitConfig::kUniformRadius ? init.uniform_radius()
-                                                                          : 2.0;
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
-    }
-  }
-}
 
 // Extended targets add the weighted original-space samples the state stands for; false for a
 // plain target (the state is the sample).
@@ -166,7 +144,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
   summary.set_status("ok");
+  // Gradient evaluations of the sampler's own space (what kernels count, and checkpoints hold);
+  // the summary's n_gradient_evals is in target gradients: per_evaluation times these.
   std::int64_t grad_evals = 0;
+  std::int64_t per_evaluation = 1;
   const double earlier_seconds = resume ? resume->wall_seconds() : 0.0;
   auto elapsed = [&] {
     return earlier_seconds +
@@ -180,6 +161,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     auto setup = config::make_sampler(config.sampler(), target, group);
     auto& kernel = setup.kernel;
     const targets::Target& space = *setup.space;
+    per_evaluation = space.target_gradients_per_evaluation();
     // Snapshots carry running target moments: only then do kernels accumulate them (every member
     // of a group alike, so checkpointed kernel states agree).
     if (config.output().estimates_every() > 0) kernel->track_moments();
@@ -208,7 +190,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
       rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
       space.initial_point(
-          [&](VectorRef block) { draw_initial_point(config.init(), stream, block); }, state.x);
+          [&](VectorRef block) { config::draw_initial_point(config.init(), stream, block); }, state.x);
       kernels::refresh(space, state);
       ++grad_evals;
       found = std::isfinite(state.potential);
@@ -307,7 +289,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
           if (action == static_cast<double>(CheckpointAction::kSaveAndStop)) {
             summary.set_status(kStatusCheckpointed);
-            summary.set_n_gradient_evals(grad_evals);
+            summary.set_n_gradient_evals(grad_evals * per_evaluation);
+            summary.set_n_extended_gradient_evals(grad_evals);
             summary.set_wall_seconds(elapsed());
             summary.set_cpu_seconds(cpu_used());
             return summary;
@@ -347,7 +330,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
         auto& snap = *snapshot.mutable_estimates();
         snap.set_iteration(i + 1);
         snap.set_wall_seconds(elapsed());
-        snap.set_n_gradient_evals(grad_evals);
+        snap.set_n_gradient_evals(grad_evals * per_evaluation);
+        snap.set_n_extended_gradient_evals(grad_evals);
         running.clear();
         kernel->report_estimates(running);
         snap.mutable_estimates()->clear();
@@ -369,7 +353,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     std::map<std::string, double> estimates;
     kernel->report_estimates(estimates);
     for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
-    summary.set_n_gradient_evals_warmup(warmup_evals);
+    summary.set_n_gradient_evals_warmup(warmup_evals * per_evaluation);
+    summary.set_n_extended_gradient_evals_warmup(warmup_evals);
   } catch (const CallbackFailure& f) {
     std::rethrow_exception(f.error);
   } catch (const Error& e) {
@@ -378,7 +363,8 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     // A user target (e.g. a plugin) may throw anything; it still ends only this chain.
     summary.set_status(std::string("failed: unexpected exception: ") + e.what());
   }
-  summary.set_n_gradient_evals(grad_evals);
+  summary.set_n_gradient_evals(grad_evals * per_evaluation);
+  summary.set_n_extended_gradient_evals(grad_evals);
   summary.set_wall_seconds(elapsed());
   summary.set_cpu_seconds(cpu_used());
   return summary;

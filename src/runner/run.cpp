@@ -21,6 +21,7 @@
 
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "config/load.hpp"
 #include "config/study.hpp"
 #include "config/validate.hpp"
@@ -250,6 +251,8 @@ Agreed load_on_rank0(const RunOptions& o) {
       try {
         auto target = config::make_target(run.target());
         dim = target->dim();
+        // init's lengths need the dimension, which some targets know only once built.
+        config::check_init_dimension(run.init(), target->original_dim());
         (void)config::make_sampler(run.sampler(), target);
       } catch (const std::bad_alloc&) {
         // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense
@@ -920,8 +923,10 @@ class RankLoop {
       bootstrap_task_of_[t.id] = static_cast<int>(i);
     }
     for (auto& [r, ids] : chains) {
-      const auto s = *extended::bootstrap_settings(runs_[static_cast<std::size_t>(r)]);
-      bootstrap_.emplace(r, extended::BootstrapRounds(r, s, std::move(ids)));
+      const auto& run = runs_[static_cast<std::size_t>(r)];
+      const auto s = *extended::bootstrap_settings(run);
+      bootstrap_.emplace(r, extended::BootstrapRounds(r, s, std::move(ids),
+                                                      run.sampler().continuous_tempering().base()));
     }
   }
 
@@ -970,11 +975,15 @@ class RankLoop {
     const auto result = rounds.on_report(std::move(report));
     if (!result) return;
     const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    // The round, its refit and the choice of the next base (the refit, or an earlier round's base
+    // when the refit's round did worse: extended/continuous_tempering_base_choice.hpp).
     const std::string line = run.name() + ": " + extended::describe(*result, rounds.settings());
-    if (result->next_base)
-      spdlog::info("{}", line);
-    else
+    if (!result->chosen_base)
       spdlog::error("{}", line);
+    else if (!result->choice.warning.empty() || !result->choice.use_refit)
+      spdlog::warn("{}", line);
+    else
+      spdlog::info("{}", line);
     for (Eigen::Index i = 0; i < result->mean.size(); ++i)
       spdlog::debug("{}: bootstrap round {}: E[x{}] = {:.6g} ± {:.3g}, Var = {:.6g} ± {:.3g}",
                     run.name(), result->round + 1, i, result->mean[i], result->mean_se[i],
@@ -1015,6 +1024,7 @@ class RankLoop {
       s.set_status(why);
       if (this_round) {
         s.set_n_gradient_evals(this_round->n_gradient_evals());
+        s.set_n_extended_gradient_evals(this_round->n_extended_gradient_evals());
         s.set_wall_seconds(this_round->wall_seconds());
         s.set_cpu_seconds(this_round->cpu_seconds());
       }
@@ -1059,7 +1069,13 @@ class RankLoop {
     if (summary.status() == kStatusCheckpointed) return summary;
     if (leader) {
       report.status = summary.status();
+      const auto se = summary.estimates().find("log_z_se");  // the same draws as report.acc
+      if (se != summary.estimates().end()) report.log_z_se = se->second;
+      const auto batches = summary.estimates().find("log_z_batches");
+      if (batches != summary.estimates().end())
+        report.log_z_batches = static_cast<std::int64_t>(batches->second);
       report.gradient_evals = summary.n_gradient_evals();
+      report.extended_gradient_evals = summary.n_extended_gradient_evals();
       report.wall_seconds = summary.wall_seconds();
       report.cpu_seconds = summary.cpu_seconds();
       deliver(layout_.coordinator, kTagBootstrapReport, report.encode());
@@ -1121,12 +1137,19 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   for (const auto& c : footer.chains()) {
     draws += c.n_draws();
     evals += c.n_gradient_evals();
+    // Target gradients; where a sampler's own evaluation costs several (pseudo-extended), also
+    // its own count.
+    const std::string extended =
+        c.n_extended_gradient_evals() != c.n_gradient_evals()
+            ? fmt::format(" ({} extended)", c.n_extended_gradient_evals())
+            : std::string();
     spdlog::info("{} chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
-                 "divergent {} grad evals {} ({:.2f} s wall, {:.2f} s CPU) {}",
+                 "divergent {} grad evals {}{} ({:.2f} s wall, {:.2f} s CPU) {}",
                  c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
-                 c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.cpu_seconds(), c.status());
+                 c.n_divergent(), c.n_gradient_evals(), extended, c.wall_seconds(), c.cpu_seconds(),
+                 c.status());
   }
-  spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s wall "
+  spdlog::info("done: {} chains, {} draws, {} target gradient evaluations in {:.2f} s wall "
                "({:.2f} s CPU in chains); status {}",
                footer.chains_size(), draws, evals, footer.wall_seconds(), footer.cpu_seconds(),
                footer.status());

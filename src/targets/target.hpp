@@ -99,6 +99,11 @@ class Target {
   // Extended targets: the dimension of the original target, and the weighted samples a point of
   // the extended space represents. Plain targets represent themselves (return false).
   virtual int original_dim() const { return dim(); }
+  // Gradient evaluations of the original target that one potential_and_gradient of this space
+  // costs, over every rank that evaluates it: the pseudo-extended target's N pseudo-samples; 1 for
+  // plain targets and continuous tempering (one target gradient, plus the base's). The chain
+  // driver counts ChainSummary.n_gradient_evals in these units (records.proto).
+  virtual int target_gradients_per_evaluation() const { return 1; }
   virtual bool weighted_view(ConstVectorRef x, WeightedView& out) const { return false; }
   // Fills a full initial state x (size dim()). `draw_original` fills one original-space point
   // (size original_dim()) from the config's init distribution; extended targets call it once per

@@ -62,6 +62,11 @@ for k, r in enumerate(pooled, start=1):
     err = abs(lz - truth_log_z)
     print(f"round {k}: log Z {lz:.4f} ± {se:.4f} (truth {truth_log_z:.4f})")
     assert err < 5 * se + 0.02 and err < abs(base_log_zeta - truth_log_z) / 4, (k, lz, se)
+    # Each refit ran a better round than the off-target configured base: it is used (issue 31,
+    # item 4: a refit is dropped only when its round did clearly worse).
+    print(f"  base origin {r['base_origin']}, next {r['next_base_origin']}, kept {r['base_kept']}, "
+          f"variance per draw {r['log_z_var_x_draws']}, ratio {r.get('variance_ratio', '')}")
+    assert float(r["base_kept"]) == 0 and float(r["next_base_origin"]) == k, r
     assert float(r["next_log_zeta"]) == lz
     for i in range(2):
         m, mse = float(r[f"mean_{i}"]), float(r[f"mean_se_{i}"])
@@ -85,6 +90,9 @@ for c in runs:
     assert 0 < e["bootstrap_gradient_evals"] < c["n_gradient_evals"], (e, c["n_gradient_evals"])
     assert c["n_draws"] == 1500 and c["status"] == "ok", c
     assert e["log_zeta"] == float(last["next_log_zeta"]), (e["log_zeta"], last["next_log_zeta"])
+    assert e["bootstrap_base_origin"] == 2, e  # the refit of round 2
+    assert c["n_extended_gradient_evals"] == c["n_gradient_evals"], c  # one target gradient each
+    assert e["log_z_se"] > 0, e
 EOF
 
 # Resume: refused with a message naming the bootstrap field (a checkpoint of the plain run exists).

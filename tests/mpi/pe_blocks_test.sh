@@ -50,6 +50,25 @@ output { path: "$WORK/pe.pemc" }
 CFG
 # The export has one row per pseudo-sample (5 per draw).
 same_draws_on_1_2_4 pe $((2 * 150 * 5 + 1))
+# Cost (issue 31, item 5): n_gradient_evals counts target gradients, N = 5 per extended
+# evaluation, whether one rank evaluates all five pseudo-samples or two ranks a block each; the
+# extended count is its own field, and both are the same on 1, 2 and 4 ranks.
+for n in 1 2 4; do
+  "$REPORT" summarize "$WORK/pe$n.pemc" --format json > "$WORK/pe_cost$n.json"
+done
+python3 - "$WORK"/pe_cost{1,2,4}.json <<'PY' || fail "pseudo-extended gradient counts"
+import json, sys
+counts = []
+for path in sys.argv[1:]:
+    runs = json.load(open(path))["runs"]
+    assert len(runs) == 2, runs
+    for r in runs:
+        assert r["n_extended_gradient_evals"] > 0, r
+        assert r["n_gradient_evals"] == 5 * r["n_extended_gradient_evals"], r
+    counts.append([(r["chain_id"], r["n_gradient_evals"], r["n_extended_gradient_evals"]) for r in runs])
+assert counts[0] == counts[1] == counts[2], counts
+print("pseudo-extended counts (chain, target, extended):", counts[0])
+PY
 # HMC with fixed beta and diagonal metric adaptation; warmup draws written and sampling draws
 # thinned, so the state is gathered at some iterations and not at others.
 cat > "$WORK/pe_hmc.pbtxt" <<CFG

@@ -33,6 +33,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -42,6 +44,7 @@
 
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "config/load.hpp"
 #include "config/overrides.hpp"
 #include "config/validate.hpp"
@@ -77,30 +80,13 @@ struct ChainResult {
   std::int64_t grad_evals = 0;
   double seconds = 0.0;
   std::string status = "ok";
+  double log_z_se = std::numeric_limits<double>::quiet_NaN();  // the kernel's batch-means SE
+  std::int64_t log_z_batches = 0;
   const pemc::estimators::TemperingRbAccumulator& scored() const {
     return sweep_acc.count() > 0 ? sweep_acc : acc;
   }
   double log_z() const { return scored().log_z(log_zeta); }
 };
-
-void draw_initial_point(const pemc::v1::InitConfig& init, pemc::rng::Stream& stream,
-                        pemc::VectorRef x) {
-  switch (init.kind_case()) {
-    case pemc::v1::InitConfig::kPoint:
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = init.point().x(static_cast<int>(i));
-      break;
-    case pemc::v1::InitConfig::kUniformBox: {
-      const double lo = init.uniform_box().lower(), hi = init.uniform_box().upper();
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = lo + (hi - lo) * stream.uniform();
-      break;
-    }
-    default: {
-      const double r =
-          init.kind_case() == pemc::v1::InitConfig::kUniformRadius ? init.uniform_radius() : 2.0;
-      for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = r * (2.0 * stream.uniform() - 1.0);
-    }
-  }
-}
 
 // The continuous-tempering kernel's RB accumulator (through a sweeps_per_draw wrapper), or null.
 const pemc::estimators::TemperingRbAccumulator* kernel_rb_sums(const pemc::kernels::Kernel& k) {
@@ -131,7 +117,7 @@ ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int
     bool found = false;
     for (int attempt = 0; attempt < 100 && !found; ++attempt) {
       pemc::rng::Stream stream(seed, pemc::rng::Domain::kInitialPoint, chain_id, attempt);
-      space.initial_point([&](pemc::VectorRef b) { draw_initial_point(config.init(), stream, b); },
+      space.initial_point([&](pemc::VectorRef b) { pemc::config::draw_initial_point(config.init(), stream, b); },
                           state.x);
       pemc::kernels::refresh(space, state);
       ++r.grad_evals;
@@ -161,6 +147,11 @@ ChainResult run_chain(const pemc::v1::RunConfig& config, std::uint64_t seed, int
         r.log_sum_w1_right = pemc::log_add_exp(r.log_sum_w1_right, lw1);
     }
     if (const auto* k = kernel_rb_sums(*setup.kernel)) r.sweep_acc = *k;
+    std::map<std::string, double> estimates;
+    setup.kernel->report_estimates(estimates);
+    if (const auto se = estimates.find("log_z_se"); se != estimates.end()) r.log_z_se = se->second;
+    if (const auto k = estimates.find("log_z_batches"); k != estimates.end())
+      r.log_z_batches = static_cast<std::int64_t>(k->second);
   } catch (const std::exception& e) {
     r.status = std::string("failed: ") + e.what();
   }
@@ -285,7 +276,7 @@ bool study(const std::filesystem::path& path, const pemc::config::CommandLineOve
   std::int64_t bootstrap_evals = 0;
   if (bs) {
     // The same rounds as pemc-dist (chain ids 0..n-1 = the run's global chain ids).
-    std::optional<pemc::v1::GaussianBaseConfig> base;
+    std::optional<pemc::v1::BaseDensityConfig> base;
     std::optional<pemc::extended::BootstrapRounds> rounds;
     for (int r = 0; r < bs->rounds; ++r) {
       const auto round_config = pemc::extended::bootstrap_round_config(config, r, base ? &*base : nullptr);
@@ -293,7 +284,7 @@ bool study(const std::filesystem::path& path, const pemc::config::CommandLineOve
       if (!rounds) {
         std::vector<int> ids(res.size());
         for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
-        rounds.emplace(0, *bs, ids);
+        rounds.emplace(0, *bs, ids, config.sampler().continuous_tempering().base());
       }
       std::optional<pemc::extended::BootstrapRoundResult> result;
       for (std::size_t i = 0; i < res.size(); ++i) {
@@ -307,20 +298,27 @@ bool study(const std::filesystem::path& path, const pemc::config::CommandLineOve
         rep.status = res[i].status;
         rep.log_zeta = res[i].log_zeta;
         rep.acc = res[i].acc;
+        rep.log_z_se = res[i].log_z_se;
+        rep.log_z_batches = res[i].log_z_batches;
         rep.gradient_evals = res[i].grad_evals;
+        rep.extended_gradient_evals = res[i].grad_evals;
         rep.wall_seconds = res[i].seconds;
         if (auto done = rounds->on_report(rep)) result = done;
       }
       if (!result) throw pemc::Error("ct_study: bootstrap round did not complete");
       std::printf("  %s\n", pemc::extended::describe(*result, *bs).c_str());
-      if (!result->next_base) return false;
-      base = result->next_base;
-      const auto d = truth.mean.size();
-      const Eigen::Map<const Vector> m(base->mean().data(), d);
-      const Eigen::Map<const Matrix> c(base->covariance().data(), d, d);
-      std::printf("    refitted base: log zeta err %+.4f, RMSE E[x] %.5f, RMSE Cov %.5f\n",
-                  base->log_zeta() - truth.log_z, std::sqrt((m - truth.mean).squaredNorm() / d),
-                  std::sqrt((c - truth.cov).squaredNorm() / (d * d)));
+      if (!result->chosen_base) return false;
+      base = result->chosen_base;
+      if (result->next_base) {
+        const auto& refit = *result->next_base;
+        const auto d = truth.mean.size();
+        const Eigen::Map<const Vector> m(refit.mean().data(), d);
+        const Eigen::Map<const Matrix> c(refit.covariance().data(), d, d);
+        std::printf("    refitted base%s: log zeta err %+.4f, RMSE E[x] %.5f, RMSE Cov %.5f\n",
+                    result->choice.use_refit ? "" : " (not used)", refit.log_zeta() - truth.log_z,
+                    std::sqrt((m - truth.mean).squaredNorm() / d),
+                    std::sqrt((c - truth.cov).squaredNorm() / (d * d)));
+      }
     }
     chains = run_all(pemc::extended::bootstrap_round_config(config, bs->rounds, &*base), threads);
     // Scored against the configured base (the criterion compares with it).

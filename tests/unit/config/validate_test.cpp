@@ -564,6 +564,19 @@ TEST_F(Validate, Init) {
   expect_one(cfg(kTarget, kSampler, "init { uniform_radius: 0 }\n"), 6, "init.uniform_radius", "must be > 0 (got 0)");
   expect_one(cfg(kTarget, kSampler, "init { uniform_box { lower: 1 upper: -1 } }\n"), 6, "init.uniform_box.upper",
              "lower must be < upper (got lower 1, upper -1)");
+  // Per-coordinate bounds (issue 31, item 6): one number for every coordinate or one per
+  // coordinate; the lengths are named.
+  EXPECT_EQ(problems(cfg(kTarget, kSampler, "init { uniform_box { lower: [0, -3] upper: 5 } }\n")), kNoError);
+  EXPECT_EQ(problems(cfg(kTarget, kSampler, "init { uniform_box { lower: [0, -3] upper: [1, -2] } }\n")), kNoError);
+  expect_one(cfg(kTarget, kSampler, "init { uniform_box { lower: [0, 1, 2] upper: 5 } }\n"), 6,
+             "init.uniform_box.lower", "must have 1 entry (every coordinate) or 2 entries (the target's "
+             "dimension) (got 3 entries)");
+  expect_one(cfg(kTarget, kSampler, "init { uniform_box { lower: [0, 1] upper: [5, 0.5] } }\n"), 6,
+             "init.uniform_box.upper[1]", "lower must be < upper (got lower 1, upper 0.5)");
+  // Dimension unknown before the target is built (a Boltzmann file): lower and upper must agree.
+  expect_one(cfg("target { boltzmann { generated { seed: 1 n_units: 4 } } }", kSampler,
+                 "init { uniform_box { lower: [0, 1, 2] upper: [5, 6] } }\n"),
+             6, "init.uniform_box.upper", "must have as many entries as lower (3 entries), or 1");
   EXPECT_EQ(problems(cfg(kTarget, kSampler, "init { point { x: [1, 2] } }\n")), kNoError);
   expect_one(cfg(kTarget, kSampler, "init { point { x: [1, 2, 3] } }\n"), 6, "init.point.x",
              "must have 2 entries (the target's dimension) (got 3 entries)");

@@ -47,10 +47,10 @@ TEST(CtBootstrapSettings, FromTheConfig) {
 
 TEST(CtBootstrapRoundConfig, BootstrapAndFinalRounds) {
   const auto run = run_config("bootstrap { rounds: 2 draws_per_round: 700 warmup: 50 }");
-  v1::GaussianBaseConfig base;
-  base.add_mean(1.0);
-  base.add_covariance(3.0);
-  base.set_log_zeta(-0.5);
+  v1::BaseDensityConfig base;
+  base.mutable_gaussian()->add_mean(1.0);
+  base.mutable_gaussian()->add_covariance(3.0);
+  base.mutable_gaussian()->set_log_zeta(-0.5);
 
   const auto r0 = bootstrap_round_config(run, 0, nullptr);
   EXPECT_FALSE(r0.sampler().continuous_tempering().has_bootstrap());
@@ -130,6 +130,11 @@ estimators::TemperingRbAccumulator random_acc(std::uint64_t seed, int n, int d, 
   return a;
 }
 
+// The base of run_config's runs (round 0's).
+v1::BaseDensityConfig configured_base() {
+  return run_config("").sampler().continuous_tempering().base();
+}
+
 BootstrapChainReport report(int chain, int round, std::uint64_t seed, double shift = 0.0) {
   BootstrapChainReport r;
   r.chain_id = chain;
@@ -137,6 +142,9 @@ BootstrapChainReport report(int chain, int round, std::uint64_t seed, double shi
   r.log_zeta = 1.25;
   r.acc = random_acc(seed, 200, 2, shift);
   r.gradient_evals = 1000 + chain;
+  r.extended_gradient_evals = 1000 + chain;
+  r.log_z_se = 0.03125;
+  r.log_z_batches = 40;
   r.wall_seconds = 0.5;
   r.cpu_seconds = 0.375;
   return r;
@@ -151,6 +159,9 @@ TEST(CtBootstrapMessages, RoundTrip) {
   EXPECT_EQ(back.status, "failed: something");
   EXPECT_EQ(back.log_zeta, 1.25);
   EXPECT_EQ(back.gradient_evals, 1004);
+  EXPECT_EQ(back.extended_gradient_evals, 1004);
+  EXPECT_EQ(back.log_z_se, 0.03125);
+  EXPECT_EQ(back.log_z_batches, 40);
   EXPECT_EQ(back.wall_seconds, 0.5);
   EXPECT_EQ(back.cpu_seconds, 0.375);
   EXPECT_EQ(back.acc.serialize(), r.acc.serialize());
@@ -162,15 +173,15 @@ TEST(CtBootstrapMessages, RoundTrip) {
   b.run_index = 2;
   b.round = 3;
   b.base.emplace();
-  b.base->add_mean(1.0);
-  b.base->set_log_zeta(4.0);
+  b.base->mutable_gaussian()->add_mean(1.0);
+  b.base->mutable_gaussian()->set_log_zeta(4.0);
   b.totals[7].set_chain_id(7);
   b.totals[7].set_n_gradient_evals(99);
   const auto bb = BootstrapBroadcast::decode(b.encode());
   EXPECT_EQ(bb.run_index, 2);
   EXPECT_EQ(bb.round, 3);
   ASSERT_TRUE(bb.base.has_value());
-  EXPECT_EQ(bb.base->log_zeta(), 4.0);
+  EXPECT_EQ(bb.base->gaussian().log_zeta(), 4.0);
   EXPECT_EQ(bb.totals.at(7).n_gradient_evals(), 99);
   b.base.reset();
   b.error = "refit failed";
@@ -248,7 +259,7 @@ TEST(CtBootstrapPool, FailedRefitsSayWhy) {
 TEST(CtBootstrapRounds, OrderOfReportsDoesNotMatter) {
   BootstrapSettings s{2, 200, 10, 1.0};
   auto run = [&](const std::vector<int>& order) {
-    BootstrapRounds rounds(0, s, {5, 3, 9});
+    BootstrapRounds rounds(0, s, {5, 3, 9}, configured_base());
     std::optional<BootstrapRoundResult> done;
     for (std::size_t k = 0; k < order.size(); ++k) {
       done = rounds.on_report(report(order[k], 0, 100 + order[k], 0.1 * order[k]));
@@ -266,7 +277,7 @@ TEST(CtBootstrapRounds, OrderOfReportsDoesNotMatter) {
 
 TEST(CtBootstrapRounds, FailedChainsLeaveThePool) {
   BootstrapSettings s{2, 200, 10, 1.0};
-  BootstrapRounds rounds(0, s, {0, 1, 2});
+  BootstrapRounds rounds(0, s, {0, 1, 2}, configured_base());
   auto bad = report(1, 0, 11);
   bad.status = "failed: no finite initial point";
   EXPECT_FALSE(rounds.on_report(report(0, 0, 10)).has_value());
@@ -303,6 +314,115 @@ TEST(CtBootstrapTotals, AddedToTheFinalSummary) {
   EXPECT_EQ(s.estimates().at("bootstrap_rounds"), 2.0);
   EXPECT_EQ(s.estimates().at("bootstrap_draws"), 60.0);
   EXPECT_EQ(s.estimates().at("bootstrap_gradient_evals"), 50.0);
+}
+
+}  // namespace
+}  // namespace pemc::extended
+
+namespace pemc::extended {
+namespace {
+
+// Reports of one round with the chains' own (batch-means) log Z SE set: with se_within large the
+// round is judged worse than one with small se_within (the larger of the two SEs counts).
+// Every chain has the same draws (no spread across chains), and 32 batches behind its SE: the
+// within-chain SE decides, with 3 x 31 degrees of freedom.
+std::vector<BootstrapChainReport> round_reports(int round, std::uint64_t seed0, double se_within) {
+  std::vector<BootstrapChainReport> out;
+  for (int c = 0; c < 3; ++c) {
+    auto r = report(c, round, seed0);
+    r.log_z_se = se_within;
+    r.log_z_batches = 32;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<BootstrapRoundResult> feed(BootstrapRounds& rounds,
+                                         const std::vector<BootstrapChainReport>& reports) {
+  std::optional<BootstrapRoundResult> done;
+  for (const auto& r : reports) done = rounds.on_report(r);
+  return done;
+}
+
+TEST(CtBootstrapRounds, AWorseRoundsRefitIsReplacedByTheBetterBase) {
+  BootstrapSettings s{3, 200, 10, 1.0};  // keep_variance_ratio 2 (the default)
+  BootstrapRounds rounds(0, s, {0, 1, 2}, configured_base());
+  // Round 1 with the configured base: small SEs; its refit goes to round 2.
+  const auto r1 = feed(rounds, round_reports(0, 10, 0.001));
+  ASSERT_TRUE(r1 && r1->chosen_base);
+  EXPECT_TRUE(r1->choice.use_refit);
+  EXPECT_EQ(r1->chosen_base_origin, 1);
+  EXPECT_EQ(r1->chosen_base->gaussian().log_zeta(), r1->log_z);
+  EXPECT_EQ(rounds.broadcast(*r1).totals.at(0).estimates().at("bootstrap_base_origin"), 1.0);
+  // Round 2 (round 1's refit) is far noisier: round 3 gets the configured base again, with log
+  // zeta = round 1's pooled log Z.
+  const auto r2 = feed(rounds, round_reports(1, 10, 0.5));
+  ASSERT_TRUE(r2 && r2->chosen_base);
+  EXPECT_FALSE(r2->choice.use_refit);
+  EXPECT_EQ(r2->choice.kept_round, 0);
+  EXPECT_EQ(r2->base_origin, 1);
+  EXPECT_EQ(r2->chosen_base_origin, kConfiguredBase);
+  EXPECT_GT(r2->choice.variance_ratio, 2.0);
+  auto expected = configured_base();
+  expected.mutable_gaussian()->set_log_zeta(r1->log_z);
+  EXPECT_EQ(r2->chosen_base->SerializeAsString(), expected.SerializeAsString());
+  const auto b2 = rounds.broadcast(*r2);
+  ASSERT_TRUE(b2.base.has_value());
+  EXPECT_EQ(b2.base->SerializeAsString(), expected.SerializeAsString());
+  EXPECT_TRUE(b2.error.empty());
+  EXPECT_EQ(b2.totals.at(2).estimates().at("bootstrap_base_origin"), 0.0);
+  // The snapshot says what happened.
+  const auto snap = bootstrap_snapshot(*r2, "r", s, 1.0).estimates().estimates();
+  EXPECT_EQ(snap.at("base_kept"), 1.0);
+  EXPECT_EQ(snap.at("kept_round"), 1.0);
+  EXPECT_EQ(snap.at("base_origin"), 1.0);
+  EXPECT_EQ(snap.at("next_base_origin"), 0.0);
+  EXPECT_EQ(snap.at("next_log_zeta"), r1->log_z);
+  EXPECT_NEAR(snap.at("log_z_se_within"), 0.5 * std::sqrt(3.0) / 3.0, 1e-15);
+  EXPECT_EQ(snap.at("log_z_var_x_draws"), r2->quality.variance_x_draws());
+  EXPECT_GT(snap.at("variance_ratio"), snap.at("variance_threshold"));
+  EXPECT_EQ(snap.at("log_z_se_dof"), 93.0);
+  EXPECT_NE(describe(*r2, s).find("its refit is not used"), std::string::npos) << describe(*r2, s);
+  // Round 3 (the configured base again) as good as round 1: its refit is used.
+  const auto r3 = feed(rounds, round_reports(2, 10, 0.001));
+  ASSERT_TRUE(r3 && r3->chosen_base);
+  EXPECT_TRUE(r3->choice.use_refit);
+  EXPECT_EQ(r3->base_origin, kConfiguredBase);
+  EXPECT_EQ(r3->chosen_base_origin, 3);
+}
+
+TEST(CtBootstrapRounds, AFailedRefitFallsBackOnTheBestEarlierBase) {
+  BootstrapSettings s{2, 200, 10, 1.0};
+  BootstrapRounds rounds(0, s, {0, 1, 2}, configured_base());
+  const auto r1 = feed(rounds, round_reports(0, 10, 0.001));
+  ASSERT_TRUE(r1 && r1->choice.use_refit);
+  // Round 2: every draw at one x, a singular covariance: no refit. Round 3 (the final one) gets
+  // round 1's base (the configured one) with round 1's log Z, and the run goes on.
+  auto degenerate = round_reports(1, 20, 0.001);
+  for (auto& r : degenerate) {
+    r.acc = estimators::TemperingRbAccumulator(2);
+    for (int i = 0; i < 10; ++i) r.acc.add(Vector::Ones(2), 0.0, 0.0);
+  }
+  const auto r2 = feed(rounds, degenerate);
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_FALSE(r2->next_base.has_value());
+  ASSERT_TRUE(r2->chosen_base.has_value()) << r2->choice.reason;
+  EXPECT_EQ(r2->choice.kept_round, 0);
+  EXPECT_EQ(r2->chosen_base->gaussian().log_zeta(), r1->log_z);
+  const auto b = rounds.broadcast(*r2);
+  EXPECT_TRUE(b.base.has_value());
+  EXPECT_TRUE(b.error.empty()) << b.error;
+  EXPECT_NE(describe(*r2, s).find("refit failed"), std::string::npos) << describe(*r2, s);
+  // With no earlier round to fall back on, a failed refit ends the run (the broadcast says why).
+  BootstrapRounds first(0, s, {0, 1, 2}, configured_base());
+  auto degenerate_first = degenerate;
+  for (auto& r : degenerate_first) r.round = 0;
+  const auto f = feed(first, degenerate_first);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->chosen_base.has_value());
+  const auto fb = first.broadcast(*f);
+  EXPECT_FALSE(fb.base.has_value());
+  EXPECT_NE(fb.error.find("bootstrap refit"), std::string::npos) << fb.error;
 }
 
 }  // namespace

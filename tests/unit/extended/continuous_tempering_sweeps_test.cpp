@@ -135,9 +135,9 @@ TEST(RepeatedTransitionKernel, BootstrapRoundsRecordEverySweep) {
   EXPECT_EQ(r0.iterations(), 4 * 700);
   EXPECT_FALSE(r0.sampler().continuous_tempering().has_sweeps_per_draw());
   EXPECT_EQ(r0.warmup(), 50);
-  v1::GaussianBaseConfig base;
-  base.add_mean(1.0);
-  base.set_log_zeta(0.0);
+  v1::BaseDensityConfig base;
+  base.mutable_gaussian()->add_mean(1.0);
+  base.mutable_gaussian()->set_log_zeta(0.0);
   const auto fin = bootstrap_round_config(run, 2, &base);
   EXPECT_EQ(fin.iterations(), 5000);
   EXPECT_EQ(fin.sampler().continuous_tempering().sweeps_per_draw(), 4);

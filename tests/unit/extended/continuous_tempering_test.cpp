@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "estimators/log_ratio_batch_means.hpp"
 #include "estimators/rb_tempering.hpp"
 #include "extended/continuous_tempering_math.hpp"
 #include "kernels/hmc.hpp"
@@ -407,7 +408,41 @@ TEST(ContinuousTemperingChains, KernelsReportTheirRbEstimates) {
     EXPECT_DOUBLE_EQ(est.at("log_z"), acc.log_z(0.3));
     EXPECT_DOUBLE_EQ(est.at("ess_w1"), acc.ess_w1());
     EXPECT_DOUBLE_EQ(est.at("mean_beta"), sum_beta / 2000.0);
+    // log_z_se: the batch-means delta-method SE over the same post-warmup weights (issue 31).
+    estimators::LogRatioBatchMeans batches;
+    for (std::size_t i = 0; i < r.x.size(); ++i) batches.add(r.log_w1[i], r.log_w0[i]);
+    ASSERT_TRUE(est.count("log_z_se"));
+    EXPECT_DOUBLE_EQ(est.at("log_z_se"), batches.log_ratio_se());
+    EXPECT_GT(est.at("log_z_se"), 0.0);
   }
+}
+
+// The tracker's batches are part of the checkpoint: a kernel restored from a saved state reports
+// the same log_z_se after the same further transitions; a state without them (an older version's)
+// restores and leaves the SE out.
+TEST(ContinuousTemperingChains, LogZSeSurvivesACheckpoint) {
+  ContinuousTemperingOptions o;
+  o.variant = TemperingVariant::kGibbs;
+  o.n_batches = 4;
+  auto a = make_continuous_tempering(bimodal(), base_1d(0.0, 1.06, 0.3), o, hmc_factory(0.2, 5));
+  (void)run(a, 5, 0, 300);
+  v1::KernelState saved;
+  a.kernel->save_state(saved);
+  auto b = make_continuous_tempering(bimodal(), base_1d(0.0, 1.06, 0.3), o, hmc_factory(0.2, 5));
+  b.kernel->restore_state(saved);
+  std::map<std::string, double> ea, eb;
+  a.kernel->report_estimates(ea);
+  b.kernel->report_estimates(eb);
+  ASSERT_TRUE(ea.count("log_z_se"));
+  EXPECT_EQ(ea.at("log_z_se"), eb.at("log_z_se"));
+  auto old = saved;
+  old.mutable_children()->at("tracker").mutable_reals()->erase("log_z_batches");
+  auto c = make_continuous_tempering(bimodal(), base_1d(0.0, 1.06, 0.3), o, hmc_factory(0.2, 5));
+  c.kernel->restore_state(old);
+  std::map<std::string, double> ec;
+  c.kernel->report_estimates(ec);
+  EXPECT_EQ(ec.at("log_z"), ea.at("log_z"));
+  EXPECT_EQ(ec.count("log_z_se"), 0u);
 }
 
 TEST(ContinuousTemperingChains, SameSeedSameChain) {

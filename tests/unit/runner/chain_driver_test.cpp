@@ -4,6 +4,7 @@
 #include "runner/chain_driver.hpp"
 
 #include <gtest/gtest.h>
+#include <google/protobuf/text_format.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
@@ -270,6 +271,30 @@ TEST(ChainDriver, JitteredPathLengthsAddUpToTheGradientCount) {
   EXPECT_GE(min_l, 1);
   EXPECT_LE(max_l, 11);  // U{1, ..., 2L - 1}
   EXPECT_LT(min_l, max_l);
+}
+
+// Issue 31, item 5: n_gradient_evals counts the target's gradients. A pseudo-extended evaluation
+// computes N of them (one per pseudo-sample), so with fixed L: extended evaluations 1 + T L, target
+// gradients N times that; both in the summary and, for warmup, in the _warmup fields.
+TEST(ChainDriver, PseudoExtendedCountsNTargetGradientsPerExtendedEvaluation) {
+  v1::RunConfig c;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'pe' warmup: 7 iterations: 11 init { uniform_radius: 1 } sampler { pseudo_extended { "
+      "n_pseudo: 3 beta_lower: 0.1 hmc { step_size: 0.05 n_leapfrog: 4 metric: UNIT } } }",
+      &c));
+  const auto r = run(c, correlated_gaussian_3d(), 0, 9);
+  ASSERT_EQ(r.summary.status(), "ok");
+  const std::int64_t extended = 1 + (7 + 11) * 4, extended_warmup = 1 + 7 * 4;
+  EXPECT_EQ(r.summary.n_extended_gradient_evals(), extended);
+  EXPECT_EQ(r.summary.n_extended_gradient_evals_warmup(), extended_warmup);
+  EXPECT_EQ(r.summary.n_gradient_evals(), 3 * extended);
+  EXPECT_EQ(r.summary.n_gradient_evals_warmup(), 3 * extended_warmup);
+  // A plain sampler's two counts are one.
+  HmcSetup h;
+  h.warmup = 3;
+  const auto plain = run(make_config(h), correlated_gaussian_3d(), 0, 9);
+  EXPECT_EQ(plain.summary.n_extended_gradient_evals(), plain.summary.n_gradient_evals());
+  EXPECT_EQ(plain.summary.n_extended_gradient_evals_warmup(), plain.summary.n_gradient_evals_warmup());
 }
 
 // --- failures ----------------------------------------------------------------------------------
