@@ -224,6 +224,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       c.n_gradient_evals = s.n_gradient_evals();
       c.wall_seconds = s.wall_seconds();
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
+      c.warnings.assign(s.warnings().begin(), s.warnings().end());
     }
   }
   for (auto& [key, c] : chains) {
