@@ -246,11 +246,16 @@ Agreed load_on_rank0(const RunOptions& o) {
       config::validate(shared, config::Scope::kShared);
     }
     // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
-    for (const auto& run : runs) {
+    // Defaults that depend on the target's dimension are filled in here, so that the recorded
+    // config holds the values the run uses.
+    for (auto& run : runs) {
       std::int64_t dim = -1;
       try {
         auto target = config::make_target(run.target());
         dim = target->dim();
+        for (const auto& filled : config::apply_dimension_defaults(run, dim))
+          a.notes.push_back("info:" + (study ? "run '" + run.name() + "': " : std::string()) +
+                            filled);
         (void)config::make_sampler(run.sampler(), target);
       } catch (const std::bad_alloc&) {
         // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense
