@@ -109,7 +109,7 @@ def main():
           f"{args.iterations} draws")
     print("| a | a - d/2 | RMSE E[x] | " + ("max abs weight error | chains finding all modes | "
           if modes else "") + " | ".join(stats) + " (mean [min, max] over chains) | chains warned |")
-    print("|---" * (5 + len(stats) + (2 if modes else 0)) + "|")
+    print("|---" * (4 + len(stats) + (2 if modes else 0)) + "|")
     for a in a_values:
         run = f"a{a}"
         cs = chains[run]
