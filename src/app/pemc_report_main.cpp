@@ -144,6 +144,9 @@ int cmd_diagnose(const std::vector<std::string>& files, const std::string& forma
                 << "): " << f.problem->message << "; diagnosed the " << f.n_records
                 << " records before it\n";
     }
+  for (const auto& r : report.runs)
+    for (const auto& w : r.warnings)
+      std::cerr << "pemc-report: warning: run " << r.run_id << ": " << w << "\n";
   std::cout << (format == "json" ? pemc::report::diagnostics_to_json(report)
                                  : pemc::report::diagnostics_to_table(report, show));
   return damaged ? 1 : 0;

@@ -1,5 +1,9 @@
 #include "config/defaults.hpp"
 
+#include <fmt/format.h>
+
+#include "extended/pseudo_extended.hpp"
+
 namespace pemc::config {
 
 namespace {
@@ -171,6 +175,23 @@ void apply_defaults(LoadedConfig& c) {
   if (cfg.has_sampler()) fill_sampler(*cfg.mutable_sampler());
   fill_ct_bootstrap(cfg);
   if (cfg.has_target()) fill_target(*cfg.mutable_target());
+}
+
+std::vector<std::string> apply_dimension_defaults(pemc::v1::RunConfig& config,
+                                                  std::int64_t target_dim) {
+  std::vector<std::string> filled;
+  if (config.sampler().has_pseudo_extended()) {
+    auto& pe = *config.mutable_sampler()->mutable_pseudo_extended();
+    const bool had_a = pe.beta_instrumental().has_a();
+    extended::fill_dimension_defaults(pe, target_dim);
+    if (!had_a && pe.beta_instrumental().has_a())
+      filled.push_back(fmt::format(
+          "sampler.pseudo_extended.beta_instrumental.a = {} (the default for the target's "
+          "dimension d = {}: max(1, d/2 + min(1, max(0, (d - 2)/8))), so that the instrumental "
+          "pseudo-samples spread over all temperatures; docs/pseudo-extended-defaults.md)",
+          pe.beta_instrumental().a(), target_dim));
+  }
+  return filled;
 }
 
 }  // namespace pemc::config

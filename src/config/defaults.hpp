@@ -7,7 +7,9 @@
 // chains_per_seed). An explicit 0 in such a plain field therefore also gets the default, which is
 // harmless because 0 is outside their valid range. Negative values are left for validate().
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/load.hpp"
 #include "kernels/mala.hpp"
@@ -67,5 +69,11 @@ struct Defaults {
 // Fills every documented default into unset fields. The run name defaults to the config file's
 // stem. Idempotent. Call after apply_overrides and before validate.
 void apply_defaults(LoadedConfig& c);
+
+// Fills the defaults that depend on the target's dimension, known once the target is built
+// (pseudo-extended: beta_instrumental.a, extended::default_instrumental_a), and returns
+// one line per value filled in ("field = value (why)") for the run log. Idempotent.
+std::vector<std::string> apply_dimension_defaults(pemc::v1::RunConfig& config,
+                                                  std::int64_t target_dim);
 
 }  // namespace pemc::config

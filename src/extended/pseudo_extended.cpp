@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -20,8 +21,9 @@ void check_shape(const v1::BetaDensity& s, const std::string& path,
     out.push_back({path + ".b", "must be finite and > 0", num(s.b())});
 }
 
-BetaShape shape_of(const v1::BetaDensity& s) {
-  return {s.has_a() ? s.a() : 1.0, s.has_b() ? s.b() : 1.0};
+// default_a: the shape a when the config leaves it unset.
+BetaShape shape_of(const v1::BetaDensity& s, double default_a = 1.0) {
+  return {s.has_a() ? s.a() : default_a, s.has_b() ? s.b() : 1.0};
 }
 
 bool bounded_box(const v1::TargetConfig& t) {
@@ -108,9 +110,11 @@ std::vector<PseudoExtendedIssue> propriety_warnings(const v1::PseudoExtendedConf
   if (lo != 0.0) return out;
   // Z(beta) = integral of gamma(x)^beta dx grows like beta^(-d/2) as beta -> 0 for Gaussian tails
   // (faster for heavier tails), so the integral of Z(beta) g(beta) over (0, hi) diverges unless
-  // g(beta) ~ beta^(a-1) with a > d/2.
+  // g(beta) ~ beta^(a-1) with a > d/2. The default a (default_instrumental_a) satisfies it for
+  // d >= 3; for d <= 2 it is the paper's flat g, a = 1, which does not in 2-D.
   const std::int64_t d = original_dim.value_or(2);
-  const double a = c.beta_instrumental().has_a() ? c.beta_instrumental().a() : 1.0;
+  const double a = c.beta_instrumental().has_a() ? c.beta_instrumental().a()
+                                                 : default_instrumental_a(d);
   if (a > 0.5 * static_cast<double>(d)) return out;
   out.push_back(
       {p + "beta_lower",
@@ -126,13 +130,24 @@ std::vector<PseudoExtendedIssue> propriety_warnings(const v1::PseudoExtendedConf
   return out;
 }
 
+double default_instrumental_a(std::int64_t original_dim) {
+  const double d = static_cast<double>(std::max<std::int64_t>(original_dim, 0));
+  const double offset = std::clamp((d - 2.0) / 8.0, 0.0, 1.0);
+  return std::max(1.0, 0.5 * d + offset);
+}
+
+void fill_dimension_defaults(v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
+  if (c.has_fixed_beta() || c.beta_instrumental().has_a()) return;
+  c.mutable_beta_instrumental()->set_a(default_instrumental_a(original_dim));
+}
+
 std::int64_t extended_dim(const v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
   const std::int64_t n = c.n_pseudo();
   return n * original_dim + (c.has_fixed_beta() ? 0 : n);
 }
 
 PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,
-                                          const std::string& prefix) {
+                                          std::int64_t original_dim, const std::string& prefix) {
   const auto problems = config_problems(c, prefix);
   if (!problems.empty()) {
     std::string msg;
@@ -151,7 +166,7 @@ PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,
   o.beta_upper = c.has_beta_upper() ? c.beta_upper() : kDefaultBetaUpper;
   if (c.has_beta_init()) o.beta_init = c.beta_init();
   o.beta_target = shape_of(c.beta_target());
-  o.beta_instrumental = shape_of(c.beta_instrumental());
+  o.beta_instrumental = shape_of(c.beta_instrumental(), default_instrumental_a(original_dim));
   return o;
 }
 
@@ -159,8 +174,9 @@ ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
                                      targets::TargetPtr target, const InnerKernelFactory& inner,
                                      parallel::GroupCommPtr group) {
   if (!target) throw ConfigError("sampler.pseudo_extended: no target");
+  const std::int64_t d = target->dim();
   auto space = std::make_shared<const PseudoExtendedTarget>(
-      std::move(target), options_from_config(config), std::move(group));
+      std::move(target), options_from_config(config, d), std::move(group));
   ExtendedSampler s;
   s.space = space;
   s.kernel = inner(space);

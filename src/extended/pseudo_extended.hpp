@@ -19,6 +19,32 @@ inline constexpr double kDefaultBetaLower = 0.001;
 inline constexpr double kDefaultBetaUpper = 1.0;
 inline constexpr int kMaxPseudoSamples = 1'000'000;
 
+// The shape a of g(beta) = Beta(a, b) when beta_instrumental.a is unset, for a target of
+// dimension d (b stays 1):
+//   a = max(1, d/2 + c(d)),   c(d) = min(1, max(0, (d - 2) / 8)):
+// 1 (the paper's flat g) for d <= 2, d/2 + 1 for d >= 10, linear in between (d = 5: 2.875).
+//
+// Why (Nemeth et al. 2019, Section 3): the instrumental q(x, beta) ∝ gamma(x)^beta g(beta) (eq. 7)
+// has beta-marginal q(beta) ∝ Z(beta) g(beta), Z(beta) = ∫ gamma(x)^beta dx. Near a Gaussian-like
+// mode with covariance S, Z(beta) = gamma_max^beta (2 pi)^(d/2) |S|^(1/2) beta^(-d/2) (a mixture
+// of separated modes adds up the same power of beta), so
+//   q(beta) ∝ gamma_max^beta beta^(a - 1 - d/2) (1 - beta)^(b - 1).
+// The paper's flat g (a = 1) gives beta^(-d/2): in its 2-D examples a log-uniform beta, but in
+// 10-D beta^-5, which puts the N - 1 instrumental pseudo-samples at beta_lower (94% of q's mass
+// below 2 beta_lower), far out in the tails where their weights are ~0: one pseudo-sample carries
+// every draw and the chain is plain HMC at N times the cost. a = d/2 gives the log-uniform beta of
+// the paper's 2-D runs in every dimension; a = d/2 + 1 a flat one. Measured (separated 4-mode
+// mixtures in 2, 5, 10 and 20 dimensions, the 2-D Kou mixture; docs/pseudo-extended-defaults.md):
+// log-uniform is best in 2-D (Kou: RMSE of E[x] 0.07 against 0.54 with a = 2), flat is best from
+// 10-D on (20-D: 0.16 against 0.30 with a = d/2), 5-D best at d/2 + 1/2, and a beyond d/2 + 1
+// starves the chain of hot pseudo-samples (10-D, a = d/2 + 3: 1.2). For d >= 3 the default also
+// keeps q proper with beta_lower = 0 (a > d/2).
+double default_instrumental_a(std::int64_t original_dim);
+
+// Writes the dimension-derived defaults into `config` (beta_instrumental.a when beta is sampled
+// and a is unset), so that a run's recorded config holds the values it ran with.
+void fill_dimension_defaults(v1::PseudoExtendedConfig& config, std::int64_t original_dim);
+
 // One rule broken by a config: field path (prefix + "." + field), reason, offending value.
 struct PseudoExtendedIssue {
   std::string field_path;
@@ -44,8 +70,10 @@ std::vector<PseudoExtendedIssue> propriety_warnings(
 // The dimension the inner kernel samples: N d + N (beta sampled) or N d (fixed beta).
 std::int64_t extended_dim(const v1::PseudoExtendedConfig& config, std::int64_t original_dim);
 
-// Options with every default applied. Throws ConfigError listing config_problems().
+// Options with every default applied, those derived from the dimension (default_instrumental_a)
+// for a target of dimension original_dim. Throws ConfigError listing config_problems().
 PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& config,
+                                          std::int64_t original_dim,
                                           const std::string& prefix = "sampler.pseudo_extended");
 
 // The sampler: PseudoExtendedTarget on `target` (blocks over `group`; nullptr = this rank alone)

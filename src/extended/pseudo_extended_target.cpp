@@ -157,10 +157,13 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
   beta_.assign(static_cast<std::size_t>(n_), 0.0);
   omb_.assign(static_cast<std::size_t>(n_), 0.0);
   // (One member: e_ and phi_ above already hold all n_ items.)
-  serial_fast_ = group_->size() == 1 && !options_.fixed_beta && flat_priors_;
+  serial_fast_ = group_->size() == 1 && !options_.fixed_beta;
   if (serial_fast_) {
     s_.assign(static_cast<std::size_t>(n_), 0.0);
     sm_.assign(static_cast<std::size_t>(n_), 0.0);
+    if (!flat_priors_)
+      for (auto* v : {&log_ratio_, &log_g_, &dlog_ratio_, &dlog_g_})
+        v->assign(static_cast<std::size_t>(n_), 0.0);
   }
 }
 
@@ -409,14 +412,14 @@ double PseudoExtendedTarget::potential(ConstVectorRef z) const {
 }
 
 double PseudoExtendedTarget::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
-  if (serial_fast_) return serial_sampled_flat(z.data(), grad.data());
+  if (serial_fast_) return serial_sampled(z.data(), grad.data());
   evaluate_items(z.data(), grad.data());
   return assemble(grad.data());
 }
 
-double PseudoExtendedTarget::serial_sampled_flat(const double* z, double* grad) const {
-  // Every expression below is item_terms', evaluate_items' or assemble's for this case (log_ratio
-  // = 0, no prior terms), in the same order; the comments there say why.
+double PseudoExtendedTarget::serial_sampled(const double* z, double* grad) const {
+  // Every expression below is item_terms', evaluate_items' or assemble's for this case (with flat
+  // priors: log_ratio = 0 and no prior terms), in the same order; the comments there say why.
   const double lo = options_.beta_lower, hi = options_.beta_upper, range = hi - lo;
   const auto n = static_cast<std::size_t>(n_), d = static_cast<std::size_t>(d_);
   const double* eta = z + n * d;
@@ -431,6 +434,14 @@ double PseudoExtendedTarget::serial_sampled_flat(const double* z, double* grad) 
     beta_[i] = l.beta;
     omb_[i] = l.one_minus_beta;
   }
+  if (!flat_priors_)
+    for (std::size_t i = 0; i < n; ++i) {
+      const Temper t = temper(eta[i], e[i]);
+      log_ratio_[i] = t.log_ratio;
+      log_g_[i] = t.log_g;
+      dlog_ratio_[i] = t.dlog_ratio;
+      dlog_g_[i] = t.dlog_g;
+    }
   base_->potential_and_gradient_batch(std::span<const double>(z, n * d),
                                       std::span<double>(phi_.data(), n),
                                       std::span<double>(grad, n * d));
@@ -439,10 +450,14 @@ double PseudoExtendedTarget::serial_sampled_flat(const double* z, double* grad) 
   for (std::size_t i = 0; i < n; ++i) {
     const double phi = phi_[i];
     phi_check += phi * 0.0;
-    const double a = 0.0 - omb_[i] * phi;
+    const double log_ratio = flat_priors_ ? 0.0 : log_ratio_[i];
+    const double a = log_ratio - omb_[i] * phi;
     w[i] = a;
     if (a > max_a) max_a = a;
-    outer += -std::fabs(eta[i]) - beta_[i] * phi;
+    if (flat_priors_)
+      outer += -std::fabs(eta[i]) - beta_[i] * phi;
+    else
+      outer += (-std::fabs(eta[i]) + log_g_[i]) - beta_[i] * phi;
     prod *= 1.0 + e[i];
     if (prod > 1e150) {
       log_prod += std::log(prod);
@@ -465,7 +480,8 @@ double PseudoExtendedTarget::serial_sampled_flat(const double* z, double* grad) 
   double check = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const double wi = w[i] * inv_sum;
-    const double dlogp_dbeta = (wi - 1.0) * phi_[i];
+    double dlogp_dbeta = (wi - 1.0) * phi_[i];
+    if (!flat_priors_) dlogp_dbeta += wi * dlog_ratio_[i] + dlog_g_[i];
     const double g = -(dlogp_dbeta * (range * s_[i] * sm_[i]) + (sm_[i] - s_[i]));
     check += g * 0.0;
     grad[n * d + i] = g;

@@ -118,11 +118,11 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   void evaluate_items(const double* z, double* grad) const;
   // The potential (and this member's gradient entries) from all_, identically on every member.
   double assemble(double* grad) const;
-  // potential_and_gradient() for the common case, one member with sampled beta and flat pi, g:
-  // the arithmetic of item_terms/evaluate_items/assemble, operation for operation (so the same
-  // bits as the group path, which tests/mpi/pe_blocks_test.sh checks on 1, 2 and 4 ranks), in
-  // three passes over the items instead of seven and without the exchanged records.
-  double serial_sampled_flat(const double* z, double* grad) const;
+  // potential_and_gradient() for the common case, one member with sampled beta: the arithmetic
+  // of item_terms/evaluate_items/assemble, operation for operation (so the same bits as the group
+  // path, which tests/mpi/pe_blocks_test.sh checks on 1, 2 and 4 ranks), in three passes over the
+  // items instead of seven and without the exchanged records. Flat pi and g skip the prior terms.
+  double serial_sampled(const double* z, double* grad) const;
   // The parts of this member's records (`out`) that do not depend on phi_i, computed before the
   // base target is evaluated (evaluate_items completes a_i and the outer term), and their
   // beta_i, 1 - beta_i.
@@ -136,7 +136,7 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   double log_range_ = 0.0;  // log(hi - lo)
   Temper fixed_;            // fixed-beta mode
   bool flat_priors_ = true; // pi and g flat: no prior terms at all
-  bool serial_fast_ = false; // potential_and_gradient takes serial_sampled_flat
+  bool serial_fast_ = false; // potential_and_gradient takes serial_sampled
   PseudoSampleBlocks blocks_;
 
   // Scratch, sized at construction. all_: one record per item (stride_ doubles, see the .cpp);
@@ -149,6 +149,9 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   mutable std::vector<double> grad_scratch_;  // potential()'s unused gradients (allocated on use)
   mutable std::vector<double> beta_, omb_;  // beta_i, 1 - beta_i of this member's items
   mutable std::vector<double> s_, sm_;      // logistic(eta_i), 1 - logistic(eta_i) (fast path)
+  // The fast path's prior terms of item i (non-flat pi or g): log pi - log g, log g, and their
+  // derivatives in beta (Temper's fields).
+  mutable std::vector<double> log_ratio_, log_g_, dlog_ratio_, dlog_g_;
   mutable int error_item_ = -1;             // the first local item whose target threw
   mutable std::string local_error_;
 };

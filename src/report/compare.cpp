@@ -282,6 +282,15 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
     }
     if (truth) g.truth_log_z = truth->log_z;
 
+    // Chains that finished with warnings (e.g. degenerate pseudo-extended weights): one note per
+    // kind (the text before its first ':'), so a comparison never hides them.
+    std::map<std::string, int> warned;
+    for (const auto* c : ms)
+      for (const auto& w : c->summary.warnings) ++warned[w.substr(0, w.find(':'))];
+    for (const auto& [kind, count] : warned)
+      out.notes.push_back(fmt::format("group '{}': {} of {} chains warn: {} (pemc-report summarize "
+                                      "or diagnose shows why)",
+                                      key, count, ms.size(), kind));
     std::map<std::string, std::vector<double>> values;
     for (const auto* c : ms)
       for (const auto& [name, v] : c->summary.estimates) values[name].push_back(v);

@@ -205,6 +205,7 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
       cd.n_gradient_evals = c.n_gradient_evals;
       cd.wall_seconds = c.wall_seconds;
       cd.estimates = c.estimates;
+      cd.warnings = c.warnings;
       for (std::size_t p = 0; p < names.size(); ++p) {
         const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();
         cd.parameters.push_back(
@@ -222,8 +223,35 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
     std::sort(rd.chains.begin(), rd.chains.end(), [](const auto& a, const auto& b) {
       return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
     });
+    rd.warnings = summarize_chain_warnings(rd.chains);
     out.push_back(std::move(rd));
   }
+  return out;
+}
+
+std::vector<std::string> summarize_chain_warnings(const std::vector<ChainDiagnostics>& chains) {
+  // Kind -> (chains with it, the first such chain's id and text), in order of first appearance.
+  struct Kind {
+    std::string name;
+    int count = 0;
+    int first_chain = 0;
+    std::string first_text;
+  };
+  std::vector<Kind> kinds;
+  for (const auto& c : chains)
+    for (const auto& w : c.warnings) {
+      const std::string name = w.substr(0, w.find(':'));
+      auto it = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) { return k.name == name; });
+      if (it == kinds.end()) {
+        kinds.push_back({name, 1, c.chain_id, w});
+      } else {
+        ++it->count;
+      }
+    }
+  std::vector<std::string> out;
+  for (const auto& k : kinds)
+    out.push_back(fmt::format("{} of {} chains: {} (the numbers are chain {}'s)", k.count,
+                              chains.size(), k.first_text, k.first_chain));
   return out;
 }
 
@@ -300,9 +328,11 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
       co["wall_seconds"] = number(c.wall_seconds);
       co["estimates"] = J::object();
       for (const auto& [name, value] : c.estimates) co["estimates"][name] = number(value);
+      co["warnings"] = c.warnings;
       co["parameters"] = params(c.parameters, false);
       o["chains"].push_back(std::move(co));
     }
+    o["warnings"] = r.warnings;
     o["notes"] = r.notes;
     j["runs"].push_back(std::move(o));
   }
@@ -380,6 +410,7 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
           fmt::format("{:.1f}/{}", c.mean_tree_depth, c.max_tree_depth), c.mean_n_leapfrog,
           c.step_size, c.kish_ess, c.n_gradient_evals, c.wall_seconds, c.status, est);
     }
+    for (const auto& w : r.warnings) out += "  WARNING: " + w + "\n";
     for (const auto& n : r.notes) out += "  note: " + n + "\n";
     out += "\n";
   }

@@ -22,7 +22,11 @@
 //                        "status", "mean_accept_stat", "n_divergent", "mean_tree_depth",
 //                        "max_tree_depth", "mean_n_leapfrog", "step_size", "weighted", "kish_ess",
 //                        "n_gradient_evals", "wall_seconds", "estimates": {...},
+//                        "warnings": [...] (the chain's footer warnings, e.g. degenerate
+//                        pseudo-extended weights),
 //                        "parameters": [{"name", "rhat", "ess_bulk", "ess_tail"}]}],
+//            "warnings": [...] (one line per kind of chain warning: how many chains, the first
+//                        one's text; also printed to stderr by pemc-report diagnose),
 //            "notes": [...]}],
 //  "files": [{"path", "n_records", "complete", "problem"?: {"offset", "record_index", "message"}}]}
 // Undefined values (an R-hat of constant draws, a chain too short) are null; "notes" says why.
@@ -60,6 +64,7 @@ struct ChainDiagnostics {
   std::int64_t n_gradient_evals = 0;
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
+  std::vector<std::string> warnings;             // ChainSummary.warnings
   std::vector<ParameterDiagnostics> parameters;  // single-chain split R-hat and ESS
 };
 
@@ -75,8 +80,14 @@ struct RunDiagnostics {
   std::int64_t n_divergent = 0;
   std::vector<ParameterDiagnostics> parameters;
   std::vector<ChainDiagnostics> chains;
+  // The chains' warnings, one line per kind (the text before its first ':'): "K of M chains: "
+  // and the first such chain's warning.
+  std::vector<std::string> warnings;
   std::vector<std::string> notes;
 };
+
+// RunDiagnostics::warnings from its chains' warnings.
+std::vector<std::string> summarize_chain_warnings(const std::vector<ChainDiagnostics>& chains);
 
 struct DiagnosticsFileInfo {
   std::filesystem::path path;

@@ -225,6 +225,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       c.n_gradient_evals = gradient_counts(s, run_meta(out.header, key.first).config).target;
       c.wall_seconds = s.wall_seconds();
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
+      c.warnings.assign(s.warnings().begin(), s.warnings().end());
     }
   }
   for (auto& [key, c] : chains) {

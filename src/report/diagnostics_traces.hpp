@@ -110,6 +110,7 @@ struct ChainTrace {
   std::int64_t n_gradient_evals = 0;
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
+  std::vector<std::string> warnings;  // ChainSummary.warnings
 };
 
 struct FileTraces {

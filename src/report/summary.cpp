@@ -245,6 +245,7 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
       s.cpu_seconds = it->second->cpu_seconds();
       s.status = it->second->status();
       for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
+      s.warnings.assign(it->second->warnings().begin(), it->second->warnings().end());
     } else {
       s.status = out.has_footer ? "missing from footer" : "incomplete: no footer";
     }
@@ -315,6 +316,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
                                                            : nlohmann::ordered_json(nullptr);
       o["estimates"] = nlohmann::ordered_json::object();
       for (const auto& [k, v] : r.estimates) o["estimates"][k] = v;
+      o["warnings"] = r.warnings;
       o["file"] = f.path.string();
       j["runs"].push_back(std::move(o));
     }
@@ -370,11 +372,32 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
         out += fmt::format("  run {}: mean | E[x^2] of {}\n", r.run_id, list);
       }
     }
+    // Warnings: each chain row names its kinds (the text before the first ':'); each kind's
+    // full text follows the table once per run, with the chains it concerns.
+    const auto kind_of = [](const std::string& w) { return w.substr(0, w.find(':')); };
+    std::vector<std::pair<std::string, std::string>> kinds;  // (run, kind), first appearance
+    std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> kind_info;
+    std::map<std::string, int> chains_of_run;
     for (const auto& r : f.runs) {
-      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {} | {}{}\n",
+      std::string marks;
+      for (const auto& w : r.warnings) {
+        const auto key = std::make_pair(r.run_id, kind_of(w));
+        marks += "  [warning: " + key.second + "]";
+        auto [it, fresh] = kind_info.try_emplace(key, w, 0);
+        if (fresh) kinds.push_back(key);
+        ++it->second.second;
+      }
+      ++chains_of_run[r.run_id];
+      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {} | {}{}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
                          r.n_gradient_evals, r.wall_seconds, r.cpu_seconds, lpd_cell(r), vec(r.mean),
-                         vec(r.second_moment), r.status == "ok" ? "" : "  [" + r.status + "]");
+                         vec(r.second_moment), r.status == "ok" ? "" : "  [" + r.status + "]",
+                         marks);
+    }
+    for (const auto& key : kinds) {
+      const auto& [text, count] = kind_info.at(key);
+      out += fmt::format("  WARNING: run {}, {} of {} chains: {}\n", key.first, count,
+                         chains_of_run[key.first], text);
     }
   }
   return out;

@@ -63,6 +63,9 @@ struct ChainRunSummary {
   double cpu_seconds = 0.0;          // from the footer: the chain's thread CPU time
   std::string status;                // footer status, or "incomplete: no footer"
   std::map<std::string, double> estimates;  // sampler-level per-chain estimates (footer)
+  // The footer's warnings about this chain (ChainSummary.warnings: e.g. degenerate
+  // pseudo-extended weights); the table marks the chain and prints each kind once per run.
+  std::vector<std::string> warnings;
   // Errors against the target's exact truth, where the target knows it (empty otherwise).
   Vector error_mean;           // mean - E[x]
   Vector error_second_moment;  // second_moment - E[x^2]

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <span>
 #include <exception>
 #include <limits>
@@ -13,6 +14,8 @@
 #include "config/init_point.hpp"
 #include "core/cpu_time.hpp"
 #include "core/error.hpp"
+#include "estimators/weight_degeneracy.hpp"
+#include "extended/pseudo_extended_target.hpp"
 #include "hmc/partition.hpp"
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
@@ -134,6 +137,26 @@ const hmc::Partition* distributed_partition(const targets::Target& space) {
   return p && p->partition().group_size() > 1 ? &p->partition() : nullptr;
 }
 
+// Pseudo-extended chains with N >= 2 watch their weights for degeneracy (the statistics go to the
+// summary's estimates, a verdict to its warnings); nullopt for every other sampler.
+std::optional<estimators::WeightDegeneracy> degeneracy_tracker(const targets::Target& space) {
+  const auto* pe = dynamic_cast<const extended::PseudoExtendedTarget*>(&space);
+  if (!pe || pe->n_pseudo() < 2) return std::nullopt;
+  return estimators::WeightDegeneracy(pe->n_pseudo(), pe->options().beta_lower,
+                                      pe->options().beta_upper);
+}
+
+// The tracker's statistics as ChainSummary estimates and, when degenerate, a warning.
+void report_degeneracy(const estimators::WeightDegeneracy& tracker, v1::ChainSummary& summary) {
+  const auto s = tracker.stats();
+  auto& e = *summary.mutable_estimates();
+  e["max_weight_mean"] = s.mean_max_weight;
+  e["kish_ess_per_draw"] = s.ess_per_draw;
+  if (!std::isnan(s.beta_at_lower_fraction)) e["beta_at_lower_fraction"] = s.beta_at_lower_fraction;
+  e["weight_handoff_rate"] = s.weight_handoff_rate;
+  if (const auto w = estimators::degeneracy_warning(s)) summary.add_warnings(*w);
+}
+
 }  // namespace
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
@@ -221,6 +244,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     double sum_accept = 0.0;
     targets::WeightedView view;
     const auto n_outputs = static_cast<int>(target->output_names().size());
+    auto degeneracy = degeneracy_tracker(space);
+    // Fixed beta: no beta statistics (every beta_i is the same constant).
+    const bool track_betas =
+        degeneracy && static_cast<const extended::PseudoExtendedTarget&>(space).beta_sampled();
     std::int64_t t_begin = 0;
     if (resume) {
       t_begin = resume->next_iteration();
@@ -233,6 +260,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
       n_written = resume->n_written();
       warmup_evals = resume->warmup_evals();
       sum_accept = resume->sum_accept();
+      if (degeneracy && resume->weight_degeneracy_size() > 0)
+        degeneracy->restore(std::span<const double>(resume->weight_degeneracy().data(),
+                                                    resume->weight_degeneracy_size()));
       // The adapter exists from begin_warmup until the end_warmup at t == n_warmup.
       if (n_warmup > 0 && t_begin <= n_warmup) kernel->begin_warmup(n_warmup);
       if (resume->group_size() != group_size)
@@ -284,6 +314,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           ck.set_warmup_evals(warmup_evals);
           ck.set_grad_evals(grad_evals);
           ck.set_sum_accept(sum_accept);
+          if (degeneracy) {
+            const auto sums = degeneracy->save();
+            ck.mutable_weight_degeneracy()->Assign(sums.begin(), sums.end());
+          }
           ck.set_wall_seconds(elapsed());
           ck.set_cpu_seconds(cpu_used());
           if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
@@ -325,6 +359,11 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           fill_outputs(draw, *target, n_outputs, state, view, has_view, task, t);
         if (cb.emit) call_runner(cb.emit, record);
         if (!warmup) ++n_written;
+        if (!warmup && degeneracy && has_view)
+          degeneracy->add(std::span<const double>(view.log_weights.data(),
+                                                  static_cast<std::size_t>(view.log_weights.size())),
+                          track_betas ? std::span<const double>(view.extra)
+                                      : std::span<const double>());
       }
       if (!warmup && estimates_every > 0 && (i + 1) % estimates_every == 0 && cb.emit) {
         auto& snap = *snapshot.mutable_estimates();
@@ -353,6 +392,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     std::map<std::string, double> estimates;
     kernel->report_estimates(estimates);
     for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
+    if (degeneracy) report_degeneracy(*degeneracy, summary);
     summary.set_n_gradient_evals_warmup(warmup_evals * per_evaluation);
     summary.set_n_extended_gradient_evals_warmup(warmup_evals);
   } catch (const CallbackFailure& f) {

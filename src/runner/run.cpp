@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <iostream>
+#include <map>
 #include <new>
 #include <optional>
 
@@ -246,13 +247,18 @@ Agreed load_on_rank0(const RunOptions& o) {
       config::validate(shared, config::Scope::kShared);
     }
     // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
-    for (const auto& run : runs) {
+    // Defaults that depend on the target's dimension are filled in here, so that the recorded
+    // config holds the values the run uses.
+    for (auto& run : runs) {
       std::int64_t dim = -1;
       try {
         auto target = config::make_target(run.target());
         dim = target->dim();
         // init's lengths need the dimension, which some targets know only once built.
         config::check_init_dimension(run.init(), target->original_dim());
+        for (const auto& filled : config::apply_dimension_defaults(run, dim))
+          a.notes.push_back("info:" + (study ? "run '" + run.name() + "': " : std::string()) +
+                            filled);
         (void)config::make_sampler(run.sampler(), target);
       } catch (const std::bad_alloc&) {
         // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense
@@ -561,6 +567,8 @@ class RankLoop {
       if (summary.status() != "ok")
         spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
                       summary.status());
+      for (const auto& w : summary.warnings())
+        spdlog::warn("run {} chain {} (seed {}): {}", run.name(), task.id, task.seed, w);
       *mine.add_chains() = summary;
       ship();
       // An epoch that arrived during the chain's last iteration: answer between chains.
@@ -1148,6 +1156,23 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
                  c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
                  c.n_divergent(), c.n_gradient_evals(), extended, c.wall_seconds(), c.cpu_seconds(),
                  c.status());
+  }
+  // Chains that finished with warnings (ChainSummary.warnings), once per run at the end, so that
+  // the last lines of the log say it.
+  std::map<std::string, std::pair<int, int>> warned;  // run -> (chains with warnings, chains)
+  std::map<std::string, const v1::ChainSummary*> first_warned;
+  for (const auto& c : footer.chains()) {
+    auto& [n_warned, n] = warned[c.run_id()];
+    ++n;
+    if (c.warnings_size() == 0) continue;
+    if (n_warned++ == 0) first_warned[c.run_id()] = &c;
+  }
+  for (const auto& [run, counts] : warned) {
+    if (counts.first == 0) continue;
+    const auto& c = *first_warned.at(run);
+    spdlog::warn("run {}: {} of {} chains finished with warnings; chain {} (seed {}): {}",
+                 run.empty() ? "(unnamed)" : run, counts.first, counts.second, c.chain_id(),
+                 c.seed(), c.warnings(0));
   }
   spdlog::info("done: {} chains, {} draws, {} target gradient evaluations in {:.2f} s wall "
                "({:.2f} s CPU in chains); status {}",

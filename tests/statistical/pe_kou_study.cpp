@@ -181,7 +181,7 @@ RunResult read_run(const fs::path& path, bool want_truth) {
       r.pseudo_extended = cfg.sampler().has_pseudo_extended();
       if (r.pseudo_extended)
         pe = std::make_shared<pemc::extended::PseudoExtendedTarget>(
-            base, pemc::extended::options_from_config(cfg.sampler().pseudo_extended()));
+            base, pemc::extended::options_from_config(cfg.sampler().pseudo_extended(), base->dim()));
       continue;
     }
     if (rec.has_footer()) {

@@ -199,6 +199,31 @@ TEST(ApplyDefaults, ContinuousTemperingBootstrap) {
   EXPECT_FALSE(e.config.sampler().continuous_tempering().has_bootstrap());
 }
 
+TEST(ApplyDimensionDefaults, PseudoExtendedInstrumentalShapeDependsOnTheDimension) {
+  // g(beta) = Beta(d/2 + 1, 1) for d = 10 when a is unset (extended/pseudo_extended.hpp,
+  // default_instrumental_a): filled in and reported once, idempotent.
+  auto c = defaulted("sampler { pseudo_extended { n_pseudo: 5 nuts {} } }").config;
+  const auto filled = apply_dimension_defaults(c, 10);
+  ASSERT_EQ(filled.size(), 1u);
+  EXPECT_NE(filled[0].find("sampler.pseudo_extended.beta_instrumental.a = 6 "), std::string::npos)
+      << filled[0];
+  EXPECT_EQ(c.sampler().pseudo_extended().beta_instrumental().a(), 6.0);
+  EXPECT_FALSE(c.sampler().pseudo_extended().beta_instrumental().has_b());
+  const std::string once = c.SerializeAsString();
+  EXPECT_TRUE(apply_dimension_defaults(c, 10).empty());
+  EXPECT_EQ(c.SerializeAsString(), once);
+  // An explicit a, fixed beta and other samplers are left alone.
+  for (const std::string sampler :
+       {"pseudo_extended { n_pseudo: 5 beta_instrumental { a: 1 } nuts {} }",
+        "pseudo_extended { n_pseudo: 5 fixed_beta: 0.5 nuts {} }", "nuts {}"}) {
+    SCOPED_TRACE(sampler);
+    auto other = defaulted("sampler { " + sampler + " }").config;
+    const std::string before = other.SerializeAsString();
+    EXPECT_TRUE(apply_dimension_defaults(other, 10).empty());
+    EXPECT_EQ(other.SerializeAsString(), before);
+  }
+}
+
 TEST(ApplyDefaults, IsIdempotent) {
   auto c = parse_text_config("sampler { nuts {} } target { flower {} }", "x.pbtxt");
   apply_defaults(c);

@@ -39,14 +39,23 @@ using Paths = std::vector<std::string>;
 TEST(PseudoExtendedConfig, AValidConfigHasNoProblemsAndGetsTheDefaults) {
   const auto c = parse("n_pseudo: 5 nuts { step_size: 0.1 }");
   EXPECT_EQ(paths(config_problems(c)), Paths{});
-  const auto o = options_from_config(c);
+  const auto o = options_from_config(c, 10);
   EXPECT_EQ(o.n_pseudo, 5);
   EXPECT_EQ(o.beta_lower, kDefaultBetaLower);
   EXPECT_EQ(o.beta_upper, 1.0);
   EXPECT_FALSE(o.fixed_beta.has_value());
   EXPECT_FALSE(o.beta_init.has_value());
   EXPECT_TRUE(o.beta_target.flat());
-  EXPECT_TRUE(o.beta_instrumental.flat());
+  // g(beta) = Beta(a, 1), a = max(1, d/2 + min(1, max(0, (d - 2) / 8))): the paper's flat g up
+  // to d = 2, d/2 + 1 (q's beta marginal flat for Gaussian modes) from d = 10, linear between.
+  EXPECT_EQ(o.beta_instrumental.a, 6.0);
+  EXPECT_EQ(o.beta_instrumental.b, 1.0);
+  EXPECT_TRUE(options_from_config(c, 2).beta_instrumental.flat());
+  EXPECT_TRUE(options_from_config(c, 1).beta_instrumental.flat());
+  EXPECT_EQ(options_from_config(c, 6).beta_instrumental.a, 3.5);
+  EXPECT_EQ(options_from_config(c, 20).beta_instrumental.a, 11.0);
+  EXPECT_EQ(default_instrumental_a(5), 2.875);
+  EXPECT_EQ(default_instrumental_a(100), 51.0);
   EXPECT_EQ(extended_dim(c, 2), 15);
   EXPECT_EQ(extended_dim(parse("n_pseudo: 5 fixed_beta: 0.5"), 2), 10);
 }
@@ -87,7 +96,7 @@ TEST(PseudoExtendedConfig, EachBrokenRuleNamesItsField) {
   EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 beta_target { b: -1 }" + k), "x")),
             Paths{"x.beta_target.b"});
   try {
-    options_from_config(parse("n_pseudo: 0 beta_upper: 2" + k));
+    options_from_config(parse("n_pseudo: 0 beta_upper: 2" + k), 2);
     FAIL() << "no throw";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("sampler.pseudo_extended.n_pseudo"), std::string::npos);
@@ -102,8 +111,14 @@ TEST(PseudoExtendedConfig, ProprietyWarnings) {
   const std::string k = " nuts { step_size: 0.1 }";
   // The defaults are proper.
   EXPECT_EQ(paths(propriety_warnings(parse("n_pseudo: 2" + k), unbounded, 2)), Paths{});
-  // beta down to 0 on an unbounded 2-D target: improper (Z(beta) ~ 1/beta).
+  // beta down to 0 on an unbounded 2-D target: improper (Z(beta) ~ 1/beta) with the default g,
+  // which is flat for d <= 2; from d = 3 the default a > d/2 keeps it proper.
   const auto zero = parse("n_pseudo: 2 beta_lower: 0" + k);
+  EXPECT_EQ(paths(propriety_warnings(zero, unbounded, 3)), Paths{});
+  EXPECT_EQ(paths(propriety_warnings(zero, unbounded, 10)), Paths{});
+  EXPECT_EQ(paths(propriety_warnings(parse("n_pseudo: 2 beta_lower: 0 beta_instrumental { a: 1 }" + k),
+                                     unbounded, 10)),
+            Paths{"sampler.pseudo_extended.beta_lower"});
   EXPECT_EQ(paths(propriety_warnings(zero, unbounded, 2)),
             Paths{"sampler.pseudo_extended.beta_lower"});
   EXPECT_EQ(paths(propriety_warnings(zero, unbounded)),  // dimension unknown: assume d >= 2

@@ -137,7 +137,7 @@ TEST(PseudoExtendedTarget, OnePseudoSampleWithFixedBetaIsTheTarget) {
 
 TEST(PseudoExtendedTarget, GradientMatchesFiniteDifferencesAtRandomPoints) {
   auto base = kou_a();
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 5; ++variant) {
     PseudoExtendedOptions o;
     o.n_pseudo = 3;
     if (variant == 1) o.fixed_beta = 0.2;
@@ -148,6 +148,7 @@ TEST(PseudoExtendedTarget, GradientMatchesFiniteDifferencesAtRandomPoints) {
       o.beta_target = {2.0, 3.0};
       o.beta_instrumental = {0.5, 1.5};
     }
+    if (variant == 4) o.beta_instrumental = {6.0, 1.0};  // the default g for d = 10
     PseudoExtendedTarget t(base, o);
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       SCOPED_TRACE("variant " + std::to_string(variant) + " seed " + std::to_string(seed));
@@ -203,15 +204,20 @@ TEST(PseudoExtendedTarget, GradientMatchesWhenOnePseudoSampleDominates) {
   EXPECT_NEAR(g[2], beta2 * gb[0], 1e-12 * std::fabs(beta2 * gb[0]));
 }
 
-// One member with sampled beta and flat priors takes potential_and_gradient's fast path
-// (serial_sampled_flat); potential() takes the general path (item records, assemble). Both must
-// give the same potential bits, in the bulk, at extreme eta (exp(-|eta|) = 0 and near 1) and where
-// one pseudo-sample dominates. (Its gradient bits against the general path's on a group of 2 and 4
-// members: tests/mpi/pe_blocks_test.sh.)
+// One member with sampled beta takes potential_and_gradient's fast path (serial_sampled);
+// potential() takes the general path (item records, assemble). Both must give the same potential
+// bits, in the bulk, at extreme eta (exp(-|eta|) = 0 and near 1) and where one pseudo-sample
+// dominates, with flat priors and with Beta ones (the default g for d >= 3). (Its gradient
+// bits against the general path's on a group of 2 and 4 members: tests/mpi/pe_blocks_test.sh.)
 TEST(PseudoExtendedTarget, FastPathPotentialHasTheGeneralPathsBits) {
-  for (const int n : {1, 2, 5, 9}) {
+  for (const int n : {1, 2, 5, 9})
+  for (const bool flat : {true, false}) {
     PseudoExtendedOptions o;
     o.n_pseudo = n;
+    // g = Beta(6, 1) (the default for d = 10); pi stays flat: a pi(beta) that vanishes at a bound
+    // gives a_i = -inf there, which potential() accepts and the gradient (0 * inf) rejects, on
+    // either path.
+    if (!flat) o.beta_instrumental = {6.0, 1.0};
     PseudoExtendedTarget t(kou_a(), o);
     Vector g(t.dim());
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -221,7 +227,8 @@ TEST(PseudoExtendedTarget, FastPathPotentialHasTheGeneralPathsBits) {
       const double u = t.potential(z);
       const double ug = t.potential_and_gradient(z, g);
       EXPECT_EQ(std::bit_cast<std::uint64_t>(u), std::bit_cast<std::uint64_t>(ug))
-          << "N = " << n << ", seed " << seed << ": " << u << " vs " << ug;
+          << "N = " << n << (flat ? "" : " (Beta g)") << ", seed " << seed << ": " << u
+          << " vs " << ug;
       EXPECT_TRUE(g.allFinite()) << "N = " << n << ", seed " << seed;
     }
   }
