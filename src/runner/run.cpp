@@ -34,6 +34,7 @@
 #include "runner/chain_driver.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
+#include "runner/log_z_checks.hpp"
 #include "runner/output_lock.hpp"
 #include "runner/progress_model.hpp"
 
@@ -1126,6 +1127,8 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
                  c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
                  c.n_divergent(), c.n_gradient_evals(), c.wall_seconds(), c.cpu_seconds(), c.status());
   }
+  // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
+  for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);
   spdlog::info("done: {} chains, {} draws, {} gradient evaluations in {:.2f} s wall "
                "({:.2f} s CPU in chains); status {}",
                footer.chains_size(), draws, evals, footer.wall_seconds(), footer.cpu_seconds(),
