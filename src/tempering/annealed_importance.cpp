@@ -184,7 +184,8 @@ void AnnealedImportanceKernel::report_estimates(std::map<std::string, double>& e
   e["n_runs"] = static_cast<double>(n_runs_);
   e["n_levels"] = n_levels();
   e["log_weight_max"] = max_w_;
-  e["log_weight_pareto_k"] = pareto_k();
+  // Undefined below 25 runs (too few tail weights): left out rather than written as NaN.
+  if (const double k = pareto_k(); std::isfinite(k)) e["log_weight_pareto_k"] = k;
 
 }
 
