@@ -76,6 +76,16 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// The markdown cell of a sampler estimate: "mean ± sd", the sd being the spread over the chains,
+// then the chains' mean reported SE beside it and how many chains flagged it untrusted.
+std::string estimate_cell(const EstimateStats& e) {
+  std::string cell = std::isfinite(e.sd) ? num(e.mean) + " ± " + num(e.sd) : num(e.mean);
+  if (e.se_mean) cell += " (mean SE " + num(*e.se_mean) + ")";
+  if (e.n_untrusted && *e.n_untrusted > 0)
+    cell += fmt::format(" {} of {} untrusted", *e.n_untrusted, e.n + e.n_nonfinite);
+  return cell;
+}
+
 // The markdown cell of a moment: "mean ± sd".
 std::string pm(double mean, double sd) {
   return std::isfinite(sd) ? num(mean) + " ± " + num(sd) : num(mean);
@@ -101,6 +111,24 @@ void moment_stats(const std::vector<const Vector*>& values, const Vector* truth,
     rmse_all = d > 0 ? std::sqrt(out.rmse.sum() / static_cast<double>(d)) : kNaN;
     out.rmse = out.rmse.cwiseSqrt();
   }
+}
+
+// The chains' own standard errors of an estimate beside its spread over the chains: se_mean =
+// mean of the finite, positive <name>_se over chains with a finite value, and with a truth rms_z =
+// sqrt(mean ((value - truth) / se)^2) over the same chains (about 1 when the SEs are right).
+void standard_error_stats(const std::vector<double>& values, const std::vector<double>& ses,
+                          EstimateStats& e) {
+  double sum_se = 0.0, sum_z2 = 0.0;
+  int n = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]) || !std::isfinite(ses[i]) || !(ses[i] > 0.0)) continue;
+    sum_se += ses[i];
+    if (e.truth) sum_z2 += std::pow((values[i] - *e.truth) / ses[i], 2);
+    ++n;
+  }
+  if (n == 0) return;
+  e.se_mean = sum_se / n;
+  if (e.truth) e.rms_z = std::sqrt(sum_z2 / n);
 }
 
 // n, mean and sd (n - 1 denominator) of the finite values; the others are counted.
@@ -291,9 +319,13 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
       out.notes.push_back(fmt::format("group '{}': {} of {} chains warn: {} (pemc-report summarize "
                                       "or diagnose shows why)",
                                       key, count, ms.size(), kind));
-    std::map<std::string, std::vector<double>> values;
+    std::map<std::string, std::vector<double>> values, ses;  // ses: each chain's <name>_se
     for (const auto* c : ms)
-      for (const auto& [name, v] : c->summary.estimates) values[name].push_back(v);
+      for (const auto& [name, v] : c->summary.estimates) {
+        values[name].push_back(v);
+        const auto se = c->summary.estimates.find(name + "_se");
+        ses[name].push_back(se != c->summary.estimates.end() ? se->second : kNaN);
+      }
     for (const auto& [name, vs] : values) {
       EstimateStats e = scalar_stats(vs);
       if (truth) e.truth = estimate_truth(*truth, name);
@@ -302,6 +334,14 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
         for (double v : vs)
           if (std::isfinite(v)) mse += (v - *e.truth) * (v - *e.truth) / e.n;
         e.rmse = std::sqrt(mse);
+      }
+      standard_error_stats(vs, ses.at(name), e);
+      if (name == "log_z" || name == "log_z_ratio") {
+        e.n_untrusted = 0;
+        for (const auto* c : ms) {
+          const auto it = c->summary.estimates.find("log_z_untrusted");
+          *e.n_untrusted += it != c->summary.estimates.end() && it->second == 1.0;
+        }
       }
       if (e.n_nonfinite > 0)
         out.notes.push_back(fmt::format("group '{}': estimate {} is not finite in {} chain(s)",
@@ -420,6 +460,9 @@ std::string comparison_to_json(const Comparison& c) {
       eo["n_nonfinite"] = e.n_nonfinite;
       if (e.truth) eo["truth"] = number(*e.truth);
       if (e.rmse) eo["rmse"] = number(*e.rmse);
+      if (e.se_mean) eo["se_mean"] = number(*e.se_mean);
+      if (e.rms_z) eo["rms_z"] = number(*e.rms_z);
+      if (e.n_untrusted) eo["n_untrusted"] = *e.n_untrusted;
       o["estimates"][name] = std::move(eo);
     }
     if (g.held_out_lpd) {
@@ -522,7 +565,7 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
       cells.push_back(i < g.dim ? pm(g.second_moment.mean[i], g.second_moment.sd[i]) : "");
     for (const auto& n : est_names) {
       auto it = g.estimates.find(n);
-      cells.push_back(it != g.estimates.end() ? pm(it->second.mean, it->second.sd) : "");
+      cells.push_back(it != g.estimates.end() ? estimate_cell(it->second) : "");
     }
     if (any_lpd)
       cells.push_back(g.held_out_lpd ? pm(g.held_out_lpd->mean, g.held_out_lpd->sd) : "");
@@ -557,7 +600,10 @@ std::string comparison_to_markdown(const Comparison& c, const CompareOptions& op
       cells.push_back(opt_num(g.rmse_all_second_moment));
       for (const auto& n : est_names) {
         auto it = g.estimates.find(n);
-        cells.push_back(it != g.estimates.end() ? opt_num(it->second.rmse) : "—");
+        std::string cell = it != g.estimates.end() ? opt_num(it->second.rmse) : "—";
+        if (it != g.estimates.end() && it->second.rms_z)
+          cell += " (rms z " + num(*it->second.rms_z) + ")";
+        cells.push_back(cell);
       }
       cells.push_back(opt_num(g.mse_x_time_mean));
       cells.push_back(opt_num(g.mse_x_time_second_moment));
@@ -604,7 +650,7 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
       for (const char* s : {"mean", "sd", "rmse", "truth"})
         head.push_back(fmt::format("{}_{}_{}", m, s, quantity_name(c, i)));
   for (const auto& name : est_names)
-    for (const char* s : {"mean", "sd", "n", "truth", "rmse"})
+    for (const char* s : {"mean", "sd", "n", "truth", "rmse", "se_mean", "rms_z", "n_untrusted"})
       head.push_back(fmt::format("estimate_{}_{}", name, s));
   if (any_lpd)
     for (const char* s : {"mean", "sd", "n"}) head.push_back(fmt::format("held_out_lpd_{}", s));
@@ -641,12 +687,13 @@ std::string comparison_to_csv(const Comparison& c, const CompareOptions& options
     for (const auto& name : est_names) {
       auto it = g.estimates.find(name);
       if (it == g.estimates.end()) {
-        cells.insert(cells.end(), 5, "");
+        cells.insert(cells.end(), 8, "");
         continue;
       }
       const auto& e = it->second;
       cells.insert(cells.end(), {csv_num(e.mean), csv_num(e.sd), std::to_string(e.n), opt(e.truth),
-                                 opt(e.rmse)});
+                                 opt(e.rmse), opt(e.se_mean), opt(e.rms_z),
+                                 e.n_untrusted ? std::to_string(*e.n_untrusted) : ""});
     }
     if (any_lpd) {
       if (g.held_out_lpd)

@@ -21,7 +21,11 @@
 // is the sampler's own evaluations (pseudo-extended: extended leapfrog steps).
 // The same for second moments E[x_i^2]. Per-chain sampler estimates (footer "estimates", e.g.
 // log_z) get mean, sd and — when the truth knows them ("log_z" = Truth::log_z, other keys = a
-// scalar Truth::extras entry of the same name) — rmse.
+// scalar Truth::extras entry of the same name) — rmse. Estimates with a per-chain standard error
+// (<name>_se) also get se_mean, the mean reported SE, to set beside sd: the two agree when the
+// SEs mean what they say; with a truth, rms_z = sqrt(mean ((value - truth) / se)^2) (about 1 then).
+// log_z gets n_untrusted, the chains that flagged it (log_z_untrusted, estimators/log_z_trust.hpp).
+// The markdown table shows "mean ± sd (mean SE s) k of n untrusted" and "rmse (rms z r)".
 // The held-out log predictive density (summarize's per-chain held_out_lpd, for targets with a test
 // set such as horseshoe_logistic) gets mean and sd over the chains that have it, like an estimate.
 // Only chains whose status is "ok" are used unless include_incomplete; the others are listed in
@@ -38,7 +42,8 @@
 //              "n_draws_mean", "kish_ess_mean",
 //              "mse_x_time"?: {"mean", "second_moment"},
 //              "mse_x_grad_evals"?: {"mean", "second_moment"},
-//              "estimates": {"<name>": {"n", "mean", "sd", "n_nonfinite", "truth"?, "rmse"?}},
+//              "estimates": {"<name>": {"n", "mean", "sd", "n_nonfinite", "truth"?, "rmse"?,
+//                                       "se_mean"?, "rms_z"?, "n_untrusted"?}},
 //              "held_out_lpd"?: {"n", "mean", "sd", "n_nonfinite"},
 //              "truth_log_z"?}],
 //  "notes": [...]}
@@ -77,6 +82,10 @@ struct EstimateStats {
   int n_nonfinite = 0;   // NaN/inf values left out
   double mean = 0.0, sd = 0.0;
   std::optional<double> truth, rmse;
+  // The chains' own <name>_se: their mean (beside sd, the spread over the chains) and, with a
+  // truth, rms over chains of (value - truth) / se.
+  std::optional<double> se_mean, rms_z;
+  std::optional<int> n_untrusted;  // log_z / log_z_ratio: chains with log_z_untrusted = 1
 };
 
 struct ExcludedChain {

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "estimators/ess.hpp"
 #include "estimators/rhat.hpp"
+#include "report/diagnostics_log_z.hpp"
 #include "report/quantities.hpp"
 
 namespace pemc::report {
@@ -224,6 +225,7 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
       return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
     });
     rd.warnings = summarize_chain_warnings(rd.chains);
+    rd.log_z_agreement = check_log_z_trust(rd);
     out.push_back(std::move(rd));
   }
   return out;
@@ -333,6 +335,17 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
       o["chains"].push_back(std::move(co));
     }
     o["warnings"] = r.warnings;
+    if (r.log_z_agreement) {
+      const auto& a = *r.log_z_agreement;
+      int untrusted = 0;
+      for (const auto& c : r.chains) {
+        const auto it = c.estimates.find("log_z_untrusted");
+        untrusted += it != c.estimates.end() && it->second == 1.0;
+      }
+      o["log_z_trust"] = {{"n_untrusted", untrusted},          {"n_chains_compared", a.n},
+                          {"spread_ratio", number(a.spread_ratio)}, {"chi2", number(a.chi2)},
+                          {"p_value", number(a.p_value)},      {"chains_disagree", a.disagree}};
+    }
     o["notes"] = r.notes;
     j["runs"].push_back(std::move(o));
   }
@@ -411,6 +424,17 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
           c.step_size, c.kish_ess, c.n_gradient_evals, c.wall_seconds, c.status, est);
     }
     for (const auto& w : r.warnings) out += "  WARNING: " + w + "\n";
+    if (r.log_z_agreement) {
+      int untrusted = 0;
+      for (const auto& c : r.chains) {
+        const auto it = c.estimates.find("log_z_untrusted");
+        untrusted += it != c.estimates.end() && it->second == 1.0;
+      }
+      out += fmt::format("  log Z: {} of {} chains cannot be trusted{}; the chains scatter {} "
+                         "times their SEs\n",
+                         untrusted, r.chains.size(), untrusted > 0 ? " (notes say why)" : "",
+                         fmt_num(r.log_z_agreement->spread_ratio, "{:.2f}"));
+    }
     for (const auto& n : r.notes) out += "  note: " + n + "\n";
     out += "\n";
   }

@@ -27,13 +27,17 @@
 //                        "parameters": [{"name", "rhat", "ess_bulk", "ess_tail"}]}],
 //            "warnings": [...] (one line per kind of chain warning: how many chains, the first
 //                        one's text; also printed to stderr by pemc-report diagnose),
+//            "log_z_trust"? (runs with a log Z): {"n_untrusted", "n_chains_compared",
+//                            "spread_ratio", "chi2", "p_value", "chains_disagree"},
 //            "notes": [...]}],
 //  "files": [{"path", "n_records", "complete", "problem"?: {"offset", "record_index", "message"}}]}
 // Undefined values (an R-hat of constant draws, a chain too short) are null; "notes" says why.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "estimators/log_z_trust.hpp"
 #include "report/diagnostics_traces.hpp"
 
 namespace pemc::report {
@@ -84,6 +88,9 @@ struct RunDiagnostics {
   // and the first such chain's warning.
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
+  // Runs whose chains report a log Z: their agreement within the SEs (report/diagnostics_log_z.hpp,
+  // which also re-derives each chain's log_z_untrusted keys in `estimates`).
+  std::optional<estimators::LogZAgreement> log_z_agreement;
 };
 
 // RunDiagnostics::warnings from its chains' warnings.

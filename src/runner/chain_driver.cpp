@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "estimators/weight_degeneracy.hpp"
 #include "extended/pseudo_extended_target.hpp"
+#include "estimators/log_z_trust.hpp"
 #include "hmc/partition.hpp"
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
@@ -391,6 +392,9 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
     summary.set_final_step_size(kernel->step_size());
     std::map<std::string, double> estimates;
     kernel->report_estimates(estimates);
+    // A log Z carries log_z_untrusted and its reasons (estimators/log_z_trust.hpp); the run-level
+    // check across chains is added with the footer (runner/log_z_checks.hpp).
+    estimators::annotate_log_z_trust(estimates);
     for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
     if (degeneracy) report_degeneracy(*degeneracy, summary);
     summary.set_n_gradient_evals_warmup(warmup_evals * per_evaluation);

@@ -36,6 +36,7 @@
 #include "runner/chain_driver.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
+#include "runner/log_z_checks.hpp"
 #include "runner/output_lock.hpp"
 #include "runner/progress_model.hpp"
 
@@ -1174,6 +1175,8 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
                  run.empty() ? "(unnamed)" : run, counts.first, counts.second, c.chain_id(),
                  c.seed(), c.warnings(0));
   }
+  // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
+  for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);
   spdlog::info("done: {} chains, {} draws, {} target gradient evaluations in {:.2f} s wall "
                "({:.2f} s CPU in chains); status {}",
                footer.chains_size(), draws, evals, footer.wall_seconds(), footer.cpu_seconds(),

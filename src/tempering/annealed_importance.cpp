@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "estimators/pareto_tail.hpp"
 #include "tempering/running_moments.hpp"
 #include "tempering/schedule.hpp"
 
@@ -126,6 +127,7 @@ kernels::TransitionStats AnnealedImportanceKernel::transition(kernels::ChainStat
     lse_w_ = log_add_exp(lse_w_, log_w);
     lse_w2_ = log_add_exp(lse_w2_, 2.0 * log_w);
     if (log_w > max_w_) max_w_ = log_w;
+    log_weights_.push_back(log_w);
     if (track_moments_) add_weighted(moments_, point_.x, log_w);
   }
   state.x.resize(d + 1);
@@ -156,6 +158,10 @@ double AnnealedImportanceKernel::log_z_se() const {
   return std::sqrt(rel_var);
 }
 
+double AnnealedImportanceKernel::pareto_k() const {
+  return estimators::pareto_k_hat(log_weights_);
+}
+
 void AnnealedImportanceKernel::track_moments() {
   track_moments_ = true;
   moments_.resize(target_->dim());
@@ -178,6 +184,9 @@ void AnnealedImportanceKernel::report_estimates(std::map<std::string, double>& e
   e["n_runs"] = static_cast<double>(n_runs_);
   e["n_levels"] = n_levels();
   e["log_weight_max"] = max_w_;
+  // Undefined below 25 runs (too few tail weights): left out rather than written as NaN.
+  if (const double k = pareto_k(); std::isfinite(k)) e["log_weight_pareto_k"] = k;
+
 }
 
 // ---- checkpoint (added methods) ----
@@ -191,6 +200,7 @@ void AnnealedImportanceKernel::save_state(pemc::v1::KernelState& state) const {
   adapt::put_real(state, "lse_w", lse_w_);
   adapt::put_real(state, "lse_w2", lse_w2_);
   adapt::put_real(state, "max_w", max_w_);
+  adapt::put_reals(state, "log_weights", log_weights_);
   if (track_moments_) save_moments(adapt::put_child(state, "moments"), moments_);
 }
 
@@ -202,6 +212,10 @@ void AnnealedImportanceKernel::restore_state(const pemc::v1::KernelState& state)
   lse_w_ = adapt::get_real(state, "lse_w");
   lse_w2_ = adapt::get_real(state, "lse_w2");
   max_w_ = adapt::get_real(state, "max_w");
+  log_weights_ = adapt::get_real_vector(state, "log_weights");
+  if (static_cast<std::int64_t>(log_weights_.size()) != n_runs_)
+    adapt::state_error(state, "log_weights", "holds " + std::to_string(log_weights_.size()) +
+                                                 " runs, n_runs is " + std::to_string(n_runs_));
   if (track_moments_) restore_moments(state, "moments", moments_);
 }
 

@@ -15,7 +15,12 @@
 // AnnealedImportanceSpace::weighted_view turns each draw into one weighted sample, so the report's
 // weighted moments are the AIS estimates of target expectations. Per chain (report_estimates):
 // log_z = log mean r over the post-warmup runs, log_z_se (delta method: sd(r) / (mean(r) sqrt n)),
-// ess = (sum r)^2 / sum r^2 (Kish), ess_fraction = ess / n, n_runs, log_weight_max.
+// ess = (sum r)^2 / sum r^2 (Kish), ess_fraction = ess / n, n_runs, log_weight_max, and
+// log_weight_pareto_k (from 25 runs on), the Pareto k-hat of the weights' upper tail
+// (estimators/pareto_tail.hpp): the delta-method SE assumes a finite variance of r, which
+// k-hat > 1/2 denies, and above min(1 - 1/log10 n, 0.7) log Z is dominated by runs not drawn yet
+// (estimators/log_z_trust.hpp flags it). The post-warmup log weights are kept for it (8 bytes per
+// run).
 // Warmup runs adapt the local kernels' step sizes (levels share kernels in bins, level_kernels.hpp)
 // and are excluded from the estimates (their kernels changed within the run).
 #include <cstdint>
@@ -81,6 +86,7 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   double log_z() const;
   double log_z_se() const;
   double ess() const;
+  double pareto_k() const;
 
   // Checkpoint: local kernels and the importance-weight sums.
   bool can_checkpoint() const override { return levels_.can_checkpoint(); }
@@ -96,6 +102,7 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   PathPoint point_;
   std::int64_t n_runs_ = 0;
   double lse_w_, lse_w2_, max_w_;
+  std::vector<double> log_weights_;  // every post-warmup run's log r, in order
   bool track_moments_ = false;
   estimators::WeightedCovariance moments_;
 };

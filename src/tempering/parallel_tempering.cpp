@@ -416,6 +416,8 @@ void ParallelTemperingKernel::report_estimates(std::map<std::string, double>& e)
   e[p + "_forward_se"] = z.forward_se;
   e[p + "_reverse_se"] = z.reverse_se;
   e[p + "_se"] = z.mean_se;
+  e["log_z_batches"] = stepping_stone_->n_full_batches();
+  e["round_trips_min_replica"] = static_cast<double>(round_trips_.min_replica_round_trips());
   e["comm_wall_seconds"] = comm_seconds_;
   e["local_wall_seconds"] = local_seconds_;
 }

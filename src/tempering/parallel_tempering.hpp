@@ -36,13 +36,15 @@
 //
 // Estimates (report_estimates; post-warmup rounds only):
 //   n_replicas, rounds, round_trips, round_trip_rate (= round_trips / rounds),
+//   round_trips_min_replica (the fewest any one replica made: 0 = a replica never left the mode it
+//   was in; estimators/log_z_trust.hpp),
 //   barrier (Lambda = sum of post-warmup mean rejection probabilities), barrier_warmup (the last
 //   warmup estimate), swap_accept_<i> (mean acceptance probability of pair (i, i+1)), beta_<i>,
 //   log_z_forward / log_z_reverse (stepping stone, both directions) and log_z (their mean) with
-//   batch-means standard errors *_se. These estimate log Z(1) - log Z(beta_0), which is log Z when
-//   a normalised reference is used with beta_0 = 0 (on the power path they are named
-//   log_z_ratio_*). comm_wall_seconds / local_wall_seconds: time in group collectives vs. local
-//   steps (rank-dependent, informational).
+//   batch-means standard errors *_se over log_z_batches full batches. These estimate
+//   log Z(1) - log Z(beta_0), which is log Z when a normalised reference is used with beta_0 = 0
+//   (on the power path they are named log_z_ratio_*). comm_wall_seconds / local_wall_seconds:
+//   time in group collectives vs. local steps (rank-dependent, informational).
 #include <cstdint>
 #include <functional>
 #include <limits>

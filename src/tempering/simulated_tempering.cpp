@@ -261,6 +261,7 @@ void SimulatedTemperingKernel::report_estimates(std::map<std::string, double>& e
   const double shift = w.front() - w.back();
   e[p + "_se"] = rb_->batch_se(
       [shift](const std::vector<double>& s, std::int64_t) { return shift + s[0] - s[1]; });
+  e["log_z_batches"] = rb_->n_full_batches();
   if (count_top_ > 0 && count_bottom_ > 0)
     e[p + "_count"] = shift + std::log(static_cast<double>(count_top_)) -
                       std::log(static_cast<double>(count_bottom_));

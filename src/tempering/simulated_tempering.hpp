@@ -97,8 +97,9 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   void begin_warmup(std::int64_t n_warmup) override;
   void end_warmup() override;
   double step_size() const override { return levels_.step_size(space_->n_levels() - 1); }
-  // log_z (or log_z_ratio) by eq. (2.73) with batch-means log_z_se; log_z_count by eq. (2.71)
-  // when both end levels were visited; n_levels; top_fraction (share of draws with k = K-1);
+  // log_z (or log_z_ratio) by eq. (2.73) with batch-means log_z_se (over log_z_batches full
+  // batches); log_z_count by eq. (2.71) when both end levels were visited; n_levels; top_fraction
+  // (share of draws with k = K-1);
   // round_trips (k: 0 -> K-1 -> 0) and round_trip_rate per transition; log_z_weights = w_0 -
   // w_{K-1} (the adapted weights' own log Z guess: p(0) = p(K-1) exactly when it is right).
   void report_estimates(std::map<std::string, double>& estimates) const override;

@@ -2,6 +2,7 @@
 
 #include "adapt/state_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -50,13 +51,17 @@ SwapOutcome swap_round(const std::vector<double>& betas, const std::vector<doubl
 
 void RoundTripCounter::reset(int n_replicas) {
   phase_.assign(static_cast<std::size_t>(n_replicas), 0);
+  per_replica_.assign(static_cast<std::size_t>(n_replicas), 0);
   trips_ = 0;
 }
 
 void RoundTripCounter::observe(const std::vector<int>& level_of, int n_levels) {
   for (std::size_t r = 0; r < phase_.size() && r < level_of.size(); ++r) {
     if (level_of[r] == 0) {
-      if (phase_[r] == 2) ++trips_;
+      if (phase_[r] == 2) {
+        ++trips_;
+        ++per_replica_[r];
+      }
       phase_[r] = 1;
     } else if (level_of[r] == n_levels - 1 && phase_[r] == 1) {
       phase_[r] = 2;
@@ -65,16 +70,24 @@ void RoundTripCounter::observe(const std::vector<int>& level_of, int n_levels) {
 }
 
 
+std::int64_t RoundTripCounter::min_replica_round_trips() const {
+  return per_replica_.empty() ? 0 : *std::min_element(per_replica_.begin(), per_replica_.end());
+}
+
 void RoundTripCounter::save_state(pemc::v1::KernelState& s) const {
   s.set_kind("round_trip_counter");
   adapt::put_ints(s, "phase", phase_);
   adapt::put_int(s, "trips", trips_);
+  adapt::put_ints(s, "per_replica", per_replica_);
 }
 
 void RoundTripCounter::restore_state(const pemc::v1::KernelState& s) {
   adapt::expect_kind(s, "round_trip_counter");
   phase_ = adapt::get_int_vector<char>(s, "phase");
   trips_ = adapt::get_int(s, "trips");
+  per_replica_ = adapt::get_int_vector<std::int64_t>(s, "per_replica");
+  if (per_replica_.size() != phase_.size())
+    adapt::state_error(s, "per_replica", "not one count per replica");
 }
 
 }  // namespace pemc::tempering

@@ -48,6 +48,8 @@ class RoundTripCounter {
   // After a round: the current level of every replica.
   void observe(const std::vector<int>& level_of, int n_levels);
   std::int64_t round_trips() const { return trips_; }
+  // The fewest round trips any one replica completed.
+  std::int64_t min_replica_round_trips() const;
   void save_state(pemc::v1::KernelState& s) const;
   void restore_state(const pemc::v1::KernelState& s);
 
@@ -55,6 +57,7 @@ class RoundTripCounter {
   // 0: not yet at the bottom; 1: last extreme seen was the bottom; 2: top seen after the bottom.
   std::vector<char> phase_;
   std::int64_t trips_ = 0;
+  std::vector<std::int64_t> per_replica_;
 };
 
 }  // namespace pemc::tempering

@@ -166,6 +166,36 @@ TEST_F(CompareTest, GroupStatisticsMatchHandComputations) {
   EXPECT_FALSE(other.rmse.has_value());
 }
 
+TEST_F(CompareTest, ReportedStandardErrorsBesideTheSpread) {
+  // Errors (0.1, -0.1, 0.3) with reported SEs (0.05, 0.1, 0.1): mean SE 0.25 / 3, rms z =
+  // sqrt((4 + 1 + 9) / 3); one chain flagged its log Z untrusted.
+  auto chains = run_a_chains();
+  chains[0].estimates["log_z_se"] = 0.05;
+  chains[1].estimates["log_z_se"] = 0.1;
+  chains[2].estimates["log_z_se"] = 0.1;
+  chains[2].estimates["log_z_untrusted"] = 1.0;
+  chains[1].estimates["log_z_untrusted"] = 0.0;
+  write_run(dir_ / "a.pemc", gaussian_config("a"), chains);
+  const Comparison c = compare_files({dir_ / "a.pemc"}, CompareOptions{});
+  const auto& lz = c.groups.at(0).estimates.at("log_z");
+  ASSERT_TRUE(lz.se_mean && lz.rms_z && lz.n_untrusted);
+  EXPECT_NEAR(*lz.se_mean, 0.25 / 3.0, 1e-13);
+  EXPECT_NEAR(*lz.rms_z, std::sqrt(14.0 / 3.0), 1e-9);
+  EXPECT_EQ(*lz.n_untrusted, 1);
+  EXPECT_FALSE(c.groups.at(0).estimates.at("other").se_mean.has_value());
+  const auto j = nlohmann::json::parse(comparison_to_json(c));
+  const auto& jz = j["groups"][0]["estimates"]["log_z"];
+  EXPECT_NEAR(jz["se_mean"].get<double>(), 0.25 / 3.0, 1e-13);
+  EXPECT_NEAR(jz["rms_z"].get<double>(), std::sqrt(14.0 / 3.0), 1e-9);
+  EXPECT_EQ(jz["n_untrusted"].get<int>(), 1);
+  const std::string md = comparison_to_markdown(c, CompareOptions{});
+  EXPECT_NE(md.find("± 0.2 (mean SE 0.08333) 1 of 3 untrusted"), std::string::npos) << md;
+  EXPECT_NE(md.find("(rms z 2.16)"), std::string::npos) << md;
+  const std::string csv = comparison_to_csv(c, CompareOptions{});
+  EXPECT_NE(csv.find("estimate_log_z_se_mean,estimate_log_z_rms_z,estimate_log_z_n_untrusted"),
+            std::string::npos);
+}
+
 TEST_F(CompareTest, IncludeIncompleteUsesFailedChainsToo) {
   write_run(dir_ / "a.pemc", gaussian_config("a"), run_a_chains());
   CompareOptions o;

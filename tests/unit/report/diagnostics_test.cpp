@@ -188,6 +188,47 @@ TEST_F(DiagnosticsTest, PerChainStatisticsComeFromDrawsAndFooter) {
   EXPECT_DOUBLE_EQ(rep.runs[0].parameters[0].mean, 1.5);
 }
 
+TEST_F(DiagnosticsTest, LogZTrustIsJudgedAcrossTheRun) {
+  // Three PT-like chains: chain 1 had too few round trips; the three estimates 10, 10.5, 11 with
+  // SEs 0.01 disagree (chi2 = 5000 on 2 dof). Written without the trust keys (an older file):
+  // diagnose derives them.
+  auto v = iid_file(3, 50, 7);
+  auto* f = v.back().mutable_footer();
+  for (int c = 0; c < 3; ++c) {
+    auto& e = *f->mutable_chains(c)->mutable_estimates();
+    e["log_z"] = 10.0 + 0.5 * c;
+    e["log_z_se"] = 0.01;
+    e["round_trips"] = c == 1 ? 3.0 : 200.0;
+    e["log_z_batches"] = 40.0;
+  }
+  write(dir_ / "a.pemc", v);
+  const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  ASSERT_EQ(rep.runs.size(), 1u);
+  const auto& r = rep.runs[0];
+  ASSERT_TRUE(r.log_z_agreement.has_value());
+  EXPECT_TRUE(r.log_z_agreement->disagree);
+  EXPECT_NEAR(r.log_z_agreement->spread_ratio, 50.0, 1e-9);
+  for (const auto& c : r.chains) {
+    EXPECT_EQ(c.estimates.at("log_z_untrusted"), 1.0);
+    EXPECT_EQ(c.estimates.at("log_z_untrusted_chains_disagree"), 1.0);
+    EXPECT_EQ(c.estimates.count("log_z_untrusted_round_trips"), c.chain_id == 1 ? 1u : 0u);
+  }
+  int notes = 0;
+  for (const auto& n : r.notes) notes += n.find("cannot be trusted") != std::string::npos;
+  EXPECT_EQ(notes, 3);
+  const auto j = nlohmann::json::parse(diagnostics_to_json(rep));
+  EXPECT_EQ(j["runs"][0]["log_z_trust"]["n_untrusted"], 3);
+  EXPECT_EQ(j["runs"][0]["log_z_trust"]["chains_disagree"], true);
+  const std::string table = diagnostics_to_table(rep);
+  EXPECT_NE(table.find("log Z: 3 of 3 chains cannot be trusted"), std::string::npos) << table;
+
+  // A run without a log Z has no such check.
+  write(dir_ / "b.pemc", iid_file(2, 50, 8));
+  const DiagnosticsReport plain = diagnose_files({dir_ / "b.pemc"}, TraceOptions{});
+  EXPECT_FALSE(plain.runs.at(0).log_z_agreement.has_value());
+  EXPECT_FALSE(nlohmann::json::parse(diagnostics_to_json(plain))["runs"][0].contains("log_z_trust"));
+}
+
 // 4 iid chains of 2000: R-hat < 1.01 (R-hat - 1 ≈ (F - 1) / (2n) with n = 1000 per split chain;
 // see tests/unit/estimators/rhat_test.cpp) and bulk ESS within 25% of N = 8000 (sd of tau-hat
 // ≈ 2 sqrt(L / N) <= 0.09 for a window L <= 15 lags: 25% is about 3 sd).

@@ -177,6 +177,17 @@ TEST(RoundTrips, CountsBottomTopBottom) {
   for (int level : {1, 0, 1, 2, 1, 2, 0, 2, 0, 1, 0}) c.observe({level}, k);
   // 1 (ignored: never at bottom), 0 start, ->2, ->0: trip 1; ->2 ->0: trip 2; ->1 ->0: none.
   EXPECT_EQ(c.round_trips(), 2);
+  EXPECT_EQ(c.min_replica_round_trips(), 2);
+  // Two replicas: the second goes to the top once and stays there, so the fewest any replica
+  // made is 0 while the total counts the first one's three.
+  RoundTripCounter two(2);
+  two.observe({0, 0}, k);
+  for (int t = 0; t < 3; ++t) {
+    two.observe({2, 2}, k);
+    two.observe({0, 2}, k);
+  }
+  EXPECT_EQ(two.round_trips(), 3);
+  EXPECT_EQ(two.min_replica_round_trips(), 0);
 }
 
 }  // namespace

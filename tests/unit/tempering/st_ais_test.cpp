@@ -1,9 +1,11 @@
 // Simulated tempering and annealed importance sampling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "estimators/log_z_trust.hpp"
 #include "estimators/weighted_moments.hpp"
 #include "support/gradient_check.hpp"
 #include "tempering/annealed_importance.hpp"
@@ -135,9 +137,62 @@ TEST(AnnealedImportance, UnbiasedLogZAndWeightedMoments) {
   // Delta-method SE of log mean r; +0.5 se^2 covers the Jensen bias of the log.
   EXPECT_NEAR(z, target->log_z(), 5 * se + se * se);
   EXPECT_GT(run.estimates.at("ess_fraction"), 0.5);  // a smooth unimodal path: good weights
+  // ... with a light tail (k-hat well below the 1/2 of a finite variance).
+  EXPECT_LT(run.estimates.at("log_weight_pareto_k"), 0.5);
   const Vector mean = run.weighted.mean();
   for (int i = 0; i < 3; ++i)
     EXPECT_NEAR(mean[i], target->mean()[i], 5 * 0.4 / std::sqrt(run.weighted.kish_ess())) << i;
+}
+
+TEST(AnnealedImportance, MeanWeightIsZ) {
+  // AIS's defining property (Neal 2001; CT paper eq. (10)): E[r] = Z exactly, for any ladder and
+  // any transitions that leave each pi_beta_n invariant. A coarse ladder (4 levels) and short HMC
+  // moves make the weights far from constant, so an error in the weight order (V evaluated at
+  // the wrong point of the run, a level's move at the wrong beta) shows as a biased mean.
+  // Tolerance: 4 standard errors of the mean of r / Z over the runs, which the finite variance
+  // checked first (k-hat < 1/2) makes meaningful.
+  auto target = std::make_shared<ShiftedGaussian>(Vector::LinSpaced(2, 1.0, -1.0),
+                                                  Vector::Constant(2, 0.7), 0.3);
+  AnnealedImportanceOptions o;
+  o.betas = linear_ladder(4, 0.0);
+  o.n_kernel_bins = 2;
+  AnnealedImportanceKernel ais(target, standard_reference(2, 2.25), hmc_factory(0.3, 4), o);
+  AnnealedImportanceSpace space(target);
+  const int n = 20000;
+  auto run = drive(ais, space, 0, n, 21);
+  ASSERT_LT(run.estimates.at("log_weight_pareto_k"), 0.5);
+  double sum = 0, sum2 = 0;
+  for (double lw : run.log_weights) {
+    const double r = std::exp(lw - target->log_z());
+    sum += r;
+    sum2 += r * r;
+  }
+  const double mean = sum / n, sd = std::sqrt((sum2 / n - mean * mean) * n / (n - 1));
+  EXPECT_GT(sd, 0.2);  // the weights do vary
+  EXPECT_NEAR(mean, 1.0, 4 * sd / std::sqrt(static_cast<double>(n))) << "sd " << sd;
+  // log_z is the log of that mean, and its delta-method SE is sd(r) / (mean(r) sqrt(n)).
+  EXPECT_NEAR(run.estimates.at("log_z"), target->log_z() + std::log(mean), 1e-9);
+  EXPECT_NEAR(run.estimates.at("log_z_se"), sd / mean / std::sqrt(static_cast<double>(n)), 1e-9);
+}
+
+TEST(AnnealedImportance, HeavyWeightTailIsFlagged) {
+  // One step from a reference N(0, r^2) to the target N(0, s^2) (ladder {0, 1}): the weight is
+  // exp(z^2 (1 - r^2 / s^2) / 2) with z standard normal, a Pareto tail of shape
+  // k = 1 - r^2 / s^2 = 0.96 here (P(w > t) ~ t^(-1/k) up to a slowly varying factor): the
+  // variance of r is infinite and the delta-method SE of log Z meaningless. With 40000 runs the
+  // tail fit uses 600 weights, sd of k-hat about (1 + k) / sqrt(600) = 0.08, so k-hat > 0.7
+  // (the flag) is more than 3 sd from the truth.
+  auto target = std::make_shared<ShiftedGaussian>(Vector::Zero(1), Vector::Constant(1, 5.0), 0.0);
+  AnnealedImportanceOptions o;
+  o.betas = {0.0, 1.0};
+  AnnealedImportanceKernel ais(target, standard_reference(1, 1.0), hmc_factory(0.5, 3), o);
+  AnnealedImportanceSpace space(target);
+  auto run = drive(ais, space, 0, 40000, 4);
+  EXPECT_GT(run.estimates.at("log_weight_pareto_k"), 0.7);
+  auto e = run.estimates;
+  const auto reasons = estimators::annotate_log_z_trust(e);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "weight_tail"), reasons.end());
+  EXPECT_EQ(e.at("log_z_untrusted"), 1.0);
 }
 
 TEST(AnnealedImportance, TargetEqualToReferenceGivesExactWeights) {

@@ -1,0 +1,56 @@
+#include "runner/log_z_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "estimators/log_z_trust.hpp"
+
+namespace pemc::runner {
+namespace {
+
+std::map<std::string, double> to_map(const google::protobuf::Map<std::string, double>& m) {
+  return {m.begin(), m.end()};
+}
+
+}  // namespace
+
+void annotate_log_z_agreement(v1::Footer& footer) {
+  std::map<std::string, std::vector<int>> by_run;
+  for (int i = 0; i < footer.chains_size(); ++i)
+    if (footer.chains(i).status() == "ok") by_run[footer.chains(i).run_id()].push_back(i);
+  for (const auto& [run, indices] : by_run) {
+    std::vector<std::map<std::string, double>> maps;
+    maps.reserve(indices.size());
+    for (int i : indices) maps.push_back(to_map(footer.chains(i).estimates()));
+    std::vector<std::map<std::string, double>*> ptrs;
+    for (auto& m : maps) ptrs.push_back(&m);
+    estimators::annotate_log_z_agreement(ptrs);
+    for (std::size_t j = 0; j < indices.size(); ++j) {
+      auto& out = *footer.mutable_chains(indices[j])->mutable_estimates();
+      for (const auto& [key, value] : maps[j]) out[key] = value;
+    }
+  }
+}
+
+std::vector<std::string> log_z_warnings(const v1::Footer& footer) {
+  std::vector<std::string> out;
+  for (const auto& c : footer.chains()) {
+    if (c.status() != "ok") continue;
+    const auto e = to_map(c.estimates());
+    const auto it = e.find("log_z_untrusted");
+    if (it == e.end() || it->second != 1.0) continue;
+    const std::string key = estimators::log_z_key(e);
+    const auto se = e.find(key + "_se");
+    out.push_back(fmt::format("{} chain {} seed {}: {} {:.6g} ± {} cannot be trusted: {}",
+                              c.run_id(), c.chain_id(), c.seed(), key, e.at(key),
+                              se != e.end() && std::isfinite(se->second)
+                                  ? fmt::format("{:.3g}", se->second)
+                                  : std::string("(no SE)"),
+                              estimators::describe_log_z_doubts(e)));
+  }
+  return out;
+}
+
+}  // namespace pemc::runner
