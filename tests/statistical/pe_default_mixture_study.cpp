@@ -44,6 +44,7 @@
 
 #include "core/numerics.hpp"
 #include "pemc/v1/records.pb.h"
+#include "records/record_reader.hpp"
 
 namespace fs = std::filesystem;
 
@@ -136,29 +137,14 @@ struct ChainResult {
 
 int mode_of(double x1, double x2) { return (x1 > 0 ? 0 : 2) + (x2 > 0 ? 0 : 1); }
 
-// Reads a record file (src/records/record_file.hpp: magic, then [u32 length][u32 crc32][payload]
-// frames) and accumulates every chain's weighted mode frequencies and mean.
+// Reads a record file and accumulates every chain's weighted mode frequencies and mean; a damaged
+// file is read up to the damage (its chains then miss their footer status).
 std::map<int, ChainResult> read_chains(const fs::path& path, int d) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path.string());
-  char magic[8];
-  in.read(magic, 8);
-  if (!in || std::memcmp(magic, "PEMCREC1", 8) != 0)
-    throw std::runtime_error(path.string() + ": not a pemc record file");
+  pemc::records::RecordReader reader(path);
   std::map<int, ChainResult> chains;
-  std::string payload;
   pemc::v1::Record rec;
   std::vector<double> w;
-  while (true) {
-    unsigned char hdr[8];
-    in.read(reinterpret_cast<char*>(hdr), 8);
-    if (in.gcount() < 8) break;
-    const std::uint32_t len =
-        hdr[0] | (hdr[1] << 8) | (hdr[2] << 16) | (std::uint32_t(hdr[3]) << 24);
-    payload.resize(len);
-    in.read(payload.data(), len);
-    if (static_cast<std::uint32_t>(in.gcount()) < len) break;  // torn tail
-    if (!rec.ParseFromString(payload)) throw std::runtime_error(path.string() + ": bad record");
+  while (reader.next(rec)) {
     if (rec.has_footer()) {
       for (const auto& s : rec.footer().chains()) {
         auto& c = chains[s.chain_id()];
