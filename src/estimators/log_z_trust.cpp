@@ -175,4 +175,21 @@ LogZAgreement annotate_log_z_agreement(const std::vector<std::map<std::string, d
   return a;
 }
 
+bool log_z_untrusted(const std::map<std::string, double>& estimates) {
+  const auto it = estimates.find("log_z_untrusted");
+  return it != estimates.end() && it->second == 1.0;
+}
+
+std::string describe_untrusted_log_z(const std::map<std::string, double>& estimates) {
+  const std::string key = log_z_key(estimates);
+  const auto value = estimates.find(key);
+  const auto se = estimates.find(key + "_se");
+  return fmt::format("{} {:.6g} ± {} cannot be trusted: {}", key,
+                     value != estimates.end() ? value->second : kNaN,
+                     se != estimates.end() && std::isfinite(se->second)
+                         ? fmt::format("{:.3g}", se->second)
+                         : std::string("(no SE)"),
+                     describe_log_z_doubts(estimates));
+}
+
 }  // namespace pemc::estimators

@@ -82,4 +82,11 @@ std::string log_z_key(const std::map<std::string, double>& estimates);
 std::string describe_log_z_doubts(const std::map<std::string, double>& estimates,
                                   const LogZTrustRules& rules = {});
 
+// True when the estimates carry log_z_untrusted = 1.
+bool log_z_untrusted(const std::map<std::string, double>& estimates);
+
+// The line logs and notes give an untrusted estimate: "log_z 117.2 ± 0.21 cannot be trusted:
+// <describe_log_z_doubts>" ("± (no SE)" without a finite SE).
+std::string describe_untrusted_log_z(const std::map<std::string, double>& estimates);
+
 }  // namespace pemc::estimators

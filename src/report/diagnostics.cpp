@@ -19,6 +19,13 @@
 namespace pemc::report {
 namespace {
 
+// Chains of the run whose log Z is flagged untrusted.
+int count_untrusted_log_z(const RunDiagnostics& r) {
+  int n = 0;
+  for (const auto& c : r.chains) n += estimators::log_z_untrusted(c.estimates);
+  return n;
+}
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using Spans = std::vector<std::span<const double>>;
@@ -337,11 +344,7 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
     o["warnings"] = r.warnings;
     if (r.log_z_agreement) {
       const auto& a = *r.log_z_agreement;
-      int untrusted = 0;
-      for (const auto& c : r.chains) {
-        const auto it = c.estimates.find("log_z_untrusted");
-        untrusted += it != c.estimates.end() && it->second == 1.0;
-      }
+      const int untrusted = count_untrusted_log_z(r);
       o["log_z_trust"] = {{"n_untrusted", untrusted},          {"n_chains_compared", a.n},
                           {"spread_ratio", number(a.spread_ratio)}, {"chi2", number(a.chi2)},
                           {"p_value", number(a.p_value)},      {"chains_disagree", a.disagree}};
@@ -425,11 +428,7 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
     }
     for (const auto& w : r.warnings) out += "  WARNING: " + w + "\n";
     if (r.log_z_agreement) {
-      int untrusted = 0;
-      for (const auto& c : r.chains) {
-        const auto it = c.estimates.find("log_z_untrusted");
-        untrusted += it != c.estimates.end() && it->second == 1.0;
-      }
+      const int untrusted = count_untrusted_log_z(r);
       out += fmt::format("  log Z: {} of {} chains cannot be trusted{}; the chains scatter {} "
                          "times their SEs\n",
                          untrusted, r.chains.size(), untrusted > 0 ? " (notes say why)" : "",

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <iterator>
 #include <vector>
 
@@ -28,17 +27,10 @@ std::optional<estimators::LogZAgreement> check_log_z_trust(RunDiagnostics& run) 
         "degrees of freedom, p = {:.2g}): the SEs understate the error, or the chains sample "
         "different parts of the target",
         agreement.n, agreement.spread_ratio, agreement.chi2, agreement.n - 1, agreement.p_value));
-  for (const auto& c : run.chains) {
-    const auto it = c.estimates.find("log_z_untrusted");
-    if (it == c.estimates.end() || it->second != 1.0) continue;
-    const std::string key = estimators::log_z_key(c.estimates);
-    const auto se = c.estimates.find(key + "_se");
-    run.notes.push_back(fmt::format(
-        "chain {}: {} {:.6g} ± {} cannot be trusted: {}", c.chain_id, key, c.estimates.at(key),
-        se != c.estimates.end() && std::isfinite(se->second) ? fmt::format("{:.3g}", se->second)
-                                                             : std::string("(no SE)"),
-        estimators::describe_log_z_doubts(c.estimates)));
-  }
+  for (const auto& c : run.chains)
+    if (estimators::log_z_untrusted(c.estimates))
+      run.notes.push_back(fmt::format("chain {}: {}", c.chain_id,
+                                      estimators::describe_untrusted_log_z(c.estimates)));
   return agreement;
 }
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <map>
 
 #include "estimators/log_z_trust.hpp"
@@ -39,16 +38,9 @@ std::vector<std::string> log_z_warnings(const v1::Footer& footer) {
   for (const auto& c : footer.chains()) {
     if (c.status() != "ok") continue;
     const auto e = to_map(c.estimates());
-    const auto it = e.find("log_z_untrusted");
-    if (it == e.end() || it->second != 1.0) continue;
-    const std::string key = estimators::log_z_key(e);
-    const auto se = e.find(key + "_se");
-    out.push_back(fmt::format("{} chain {} seed {}: {} {:.6g} ± {} cannot be trusted: {}",
-                              c.run_id(), c.chain_id(), c.seed(), key, e.at(key),
-                              se != e.end() && std::isfinite(se->second)
-                                  ? fmt::format("{:.3g}", se->second)
-                                  : std::string("(no SE)"),
-                              estimators::describe_log_z_doubts(e)));
+    if (!estimators::log_z_untrusted(e)) continue;
+    out.push_back(fmt::format("{} chain {} seed {}: {}", c.run_id(), c.chain_id(), c.seed(),
+                              estimators::describe_untrusted_log_z(e)));
   }
   return out;
 }
