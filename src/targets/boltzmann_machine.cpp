@@ -11,25 +11,17 @@
 #include "rng/stream.hpp"
 
 namespace pemc::targets {
-namespace {
-
-std::string describe(const std::filesystem::path& file, const char* what) {
-  return describe_number_file(file, what);
-}
-
-}  // namespace
-
 BoltzmannMachine load_boltzmann_machine(const std::filesystem::path& w_file,
                                         const std::filesystem::path& b_file) {
   const NumberFile wf = read_number_file(w_file, "boltzmann weights file");
   const std::size_t count = wf.values.size();
   const auto n = static_cast<Eigen::Index>(std::llround(std::sqrt(static_cast<double>(count))));
   if (static_cast<std::size_t>(n * n) != count)
-    throw DataError(describe(w_file, "boltzmann weights file") + ": " + std::to_string(count) +
+    throw DataError(describe_number_file(w_file, "boltzmann weights file") + ": " + std::to_string(count) +
                     " numbers is not a square d_b x d_b matrix" + wf.ragged_hint());
   const NumberFile bf = read_number_file(b_file, "boltzmann bias file");
   if (static_cast<Eigen::Index>(bf.values.size()) != n)
-    throw DataError(describe(b_file, "boltzmann bias file") + ": " +
+    throw DataError(describe_number_file(b_file, "boltzmann bias file") + ": " +
                     std::to_string(bf.values.size()) + " numbers, but the weights file '" +
                     w_file.string() + "' has d_b = " + std::to_string(n));
 
@@ -45,7 +37,7 @@ BoltzmannMachine load_boltzmann_machine(const std::filesystem::path& w_file,
   if (asym > tol) {
     std::ostringstream os;
     os.precision(17);
-    os << describe(w_file, "boltzmann weights file") << ": W is not symmetric: W(" << wi << ","
+    os << describe_number_file(w_file, "boltzmann weights file") << ": W is not symmetric: W(" << wi << ","
        << wj << ") = " << m.W(wi, wj) << " but W(" << wj << "," << wi << ") = " << m.W(wj, wi)
        << " (0-based row,column; tolerance " << tol << ")";
     throw DataError(os.str());
@@ -55,7 +47,7 @@ BoltzmannMachine load_boltzmann_machine(const std::filesystem::path& w_file,
   if (diag > tol) {
     std::ostringstream os;
     os.precision(17);
-    os << describe(w_file, "boltzmann weights file") << ": the diagonal must be zero, but W(" << di
+    os << describe_number_file(w_file, "boltzmann weights file") << ": the diagonal must be zero, but W(" << di
        << "," << di << ") = " << m.W(di, di) << " (0-based)";
     throw DataError(os.str());
   }
