@@ -3,9 +3,13 @@
 # (ctest label `statistical`; issue 31, items 2-3; docs/ct-and-cost.md, "Measurements"). For each
 # instance (boltzmann { generated { seed n_units } }: the CT paper's Appendix B generator, exact log
 # Z by enumeration through pemc-report truth) SEEDS chains of Gibbs CT from the mean-field base;
-# per chain z = (log Z - truth) / log_z_se. An instance passes when
+# per chain z = (log Z - truth) / log_z_se. The verdict is log_z_calibration's
+# (tests/support/log_z_calibration.hpp): an instance passes when
 #   - the mean error is within 3 of its standard error (sd across chains / sqrt(n)): no bias, and
-#   - the rms of z is in [0.7, 1.5] (the issue's calibration band: the reported SEs mean something).
+#   - the rms of z over the trusted chains (log_z_untrusted = 0) is in [0.7, 1.5], when at least 16
+#     chains are trusted (the calibration band: the reported SEs mean something);
+# it is "flagged" (not a failure) when most chains are untrusted for a reason other than a missing SE:
+# the run warned that these SEs are not to be believed.
 # Prints a Markdown table; exits 1 when an instance fails.
 #   UNITS="16 20 24 28" (default), SEEDS (32), RANKS (3), ITERATIONS (20000), WARMUP (500),
 #   SWEEPS (10: sweeps per recorded draw), INSTANCE (1: the generator's seed).
@@ -21,8 +25,8 @@ run_mpi() {
   local n=$1; shift
   timeout 3600 mpirun --oversubscribe -n "$n" "$@"
 }
-echo "| units | chains | truth log Z | mean error ± se | t | sd across chains | mean log_z_se | rms z | max abs z | chain-s | verdict |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| units | chains | trusted | truth log Z | mean error ± se | t | sd across chains | mean log_z_se | rms z (trusted) | max abs z | chain-s | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 failed=0
 for u in $UNITS; do
   cfg="$WORK/b$u.pbtxt"
@@ -58,13 +62,24 @@ n = len(err)
 mean = sum(err) / n
 sd = math.sqrt(sum((e - mean) ** 2 for e in err) / (n - 1))
 z = [e / s for e, s in zip(err, se)]
-rms_z = math.sqrt(sum(v * v for v in z) / n)
+trusted = [v for v, r in zip(z, ok) if r["estimates"].get("log_z_untrusted", 0) == 0]
+doubted = sum(1 for r in ok if r["estimates"].get("log_z_untrusted", 0) == 1
+              and r["estimates"].get("log_z_untrusted_no_se", 0) == 0)
+rms_z = math.sqrt(sum(v * v for v in trusted) / len(trusted)) if trusted else float("nan")
 t = mean / (sd / math.sqrt(n))
 secs = sum(r["cpu_seconds"] for r in ok)
-verdict = "pass" if n == len(runs) and abs(t) < 3 and 0.7 <= rms_z <= 1.5 else "FAIL"
-print(f"| {units} | {n} | {truth:.4f} | {mean:+.4f} ± {sd / math.sqrt(n):.4f} | {t:+.2f} | {sd:.4f} | "
-      f"{sum(se) / n:.4f} | {rms_z:.2f} | {max(abs(v) for v in z):.2f} | {secs:.0f} | {verdict} |")
-sys.exit(0 if verdict == "pass" else 1)
+calibration_ok = len(trusted) < 16 or 0.7 <= rms_z <= 1.5
+if n != len(runs):
+    verdict = "FAIL"
+elif abs(t) < 3 and calibration_ok:
+    verdict = "pass"
+elif 2 * doubted > n:
+    verdict = "flagged"
+else:
+    verdict = "FAIL"
+print(f"| {units} | {n} | {len(trusted)} | {truth:.4f} | {mean:+.4f} ± {sd / math.sqrt(n):.4f} | {t:+.2f} | "
+      f"{sd:.4f} | {sum(se) / n:.4f} | {rms_z:.2f} | {max(abs(v) for v in z):.2f} | {secs:.0f} | {verdict} |")
+sys.exit(0 if verdict != "FAIL" else 1)
 PY
 done
 exit $failed

@@ -20,8 +20,7 @@
 //   bias:        |mean error| <= 3 SE of the mean, over all chains;
 //   calibration: rms z in [0.7, 1.5] over the trusted chains, when >= 16 of them have an SE;
 //   a cell passes when both hold, or when most of its chains are doubted (the run warns).
-// CT reports no log_z_se yet (another change adds it): its calibration is checked once its
-// summaries carry one; until then only its mean error is.
+// An estimator whose chains carry no log_z_se has only its mean error checked.
 // With z_c ~ N(0, 1) the rms over n = 32 chains has sd about 1 / sqrt(2 n) = 0.125, so [0.7, 1.5]
 // is 2.4 sd below and 4 sd above 1; 3 SE of the mean is a 0.3 % two-sided false alarm per cell.
 #include <algorithm>
@@ -183,8 +182,8 @@ struct CellStats {
   bool bias_ok() const { return n >= 2 && std::fabs(mean_error) <= 3.0 * mean_error_se; }
   bool calibration_checked() const { return n_trusted_with_se >= 16; }
   bool calibration_ok() const { return rms_z_trusted >= 0.7 && rms_z_trusted <= 1.5; }
-  // Most chains carry evidence that their log Z is wrong (a missing SE alone is no evidence: CT
-  // has none yet, and its mean error is still checked).
+  // Most chains carry evidence that their log Z is wrong (a missing SE alone is no evidence, and
+  // such a chain's mean error is still checked).
   bool mostly_flagged() const { return 2 * n_doubted > n; }
   // Right answers with honest SEs, or a warning on most chains.
   bool pass() const {
