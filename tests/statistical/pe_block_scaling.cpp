@@ -28,23 +28,14 @@
 #include <vector>
 
 #include "pemc/v1/records.pb.h"
+#include "support/pemc_dist_runner.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-#ifndef PEMC_SOURCE_DIR
-#define PEMC_SOURCE_DIR "."
-#endif
-#ifndef PEMC_BINARY_DIR
-#define PEMC_BINARY_DIR "build"
-#endif
-#ifndef PEMC_SHARED_DIR
-#define PEMC_SHARED_DIR "../shared"
-#endif
-
 std::string config_text(int ranks_per_chain, int iterations, int thin, const fs::path& out) {
-  const fs::path data = fs::path(PEMC_SHARED_DIR) / "data" / "microarray" / "prostate.csv";
+  const fs::path data = pemc::study::kSharedDir / "data" / "microarray" / "prostate.csv";
   return "name: \"pe_blocks_prostate_k" + std::to_string(ranks_per_chain) + "\"\n" +
          "target { horseshoe_logistic { data_file: \"" + data.string() +
          "\" split_seed: 1 train_fraction: 0.8 p0: 200 sigma: 2 slab_scale: 2 slab_df: 3 "
@@ -113,8 +104,8 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as cells finish
   int iterations = 20, repeats = 1, thin = 1;
-  fs::path out = fs::path(PEMC_SOURCE_DIR) / "out" / "pe_block_scaling";
-  fs::path bin = PEMC_BINARY_DIR;
+  fs::path out = pemc::study::kSourceDir / "out" / "pe_block_scaling";
+  fs::path bin = pemc::study::kBinaryDir;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iterations"))
       iterations = std::atoi(argv[i + 1]);
@@ -138,15 +129,11 @@ int main(int argc, char** argv) {
       const fs::path rec = out / ("k" + std::to_string(k) + ".pemc");
       std::ofstream(cfg) << config_text(k, iterations, thin, rec);
       // Two ranks either way: with k = 1 the chain runs on one worker and the other rank idles.
-      const std::string cmd =
-          "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun "
-          "--allow-run-as-root --oversubscribe -n 2 '" +
-          (bin / "pemc-dist").string() + "' '" + cfg.string() +
-          "' --overwrite --log-level warn > '" +
-          (out / ("k" + std::to_string(k) + ".log")).string() + "' 2>&1";
-      if (std::system(cmd.c_str()) != 0) {
+      const fs::path log = out / ("k" + std::to_string(k) + ".log");
+      if (pemc::study::run_pemc_dist({.bin = bin, .ranks = 2, .config = cfg, .log = log})
+              .exit_status != 0) {
         std::printf("FAIL: pemc-dist failed for ranks_per_chain = %d (see %s)\n", k,
-                    (out / ("k" + std::to_string(k) + ".log")).string().c_str());
+                    log.string().c_str());
         return 1;
       }
       const Run run = read(rec);

@@ -45,17 +45,11 @@
 #include "core/numerics.hpp"
 #include "pemc/v1/records.pb.h"
 #include "records/record_reader.hpp"
+#include "support/pemc_dist_runner.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-#ifndef PEMC_SOURCE_DIR
-#define PEMC_SOURCE_DIR "."
-#endif
-#ifndef PEMC_BINARY_DIR
-#define PEMC_BINARY_DIR "build"
-#endif
 
 constexpr int kModes = 4;
 // Quadrant of (x_1, x_2) -> mode: (+,+) 0, (+,-) 1, (-,+) 2, (-,-) 3.
@@ -72,8 +66,8 @@ struct Options {
   int n_pseudo = 5;
   int np = 2;
   bool run = true;
-  fs::path out = fs::path(PEMC_SOURCE_DIR) / "out" / "pe_default_mixture";
-  fs::path bin = PEMC_BINARY_DIR;
+  fs::path out = pemc::study::kSourceDir / "out" / "pe_default_mixture";
+  fs::path bin = pemc::study::kBinaryDir;
 };
 
 std::vector<int> parse_list(const std::string& s) {
@@ -204,17 +198,13 @@ int main(int argc, char** argv) {
     double wall = 0.0;
     if (opt.run) {
       std::ofstream(cfg) << config_text(d, opt, out);
-      const std::string cmd =
-          "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root "
-          "--oversubscribe -n " + std::to_string(opt.np) + " '" + (opt.bin / "pemc-dist").string() +
-          "' '" + cfg.string() + "' --overwrite --log-level warn > '" +
-          (opt.out / (name + ".log")).string() + "' 2>&1";
-      const auto t0 = std::chrono::steady_clock::now();
-      const int rc = std::system(cmd.c_str());
-      wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rc != 0) {
-        std::printf("d = %d: pemc-dist FAILED (exit %d): see %s\n", d, rc,
-                    (opt.out / (name + ".log")).string().c_str());
+      const fs::path log = opt.out / (name + ".log");
+      const auto run = pemc::study::run_pemc_dist(
+          {.bin = opt.bin, .ranks = opt.np, .config = cfg, .log = log});
+      wall = run.wall_seconds;
+      if (run.exit_status != 0) {
+        std::printf("d = %d: pemc-dist FAILED (exit %d): see %s\n", d, run.exit_status,
+                    log.string().c_str());
         ok = false;
         continue;
       }

@@ -37,22 +37,13 @@
 #include "core/numerics.hpp"
 #include "extended/pseudo_extended.hpp"
 #include "pemc/v1/records.pb.h"
+#include "support/pemc_dist_runner.hpp"
 
 namespace fs = std::filesystem;
 using pemc::Matrix;
 using pemc::Vector;
 
 namespace {
-
-#ifndef PEMC_SOURCE_DIR
-#define PEMC_SOURCE_DIR "."
-#endif
-#ifndef PEMC_BINARY_DIR
-#define PEMC_BINARY_DIR "build"
-#endif
-#ifndef PEMC_SHARED_DIR
-#define PEMC_SHARED_DIR "../shared"
-#endif
 
 struct Options {
   std::string study = "table1";
@@ -63,9 +54,9 @@ struct Options {
   std::vector<std::string> cells;  // empty: all of the study
   bool run = true;
   bool per_chain = false;  // print every chain's estimates
-  fs::path out = fs::path(PEMC_SOURCE_DIR) / "out" / "pe_study";
-  fs::path bin = PEMC_BINARY_DIR;
-  fs::path configs = fs::path(PEMC_SOURCE_DIR) / "configs" / "paper";
+  fs::path out = pemc::study::kSourceDir / "out" / "pe_study";
+  fs::path bin = pemc::study::kBinaryDir;
+  fs::path configs = pemc::study::kSourceDir / "configs" / "paper";
 };
 
 // One row of a study: a config and the paper's RMSE for it.
@@ -284,7 +275,7 @@ Options parse_args(int argc, char** argv) {
 
 // Boltzmann truth: truth.json's E_x and Cov_x (E[xx'] = Cov + E E').
 void boltzmann_truth(pemc::targets::Truth& t) {
-  const fs::path p = fs::path(PEMC_SHARED_DIR) / "data" / "boltzmann-pe28" / "truth.json";
+  const fs::path p = pemc::study::kSharedDir / "data" / "boltzmann-pe28" / "truth.json";
   std::ifstream in(p);
   if (!in) throw std::runtime_error("cannot open " + p.string());
   nlohmann::json j;
@@ -314,7 +305,7 @@ int main(int argc, char** argv) {
   const bool partial =
       opt.seeds > 0 || opt.iterations > 0 || !opt.cells.empty() || opt.seed_base >= 0;
   fs::create_directories(opt.out);
-  const fs::path repo = fs::path(PEMC_SOURCE_DIR);
+  const fs::path repo = pemc::study::kSourceDir;
   std::vector<Cell> cells;
   for (const auto& c : study_cells(opt.study))
     if (opt.cells.empty() ||
@@ -335,21 +326,19 @@ int main(int argc, char** argv) {
     const fs::path out = opt.out / (c.config + ".pemc");
     double wall = 0.0;
     if (opt.run) {
-      std::string cmd = "cd '" + repo.string() + "' && OMPI_ALLOW_RUN_AS_ROOT=1 " +
-                        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root " +
-                        "--oversubscribe -n " + std::to_string(opt.np) + " '" +
-                        (opt.bin / "pemc-dist").string() + "' '" + cfg.string() + "' --output '" +
-                        out.string() + "' --overwrite --log-level warn";
-      if (opt.seeds > 0) cmd += " --seeds " + std::to_string(opt.seeds);
-      if (opt.seed_base >= 0) cmd += " --set seeds.base=" + std::to_string(opt.seed_base);
-      if (opt.iterations > 0) cmd += " --iterations " + std::to_string(opt.iterations);
-      cmd += " > '" + (opt.out / (c.config + ".log")).string() + "' 2>&1";
-      const auto t0 = std::chrono::steady_clock::now();
-      const int rc = std::system(cmd.c_str());
-      wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rc != 0) {
-        std::printf("%-10s FAILED to run (exit %d): see %s\n", c.key.c_str(), rc,
-                    (opt.out / (c.config + ".log")).string().c_str());
+      pemc::study::DistRun run{.bin = opt.bin, .ranks = opt.np, .config = cfg,
+                               .args = {"--output", out.string()},
+                               .log = opt.out / (c.config + ".log"), .working_dir = repo};
+      if (opt.seeds > 0) run.args.insert(run.args.end(), {"--seeds", std::to_string(opt.seeds)});
+      if (opt.seed_base >= 0)
+        run.args.insert(run.args.end(), {"--set", "seeds.base=" + std::to_string(opt.seed_base)});
+      if (opt.iterations > 0)
+        run.args.insert(run.args.end(), {"--iterations", std::to_string(opt.iterations)});
+      const auto result = pemc::study::run_pemc_dist(run);
+      wall = result.wall_seconds;
+      if (result.exit_status != 0) {
+        std::printf("%-10s FAILED to run (exit %d): see %s\n", c.key.c_str(), result.exit_status,
+                    run.log.string().c_str());
         ok = false;
         continue;
       }
