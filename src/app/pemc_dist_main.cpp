@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
                  "Run the first K of the config's seeds (or K seeds from seeds.base)");
   app.add_option("--set", o.overrides.sets,
                  "Override any scalar field: --set FIELD.PATH=VALUE (repeatable), e.g. --set "
-                 "sampler.nuts.step_size=0.05 on a NUTS config; never switches the configured "
+                 "sampler.nuts.step_size=0.05 on a NUTS config, or a list, e.g. --set "
+                 "'init.uniform_box.lower=[0, -5]'; never switches the configured "
                  "sampler, target or init kind (in a study it reaches the runs it fits)");
   app.add_flag("--overwrite", o.overwrite, "Replace an existing output file");
   app.add_flag("--resume", o.resume,

@@ -126,9 +126,11 @@ ResolvedPath resolve(std::string_view assignment, std::string_view path) {
     so_far = so_far.empty() ? std::string(name) : so_far + "." + std::string(name);
     out.fields.push_back(f);
     const bool last = dot == std::string_view::npos;
-    if (f->is_repeated()) {
+    const bool scalar = f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE;
+    if (f->is_repeated() && !(last && scalar && f->cpp_type() != pb::FieldDescriptor::CPPTYPE_STRING)) {
       fail(assignment, "'" + so_far + "' is a repeated field (" + type_name(f) +
-                           "); --set only sets singular fields — edit the config file instead");
+                           "); --set sets singular fields and whole lists of numbers, bools or "
+                           "enums — edit the config file instead");
     }
     if (last) {
       if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
@@ -150,6 +152,106 @@ ResolvedPath resolve(std::string_view assignment, std::string_view path) {
 struct EnumNumber {
   int number;
 };
+
+using ParsedValue = std::variant<std::monostate, double, float, std::int32_t, std::int64_t,
+                                 std::uint32_t, std::uint64_t, bool, std::string, EnumNumber>;
+
+// One value of the leaf's type from `value` (trimmed; `raw_value` is the untrimmed text, which a
+// string field takes verbatim).
+ParsedValue parse_value(std::string_view assignment, std::string_view path,
+                        const pb::FieldDescriptor* leaf, std::string_view value,
+                        std::string_view raw_value) {
+  using CT = pb::FieldDescriptor::CppType;
+  switch (leaf->cpp_type()) {
+    case CT::CPPTYPE_DOUBLE: return parse_double(assignment, path, value, false);
+    case CT::CPPTYPE_FLOAT: return static_cast<float>(parse_double(assignment, path, value, true));
+    case CT::CPPTYPE_INT32: return parse_integer<std::int32_t>(assignment, path, value);
+    case CT::CPPTYPE_INT64: return parse_integer<std::int64_t>(assignment, path, value);
+    case CT::CPPTYPE_UINT32: return parse_integer<std::uint32_t>(assignment, path, value);
+    case CT::CPPTYPE_UINT64: return parse_integer<std::uint64_t>(assignment, path, value);
+    case CT::CPPTYPE_BOOL: return parse_bool(assignment, path, value);
+    case CT::CPPTYPE_STRING: return std::string(raw_value);
+    case CT::CPPTYPE_ENUM: {
+      const auto* v = leaf->enum_type()->FindValueByName(std::string(value));
+      if (!v) {
+        std::string names;
+        for (int i = 0; i < leaf->enum_type()->value_count(); ++i) {
+          names += (i ? ", " : "") + leaf->enum_type()->value(i)->name();
+        }
+        fail(assignment, std::string(path) + ": '" + std::string(value) + "' is not a value of " +
+                             leaf->enum_type()->full_name() + "; valid: " + names);
+      }
+      return EnumNumber{v->number()};
+    }
+    case CT::CPPTYPE_MESSAGE: break;  // excluded by resolve()
+  }
+  return {};
+}
+
+// The elements of a repeated field's new value: "[a, b, c]" (the whole list; "[]" empties it) or a
+// single value "a" (a list of one). Elements are trimmed; an empty element is an error.
+std::vector<std::string_view> list_elements(std::string_view assignment, std::string_view path,
+                                            std::string_view value) {
+  const bool open = !value.empty() && value.front() == '[';
+  const bool close = !value.empty() && value.back() == ']';
+  if (open != close || (open && value.size() < 2)) {
+    fail(assignment, std::string(path) + ": a list is written [a, b, ...] (got '" +
+                         std::string(value) + "')");
+  }
+  if (!open) return {value};
+  const std::string_view inner = trim(value.substr(1, value.size() - 2));
+  std::vector<std::string_view> out;
+  if (inner.empty()) return out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = inner.find(',', start);
+    const std::string_view element = trim(inner.substr(start, comma == std::string_view::npos
+                                                                  ? std::string_view::npos
+                                                                  : comma - start));
+    if (element.empty()) {
+      fail(assignment, std::string(path) + ": empty element in the list '" + std::string(value) + "'");
+    }
+    out.push_back(element);
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+void set_value(const pb::Reflection& refl, pb::Message* msg, const pb::FieldDescriptor* f,
+               const ParsedValue& value) {
+  std::visit(
+      [&](auto&& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, double>) refl.SetDouble(msg, f, v);
+        else if constexpr (std::is_same_v<T, float>) refl.SetFloat(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::int32_t>) refl.SetInt32(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::int64_t>) refl.SetInt64(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::uint32_t>) refl.SetUInt32(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::uint64_t>) refl.SetUInt64(msg, f, v);
+        else if constexpr (std::is_same_v<T, bool>) refl.SetBool(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::string>) refl.SetString(msg, f, v);
+        else if constexpr (std::is_same_v<T, EnumNumber>) refl.SetEnumValue(msg, f, v.number);
+      },
+      value);
+}
+
+void add_value(const pb::Reflection& refl, pb::Message* msg, const pb::FieldDescriptor* f,
+               const ParsedValue& value) {
+  std::visit(
+      [&](auto&& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, double>) refl.AddDouble(msg, f, v);
+        else if constexpr (std::is_same_v<T, float>) refl.AddFloat(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::int32_t>) refl.AddInt32(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::int64_t>) refl.AddInt64(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::uint32_t>) refl.AddUInt32(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::uint64_t>) refl.AddUInt64(msg, f, v);
+        else if constexpr (std::is_same_v<T, bool>) refl.AddBool(msg, f, v);
+        else if constexpr (std::is_same_v<T, std::string>) refl.AddString(msg, f, v);
+        else if constexpr (std::is_same_v<T, EnumNumber>) refl.AddEnumValue(msg, f, v.number);
+      },
+      value);
+}
 
 // The descriptors along `path` from RunConfig, or empty when it does not resolve (no throw).
 std::vector<const pb::FieldDescriptor*> try_resolve(std::string_view path) {
@@ -243,35 +345,12 @@ std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view ass
   check_oneofs(config, assignment, r.fields);
 
   // Parse before touching the config so that a bad value leaves it unchanged.
-  using CT = pb::FieldDescriptor::CppType;
-  std::variant<std::monostate, double, float, std::int32_t, std::int64_t, std::uint32_t,
-               std::uint64_t, bool, std::string, EnumNumber>
-      parsed;
-  switch (leaf->cpp_type()) {
-    case CT::CPPTYPE_DOUBLE: parsed = parse_double(assignment, path, value, false); break;
-    case CT::CPPTYPE_FLOAT:
-      parsed = static_cast<float>(parse_double(assignment, path, value, true));
-      break;
-    case CT::CPPTYPE_INT32: parsed = parse_integer<std::int32_t>(assignment, path, value); break;
-    case CT::CPPTYPE_INT64: parsed = parse_integer<std::int64_t>(assignment, path, value); break;
-    case CT::CPPTYPE_UINT32: parsed = parse_integer<std::uint32_t>(assignment, path, value); break;
-    case CT::CPPTYPE_UINT64: parsed = parse_integer<std::uint64_t>(assignment, path, value); break;
-    case CT::CPPTYPE_BOOL: parsed = parse_bool(assignment, path, value); break;
-    case CT::CPPTYPE_STRING: parsed = std::string(raw_value); break;
-    case CT::CPPTYPE_ENUM: {
-      const auto* v = leaf->enum_type()->FindValueByName(std::string(value));
-      if (!v) {
-        std::string names;
-        for (int i = 0; i < leaf->enum_type()->value_count(); ++i) {
-          names += (i ? ", " : "") + leaf->enum_type()->value(i)->name();
-        }
-        fail(assignment, std::string(path) + ": '" + std::string(value) + "' is not a value of " +
-                             leaf->enum_type()->full_name() + "; valid: " + names);
-      }
-      parsed = EnumNumber{v->number()};
-      break;
-    }
-    case CT::CPPTYPE_MESSAGE: break;  // excluded by resolve()
+  std::vector<ParsedValue> values;
+  if (leaf->is_repeated()) {
+    for (const std::string_view element : list_elements(assignment, path, value))
+      values.push_back(parse_value(assignment, path, leaf, element, element));
+  } else {
+    values.push_back(parse_value(assignment, path, leaf, value, raw_value));
   }
 
   pb::Message* msg = &config;
@@ -279,20 +358,12 @@ std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view ass
     msg = msg->GetReflection()->MutableMessage(msg, r.fields[i]);
   }
   const pb::Reflection* refl = msg->GetReflection();
-  std::visit(
-      [&](auto&& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, double>) refl->SetDouble(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, float>) refl->SetFloat(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, std::int32_t>) refl->SetInt32(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, std::int64_t>) refl->SetInt64(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, std::uint32_t>) refl->SetUInt32(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, std::uint64_t>) refl->SetUInt64(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, bool>) refl->SetBool(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, std::string>) refl->SetString(msg, leaf, v);
-        else if constexpr (std::is_same_v<T, EnumNumber>) refl->SetEnumValue(msg, leaf, v.number);
-      },
-      parsed);
+  if (leaf->is_repeated()) {
+    refl->ClearField(msg, leaf);
+    for (const auto& v : values) add_value(*refl, msg, leaf, v);
+  } else {
+    set_value(*refl, msg, leaf, values.front());
+  }
   return r.path;
 }
 

@@ -46,8 +46,9 @@ struct CommandLineOverrides {
 std::vector<std::string> apply_overrides(LoadedConfig& c, const CommandLineOverrides& o,
                                          bool skip_oneof_mismatches = false);
 
-// Sets one singular scalar field reached by a dotted path of singular message fields, e.g.
-// "sampler.hmc.step_size=0.05". Missing intermediate messages are created; a oneof that is not set
+// Sets one scalar field reached by a dotted path of singular message fields, e.g.
+// "sampler.hmc.step_size=0.05". A repeated field of numbers, bools or enums takes a whole list,
+// "init.uniform_box.lower=[0, -5, 2]" ("[]" empties it), or a single value as a list of one. Missing intermediate messages are created; a oneof that is not set
 // yet gets the branch the path names, but a path into a oneof member other than the one the config
 // has is refused (OneofMismatch naming the configured member and, where one exists, the path that
 // reaches the same field inside it). Values: decimal numbers for numeric fields ("inf"/"nan" parse,
@@ -56,8 +57,8 @@ std::vector<std::string> apply_overrides(LoadedConfig& c, const CommandLineOverr
 // path and around numeric/bool/enum values is ignored.
 // Returns the field path that was set. Throws ConfigError naming the assignment for: missing '=',
 // an unknown field (listing the valid names at that level), a path through a non-message or
-// repeated field, a repeated or message-typed leaf, another oneof member, or an
-// unparseable/out-of-range value. On error the config is unchanged.
+// repeated field, a message-typed or repeated-string leaf, another oneof member, a malformed list,
+// or an unparseable/out-of-range value (in a list: any element). On error the config is unchanged.
 std::string apply_set_override(pemc::v1::RunConfig& config, std::string_view assignment);
 
 // The seeds of a run: `seeds.values`, or base, base+1, ..., base+count-1.

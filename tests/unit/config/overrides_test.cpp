@@ -98,16 +98,17 @@ TEST(SetOverride, NeverSwitchesAOneof) {
     }
     EXPECT_EQ(c.SerializeAsString(), before) << bad.assignment;
   }
-  // init is a oneof too. (Its uniform_box bounds are repeated fields since issue 31, so
-  // init.uniform_box.lower=0 is refused as a repeated field before the oneof is looked at.)
+  // init is a oneof too.
   auto boxed = base();
   boxed.mutable_init()->mutable_uniform_box()->add_upper(10);
   const std::string boxed_before = boxed.SerializeAsString();
   EXPECT_THAT(config_error([&] { apply_set_override(boxed, "init.uniform_radius=3"); }),
               HasSubstr("init.uniform_radius: the config's init is uniform_box, not uniform_radius"));
-  EXPECT_THAT(config_error([&] { apply_set_override(boxed, "init.uniform_box.lower=0"); }),
-              HasSubstr("'init.uniform_box.lower' is a repeated field"));
   EXPECT_EQ(boxed.SerializeAsString(), boxed_before);
+  auto radius = base();
+  radius.mutable_init()->set_uniform_radius(2);
+  EXPECT_THAT(config_error([&] { apply_set_override(radius, "init.uniform_box.lower=[0, 1]"); }),
+              HasSubstr("init.uniform_box: the config's init is uniform_radius, not uniform_box"));
   // Inside a pseudo-extended sampler the inner kernel is a oneof too; the message points at the
   // path that reaches the field in the configured member.
   auto pe = parse_text_config(
@@ -153,6 +154,29 @@ TEST(ApplyOverrides, StudyRunsSkipOverridesIntoOtherOneofMembers) {
   EXPECT_THROW(apply_overrides(c, o), OneofMismatch);
 }
 
+TEST(SetOverride, RepeatedScalarFieldsTakeWholeLists) {
+  auto c = base();
+  c.mutable_seeds()->add_values(7);
+  apply_set_override(c, "seeds.values=[3, 4 ,5]");
+  EXPECT_THAT(std::vector<std::uint64_t>(c.seeds().values().begin(), c.seeds().values().end()),
+              ElementsAre(3u, 4u, 5u));
+  apply_set_override(c, "seeds.values=9");  // one value is a list of one
+  EXPECT_THAT(std::vector<std::uint64_t>(c.seeds().values().begin(), c.seeds().values().end()),
+              ElementsAre(9u));
+  apply_set_override(c, "seeds.values=[]");
+  EXPECT_EQ(c.seeds().values_size(), 0);
+  auto boxed = base();
+  boxed.mutable_init()->mutable_uniform_box()->add_lower(0);
+  apply_set_override(boxed, "init.uniform_box.lower=[-1, 2.5]");
+  EXPECT_THAT(std::vector<double>(boxed.init().uniform_box().lower().begin(),
+                                  boxed.init().uniform_box().lower().end()),
+              ElementsAre(-1.0, 2.5));
+  // A bad element leaves the old list in place.
+  const std::string before = boxed.SerializeAsString();
+  EXPECT_THROW(apply_set_override(boxed, "init.uniform_box.lower=[1, nope]"), ConfigError);
+  EXPECT_EQ(boxed.SerializeAsString(), before);
+}
+
 TEST(SetOverride, InfAndNanParseForValidateToReject) {
   auto c = base();
   apply_set_override(c, "sampler.hmc.step_size=inf");
@@ -168,7 +192,11 @@ TEST(SetOverride, EachErrorNamesTheOverrideAndLeavesTheConfigUnchanged) {
       {"sampler.bogus.x=1", {"unknown field 'bogus' at 'sampler'", "valid fields: hmc, nuts, rwm, mala"}},
       {"iteration=1", {"unknown field 'iteration' at the top level", "iterations"}},
       {"sampler.hmc.step_size.x=1", {"'sampler.hmc.step_size' is a double, not a message"}},
-      {"seeds.values=3", {"'seeds.values' is a repeated field"}},
+      {"run_files=a.pbtxt", {"'run_files' is a repeated field (string)", "edit the config file"}},
+      {"seeds.values=[1, x]", {"seeds.values: value 'x' is not an integer"}},
+      {"seeds.values=[1,,2]", {"seeds.values: empty element in the list '[1,,2]'"}},
+      {"seeds.values=[1, 2", {"seeds.values: a list is written [a, b, ...] (got '[1, 2')"}},
+      {"seeds.values=1]", {"a list is written [a, b, ...]"}},
       {"seeds.values[0]=3", {"unknown field 'values[0]'", "repeated elements cannot be set"}},
       {"target.mixture.components.weight=1", {"'target.mixture.components' is a repeated field"}},
       {"sampler.hmc=1", {"'sampler.hmc' is a message", "set one of its fields: step_size"}},
