@@ -16,7 +16,10 @@
 #include <unordered_map>
 
 #include "adapt/warmup_adapter.hpp"
+#include "config/file_checks.hpp"
+#include "config/finite_and_enum_checks.hpp"
 #include "config/init_point.hpp"
+#include "config/matrix_checks.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -29,215 +32,8 @@ namespace v1 = pemc::v1;
 
 namespace {
 
-// Bad elements of one repeated field reported individually before a summary line.
-constexpr int kMaxElementProblems = 5;
 // Lines of one ConfigError; the rest are counted.
 constexpr std::size_t kMaxReportedProblems = 100;
-// Positive definiteness is checked here only up to this dimension (O(d^3)); larger matrices are
-// checked when the target or kernel factorises them.
-constexpr std::int64_t kMaxCheckedDenseDimension = 2000;
-
-class Problems {
- public:
-  // One problem per field: the first (usually the most basic, e.g. "must be finite") wins.
-  void add(const std::string& path, std::string reason, std::optional<std::string> value = {}) {
-    if (!paths_.insert(path).second) return;
-    list_.push_back(Problem{path, std::move(reason), std::move(value)});
-  }
-  bool has(const std::string& path) const { return paths_.count(path) > 0; }
-  std::vector<Problem> take() { return std::move(list_); }
-
- private:
-  std::set<std::string> paths_;
-  std::vector<Problem> list_;
-};
-
-std::string num(double v) { return fmt::format("{}", v); }
-std::string num(std::int64_t v) { return std::to_string(v); }
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-std::string entries(std::int64_t n) { return std::to_string(n) + (n == 1 ? " entry" : " entries"); }
-std::string el(const std::string& path, int i) { return path + "[" + std::to_string(i) + "]"; }
-
-std::string oneof_names(const pb::Descriptor* d) {
-  std::string s;
-  const pb::OneofDescriptor* o = d->oneof_decl(0);
-  for (int i = 0; i < o->field_count(); ++i) s += (i ? ", " : "") + o->field(i)->name();
-  return s;
-}
-
-// ---- generic checks: every double/float finite, every enum a known value ----------------------
-void check_finite_and_enums(const pb::Message& msg, const std::string& prefix, Problems& p) {
-  const pb::Reflection* r = msg.GetReflection();
-  std::vector<const pb::FieldDescriptor*> fields;
-  r->ListFields(msg, &fields);
-  for (const auto* f : fields) {
-    const std::string path = prefix.empty() ? f->name() : prefix + "." + f->name();
-    using CT = pb::FieldDescriptor::CppType;
-    const int n = f->is_repeated() ? r->FieldSize(msg, f) : 1;
-    int reported = 0;
-    for (int i = 0; i < n; ++i) {
-      const std::string ep = f->is_repeated() ? el(path, i) : path;
-      std::optional<std::string> bad_value;
-      std::string reason;
-      switch (f->cpp_type()) {
-        case CT::CPPTYPE_DOUBLE:
-        case CT::CPPTYPE_FLOAT: {
-          double v = 0;
-          if (f->cpp_type() == CT::CPPTYPE_DOUBLE) {
-            v = f->is_repeated() ? r->GetRepeatedDouble(msg, f, i) : r->GetDouble(msg, f);
-          } else {
-            v = f->is_repeated() ? r->GetRepeatedFloat(msg, f, i) : r->GetFloat(msg, f);
-          }
-          if (!std::isfinite(v)) {
-            reason = "must be a finite number";
-            bad_value = num(v);
-          }
-          break;
-        }
-        case CT::CPPTYPE_ENUM: {
-          const int v = f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
-          if (!f->enum_type()->FindValueByNumber(v)) {
-            std::string names;
-            for (int k = 0; k < f->enum_type()->value_count(); ++k) {
-              names += (k ? ", " : "") + f->enum_type()->value(k)->name();
-            }
-            reason = "unknown value of " + f->enum_type()->name() + "; valid: " + names;
-            bad_value = std::to_string(v);
-          }
-          break;
-        }
-        case CT::CPPTYPE_MESSAGE:
-          check_finite_and_enums(f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f),
-                                 ep, p);
-          break;
-        default:
-          break;
-      }
-      if (bad_value) {
-        if (++reported <= kMaxElementProblems) {
-          p.add(ep, reason, bad_value);
-        } else if (reported == kMaxElementProblems + 1) {
-          p.add(path, "more elements are not finite (only the first " +
-                          std::to_string(kMaxElementProblems) + " are listed)");
-        }
-      }
-    }
-  }
-}
-
-// ---- small helpers ----------------------------------------------------------------------------
-void positive(Problems& p, const std::string& path, double v) {
-  if (!(v > 0)) p.add(path, "must be > 0", num(v));
-}
-
-void in_range(Problems& p, const std::string& path, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  if (v < lo || v > hi) p.add(path, "must be in [" + num(lo) + ", " + num(hi) + "]", num(v));
-}
-
-void all_positive(Problems& p, const std::string& path, const pb::RepeatedField<double>& v) {
-  int reported = 0;
-  for (int i = 0; i < v.size(); ++i) {
-    if (v[i] > 0 || !std::isfinite(v[i])) continue;  // non-finite: reported generically
-    if (++reported <= kMaxElementProblems) {
-      p.add(el(path, i), "must be > 0", num(v[i]));
-    } else {
-      p.add(path, "more entries are <= 0 (only the first " + std::to_string(kMaxElementProblems) +
-                      " are listed)");
-      return;
-    }
-  }
-}
-
-std::int64_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return std::numeric_limits<std::int64_t>::max();
-  return static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page);
-}
-
-// A dense dim x dim matrix (`copies` of them: e.g. covariance, precision, Cholesky factor) must fit
-// in this machine's memory; refused before anything is allocated.
-void dense_fits(Problems& p, const std::string& path, std::int64_t dim, int copies, const std::string& what) {
-  if (dim <= 0 || dim > kMaxDimension) return;
-  const double bytes = static_cast<double>(dim) * static_cast<double>(dim) * 8.0 * copies;
-  const double available = static_cast<double>(physical_memory_bytes());
-  if (bytes > available) {
-    p.add(path,
-          fmt::format("needs {} dense {} x {} matrices ({}) = {:.3g} GB, more than this machine's "
-                      "{:.3g} GB of memory",
-                      copies, dim, dim, what, bytes / 1e9, available / 1e9),
-          num(dim));
-  }
-}
-
-// Symmetric positive definite check of a row-major n x n matrix given as a flat list.
-void check_spd(Problems& p, const std::string& path, const pb::RepeatedField<double>& a, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double d = a[static_cast<int>(i * n + i)];
-    if (!(d > 0)) {
-      p.add(el(path, static_cast<int>(i * n + i)),
-            "diagonal entry (" + num(i) + ", " + num(i) + ") must be > 0", num(d));
-      return;
-    }
-  }
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = i + 1; j < n; ++j) {
-      const double x = a[static_cast<int>(i * n + j)];
-      const double y = a[static_cast<int>(j * n + i)];
-      const double scale = std::sqrt(a[static_cast<int>(i * n + i)] * a[static_cast<int>(j * n + j)]);
-      if (std::fabs(x - y) > 1e-10 * scale) {
-        p.add(path,
-              "must be symmetric: entry (" + num(i) + ", " + num(j) + ") = " + num(x) + " but (" +
-                  num(j) + ", " + num(i) + ") = " + num(y));
-        return;
-      }
-    }
-  }
-  if (n > kMaxCheckedDenseDimension) return;
-  Matrix m(n, n);
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) m(i, j) = a[static_cast<int>(i * n + j)];
-  }
-  Eigen::LLT<Matrix> llt(m);
-  if (llt.info() != Eigen::Success) p.add(path, "must be positive definite (Cholesky failed)");
-}
-
-std::string working_directory() {
-  std::error_code ec;
-  const auto cwd = std::filesystem::current_path(ec);
-  return ec ? std::string("?") : cwd.string();
-}
-
-// A file the run will read: must exist, be a regular file (or a device/pipe) and be readable, and
-// (max_bytes > 0) be at most max_bytes long - refused here, before a loader reads it into memory.
-void readable_file(Problems& p, const std::string& path, const std::string& file,
-                   std::uintmax_t max_bytes = 0) {
-  if (file.empty()) {
-    p.add(path, "required: a file path");
-    return;
-  }
-  const std::filesystem::path fp(file);
-  const std::string rel =
-      fp.is_relative() ? " (relative paths are relative to the working directory " +
-                             quoted(working_directory()) + ")"
-                       : "";
-  std::error_code ec;
-  const auto st = std::filesystem::status(fp, ec);
-  if (!std::filesystem::exists(st)) {
-    p.add(path, "file does not exist" + rel, quoted(file));
-  } else if (std::filesystem::is_directory(st)) {
-    p.add(path, "is a directory, not a file", quoted(file));
-  } else if (::access(file.c_str(), R_OK) != 0) {
-    p.add(path, std::string("file is not readable: ") + std::strerror(errno), quoted(file));
-  } else if (max_bytes > 0 && std::filesystem::is_regular_file(st)) {
-    const auto size = std::filesystem::file_size(fp, ec);
-    if (!ec && size > max_bytes) {
-      p.add(path, "file is " + std::to_string(size) + " bytes, more than the limit of " +
-                      std::to_string(max_bytes) + " bytes for this file",
-            quoted(file));
-    }
-  }
-}
 
 // ---- targets ----------------------------------------------------------------------------------
 void check_gaussian(const v1::GaussianTarget& g, Problems& p) {
@@ -550,15 +346,6 @@ void check_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
 template <class C>
 void check_local_kernel_of(const C& c, const std::string& pre, Problems& p) {
   check_local_kernel(c.has_hmc() ? &c.hmc() : nullptr, c.has_nuts() ? &c.nuts() : nullptr, pre, p);
-}
-
-void optional_positive(Problems& p, const std::string& path, bool has, double v) {
-  if (has) positive(p, path, v);
-}
-
-void optional_at_least(Problems& p, const std::string& path, bool has, std::int64_t v,
-                       std::int64_t lo) {
-  if (has && v < lo) p.add(path, "must be >= " + num(lo), num(v));
 }
 
 // CT paper eq. (4): the base/reference must be a normalised density; file and inline forms are
