@@ -12,9 +12,6 @@
 #include <vector>
 
 #include "config/load.hpp"
-#include "kernels/mala.hpp"
-#include "kernels/nuts.hpp"
-#include "kernels/rwm.hpp"
 
 namespace pemc::config {
 
@@ -25,24 +22,6 @@ struct Defaults {
   static constexpr int kFlushEvery = 64;
   static constexpr double kProgressIntervalSeconds = 5.0;
   static constexpr int kChainsPerSeed = 1;
-
-  static constexpr double kTargetAcceptNuts = kernels::kNutsDefaultTargetAccept;  // Stan's
-  static constexpr double kTargetAcceptHmc = 0.65;
-  static constexpr double kTargetAcceptRwm = kernels::kRwmDefaultTargetAccept;
-  static constexpr double kTargetAcceptMala = kernels::kMalaDefaultTargetAccept;
-  static constexpr double kGamma = 0.05;
-  static constexpr double kT0 = 10.0;
-  static constexpr double kKappa = 0.75;
-  static constexpr int kInitBuffer = 75;
-  static constexpr int kTermBuffer = 50;
-  static constexpr int kBaseWindow = 25;
-
-  // Where the search for a first step size starts when a config leaves step_size unset (Stan's
-  // default step size).
-  static constexpr double kStepSizeSearchStart = 1.0;
-
-  static constexpr int kMaxTreeDepth = 10;
-  static constexpr double kMaxEnergyError = 1000.0;
 
   static constexpr double kBananaB = 0.1;
   static constexpr double kBananaV = 100.0;

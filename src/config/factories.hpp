@@ -30,8 +30,8 @@ SamplerSetup make_sampler(const pemc::v1::SamplerConfig& config, targets::Target
 // message), or 1 when the sampler has none.
 int ranks_per_chain(const pemc::v1::SamplerConfig& config);
 
-// A plain kernel (hmc, nuts, rwm, mala) on `space`; `field` names the config path in errors.
-// Extended samplers use it for their inner kernel.
+// A plain kernel (hmc or nuts) on `space`; `field` names the config path in errors. Composite
+// samplers use it for their local kernel (samplers/local_kernel.hpp).
 kernels::KernelPtr make_local_kernel(const pemc::v1::HmcConfig* hmc, const pemc::v1::NutsConfig* nuts,
                                      targets::TargetPtr space, const std::string& field);
 

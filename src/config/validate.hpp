@@ -20,13 +20,10 @@
 #include "config/limits.hpp"
 #include "config/load.hpp"
 #include "config/problems.hpp"
-#include "kernels/nuts.hpp"
 
 namespace pemc::config {
 
 // Limits of one sampler or target kind (e.g. NUTS tree depth, Boltzmann units, file sizes).
-inline constexpr int kMaxLeapfrogSteps = 100'000;
-inline constexpr int kMaxTreeDepthLimit = kernels::kNutsMaxTreeDepthLimit;  // the kernel's own bound
 inline constexpr int kMaxBoltzmannUnits = 64;
 inline constexpr int kMaxEnumerationUnitsLimit = 40;  // 2^40 states: beyond any run's budget
 // A Boltzmann machine has at most kMaxBoltzmannUnits units, so its W, b and Q files hold at most a
