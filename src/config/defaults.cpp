@@ -1,60 +1,13 @@
 #include "config/defaults.hpp"
 
 #include "config/sampler_kinds.hpp"
+#include "config/target_kinds.hpp"
 
 namespace pemc::config {
 
 namespace {
 
 using D = Defaults;
-
-void fill_target(pemc::v1::TargetConfig& t) {
-  switch (t.kind_case()) {
-    case pemc::v1::TargetConfig::kBanana: {
-      auto& b = *t.mutable_banana();
-      if (!b.has_b()) b.set_b(D::kBananaB);
-      if (!b.has_v()) b.set_v(D::kBananaV);
-      break;
-    }
-    case pemc::v1::TargetConfig::kFlower: {
-      auto& f = *t.mutable_flower();
-      if (!f.has_radius()) f.set_radius(D::kFlowerRadius);
-      if (!f.has_amplitude()) f.set_amplitude(D::kFlowerAmplitude);
-      if (!f.has_petals()) f.set_petals(D::kFlowerPetals);
-      if (!f.has_sd()) f.set_sd(D::kFlowerSd);
-      break;
-    }
-    case pemc::v1::TargetConfig::kFunnel: {
-      auto& f = *t.mutable_funnel();
-      if (!f.has_v_scale()) f.set_v_scale(D::kFunnelVScale);
-      break;
-    }
-    case pemc::v1::TargetConfig::kBoltzmann: {
-      auto& b = *t.mutable_boltzmann();
-      if (b.has_generated()) {
-        auto& g = *b.mutable_generated();
-        if (g.weight_scale_hi() == 0) g.set_weight_scale_hi(D::kBoltzmannWeightScaleHi);
-        if (g.weight_scale_lo() == 0) g.set_weight_scale_lo(D::kBoltzmannWeightScaleLo);
-        if (g.bias_scale() == 0) g.set_bias_scale(D::kBoltzmannBiasScale);
-      }
-      if (b.max_enumeration_units() == 0) {
-        b.set_max_enumeration_units(D::kBoltzmannMaxEnumerationUnits);
-      }
-      break;
-    }
-    case pemc::v1::TargetConfig::kHorseshoeLogistic: {
-      auto& h = *t.mutable_horseshoe_logistic();
-      if (h.train_fraction() == 0) h.set_train_fraction(D::kHorseshoeTrainFraction);
-      if (h.sigma() == 0) h.set_sigma(D::kHorseshoeSigma);
-      if (h.slab_scale() == 0) h.set_slab_scale(D::kHorseshoeSlabScale);
-      if (h.slab_df() == 0) h.set_slab_df(D::kHorseshoeSlabDf);
-      if (h.intercept_scale() == 0) h.set_intercept_scale(D::kHorseshoeInterceptScale);
-      break;
-    }
-    default:
-      break;
-  }
-}
 
 }  // namespace
 
@@ -79,7 +32,9 @@ void apply_defaults(LoadedConfig& c) {
 
   if (cfg.has_sampler())
     if (const auto* kind = find_sampler_kind(cfg.sampler().kind_case())) kind->apply_defaults(cfg);
-  if (cfg.has_target()) fill_target(*cfg.mutable_target());
+  if (cfg.has_target())
+    if (const auto* kind = find_target_kind(cfg.target().kind_case()); kind && kind->apply_defaults)
+      kind->apply_defaults(*cfg.mutable_target());
 }
 
 std::vector<std::string> apply_dimension_defaults(pemc::v1::RunConfig& config,

@@ -23,26 +23,7 @@ struct Defaults {
   static constexpr double kProgressIntervalSeconds = 5.0;
   static constexpr int kChainsPerSeed = 1;
 
-  static constexpr double kBananaB = 0.1;
-  static constexpr double kBananaV = 100.0;
-  static constexpr double kFlowerRadius = 10.0;
-  static constexpr double kFlowerAmplitude = 6.0;
-  static constexpr int kFlowerPetals = 6;
-  static constexpr double kFlowerSd = 1.0;
-  static constexpr double kFunnelVScale = 3.0;
-
   static constexpr double kInitUniformRadius = 2.0;
-
-  static constexpr double kBoltzmannWeightScaleHi = 6.0;
-  static constexpr double kBoltzmannWeightScaleLo = 2.0;
-  static constexpr double kBoltzmannBiasScale = 0.1;
-  static constexpr int kBoltzmannMaxEnumerationUnits = 30;
-
-  static constexpr double kHorseshoeTrainFraction = 0.8;
-  static constexpr double kHorseshoeSigma = 2.0;
-  static constexpr double kHorseshoeSlabScale = 2.0;
-  static constexpr double kHorseshoeSlabDf = 3.0;
-  static constexpr double kHorseshoeInterceptScale = 10.0;
 };
 
 // Fills every documented default into unset fields. The run name defaults to the config file's

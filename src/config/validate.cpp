@@ -1,187 +1,30 @@
 #include "config/validate.hpp"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <google/protobuf/descriptor.h>
 #include <unistd.h>
 
-#include <Eigen/Cholesky>
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
-#include <set>
 #include <unordered_map>
 
-#include "adapt/warmup_adapter.hpp"
 #include "config/file_checks.hpp"
 #include "config/finite_and_enum_checks.hpp"
 #include "config/init_point.hpp"
-#include "config/matrix_checks.hpp"
-#include "config/overrides.hpp"
 #include "config/sampler_kinds.hpp"
+#include "config/target_kinds.hpp"
 #include "core/error.hpp"
-#include "core/types.hpp"
-#include "extended/pseudo_extended.hpp"
 
 namespace pemc::config {
-
-namespace pb = google::protobuf;
-namespace v1 = pemc::v1;
 
 namespace {
 
 // Lines of one ConfigError; the rest are counted.
 constexpr std::size_t kMaxReportedProblems = 100;
 
-// ---- targets ----------------------------------------------------------------------------------
-void check_gaussian(const v1::GaussianTarget& g, Problems& p) {
-  const std::string pre = "target.gaussian";
-  const std::int64_t d = g.mean_size();
-  if (d == 0) {
-    p.add(pre + ".mean", "required: the mean (its size is the dimension; dimension 0 is not allowed)");
-    return;
-  }
-  if (d > kMaxDimension) {
-    p.add(pre + ".mean", "dimension above the limit " + num(kMaxDimension), entries(d));
-    return;
-  }
-  // The Gaussian target stores covariance, precision and a Cholesky factor densely.
-  dense_fits(p, pre + ".mean", d, 3, "covariance, precision, Cholesky factor");
-  if (g.covariance_size() > 0 && g.variance_size() > 0) {
-    p.add(pre + ".variance", "give either covariance (full) or variance (diagonal), not both");
-    return;
-  }
-  if (g.covariance_size() > 0) {
-    if (g.covariance_size() != d * d) {
-      p.add(pre + ".covariance",
-            "must have dim*dim = " + num(d * d) + " entries (row-major, dim = mean size " + num(d) + ")",
-            entries(g.covariance_size()));
-    } else {
-      check_spd(p, pre + ".covariance", g.covariance(), d);
-    }
-  }
-  if (g.variance_size() > 0) {
-    if (g.variance_size() != d) {
-      p.add(pre + ".variance", "must have dim = " + num(d) + " entries (the mean's size)",
-            entries(g.variance_size()));
-    } else {
-      all_positive(p, pre + ".variance", g.variance());
-    }
-  }
-}
-
-void check_mixture(const v1::MixtureTarget& m, Problems& p) {
-  const std::string pre = "target.mixture";
-  const bool preset = m.preset() != v1::MixtureTarget::PRESET_UNSPECIFIED;
-  if (preset && m.components_size() > 0) {
-    p.add(pre + ".components", "give either a preset or components, not both",
-          entries(m.components_size()) + " with preset " +
-              v1::MixtureTarget::Preset_Name(m.preset()));
-    return;
-  }
-  if (!preset && m.components_size() == 0) {
-    p.add(pre, "required: a preset (BIMODAL_1D, KOU_A, KOU_B) or at least one component");
-    return;
-  }
-  if (m.components_size() > kMaxDimension) {
-    p.add(pre + ".components", "more components than the limit " + num(kMaxDimension),
-          num(std::int64_t{m.components_size()}));
-    return;
-  }
-  const std::int64_t dim = m.components_size() > 0 ? m.components(0).mean_size() : 0;
-  for (int k = 0; k < m.components_size(); ++k) {
-    const auto& c = m.components(k);
-    const std::string cp = el(pre + ".components", k);
-    positive(p, cp + ".weight", c.weight());
-    const std::int64_t dk = c.mean_size();
-    if (dk == 0) {
-      p.add(cp + ".mean", "required: the component mean (dimension 0 is not allowed)");
-      continue;
-    }
-    if (dk > kMaxDimension) {
-      p.add(cp + ".mean", "dimension above the limit " + num(kMaxDimension), entries(dk));
-      continue;
-    }
-    if (k > 0 && dim > 0 && dk != dim) {
-      p.add(cp + ".mean",
-            "all components need the same dimension: components[0].mean has " + entries(dim),
-            entries(dk));
-    }
-    const bool iso = c.has_variance();
-    const bool diag = c.diag_variance_size() > 0;
-    if (iso && diag) {
-      p.add(cp + ".diag_variance", "give either variance (isotropic) or diag_variance, not both");
-    } else if (!iso && !diag) {
-      p.add(cp, "required: variance (isotropic, > 0) or diag_variance (" + entries(dk) + " > 0)");
-    } else if (iso) {
-      positive(p, cp + ".variance", c.variance());
-    } else if (c.diag_variance_size() != dk) {
-      p.add(cp + ".diag_variance", "must have " + entries(dk) + " (the component mean's size)",
-            entries(c.diag_variance_size()));
-    } else {
-      all_positive(p, cp + ".diag_variance", c.diag_variance());
-    }
-  }
-}
-
-void check_boltzmann(const v1::BoltzmannTarget& b, Problems& p) {
-  const std::string pre = "target.boltzmann";
-  const bool w = !b.weights_file().empty();
-  const bool q = !b.q_file().empty();
-  const bool g = b.has_generated();
-  const int sources = int{w} + int{q} + int{g};
-  if (sources == 0) {
-    p.add(pre,
-          "required: exactly one source of the model: weights_file + bias_file, q_file + "
-          "bias_file, or generated { ... }");
-    return;
-  }
-  if (sources > 1) {
-    if (w && q) p.add(pre + ".q_file", "weights_file and q_file are exclusive (give one)", quoted(b.q_file()));
-    if (g && (w || q)) {
-      p.add(pre + ".generated", std::string("generated is exclusive with ") + (w ? "weights_file" : "q_file") +
-                                    " (give one source)");
-    }
-    return;
-  }
-  if (w || q) {
-    if (b.bias_file().empty()) {
-      p.add(pre + ".bias_file", std::string("required with ") + (w ? "weights_file" : "q_file"));
-    } else {
-      readable_file(p, pre + ".bias_file", b.bias_file(), kMaxBoltzmannFileBytes);
-    }
-    if (w) readable_file(p, pre + ".weights_file", b.weights_file(), kMaxBoltzmannFileBytes);
-    if (q) readable_file(p, pre + ".q_file", b.q_file(), kMaxBoltzmannFileBytes);
-  } else {
-    if (!b.bias_file().empty()) {
-      p.add(pre + ".bias_file", "not used with generated (the biases are generated too); remove it",
-            quoted(b.bias_file()));
-    }
-    const auto& gen = b.generated();
-    in_range(p, pre + ".generated.n_units", gen.n_units(), 2, kMaxBoltzmannUnits);
-    positive(p, pre + ".generated.weight_scale_hi", gen.weight_scale_hi());
-    positive(p, pre + ".generated.weight_scale_lo", gen.weight_scale_lo());
-    positive(p, pre + ".generated.bias_scale", gen.bias_scale());
-  }
-  in_range(p, pre + ".max_enumeration_units", b.max_enumeration_units(), 0, kMaxEnumerationUnitsLimit);
-}
-
-void check_horseshoe(const v1::HorseshoeLogisticTarget& h, Problems& p) {
-  const std::string pre = "target.horseshoe_logistic";
-  readable_file(p, pre + ".data_file", h.data_file());
-  positive(p, pre + ".p0", h.p0());
-  if (!(h.train_fraction() > 0 && h.train_fraction() < 1)) {
-    p.add(pre + ".train_fraction", "must be in (0, 1)", num(h.train_fraction()));
-  }
-  positive(p, pre + ".sigma", h.sigma());
-  positive(p, pre + ".slab_scale", h.slab_scale());
-  positive(p, pre + ".slab_df", h.slab_df());
-  positive(p, pre + ".intercept_scale", h.intercept_scale());
-}
-
+// ---- targets: each kind's rules are in its row (target_kinds.hpp) ------------------------------
 void check_target(const v1::RunConfig& cfg, Problems& p) {
   if (!cfg.has_target() || cfg.target().kind_case() == v1::TargetConfig::KIND_NOT_SET) {
     p.add("target", "required: set one of " + oneof_names(v1::TargetConfig::descriptor()));
@@ -192,56 +35,7 @@ void check_target(const v1::RunConfig& cfg, Problems& p) {
     p.add("target.box_upper", "box_lower must be < box_upper",
           "box_lower " + num(t.box_lower()) + ", box_upper " + num(t.box_upper()));
   }
-  switch (t.kind_case()) {
-    case v1::TargetConfig::kGaussian:
-      check_gaussian(t.gaussian(), p);
-      break;
-    case v1::TargetConfig::kCorrelatedGaussian: {
-      const auto& c = t.correlated_gaussian();
-      const std::string pre = "target.correlated_gaussian";
-      // O(dim) memory (tridiagonal precision), so only the dimension limit applies.
-      in_range(p, pre + ".dim", c.dim(), 1, kMaxDimension);
-      if (!(std::fabs(c.rho()) < 1)) p.add(pre + ".rho", "must be in (-1, 1)", num(c.rho()));
-      break;
-    }
-    case v1::TargetConfig::kMixture:
-      check_mixture(t.mixture(), p);
-      break;
-    case v1::TargetConfig::kBoltzmann:
-      check_boltzmann(t.boltzmann(), p);
-      break;
-    case v1::TargetConfig::kHorseshoeLogistic:
-      check_horseshoe(t.horseshoe_logistic(), p);
-      break;
-    case v1::TargetConfig::kRadon:
-      readable_file(p, "target.radon.data_file", t.radon().data_file());
-      break;
-    case v1::TargetConfig::kBanana:
-      if (t.banana().has_v()) positive(p, "target.banana.v", t.banana().v());
-      break;
-    case v1::TargetConfig::kFlower: {
-      const auto& f = t.flower();
-      if (f.has_sd()) positive(p, "target.flower.sd", f.sd());
-      if (f.has_petals() && f.petals() < 1) p.add("target.flower.petals", "must be >= 1", num(std::int64_t{f.petals()}));
-      break;
-    }
-    case v1::TargetConfig::kFunnel: {
-      const auto& f = t.funnel();
-      in_range(p, "target.funnel.dim", f.dim(), 2, kMaxDimension);
-      if (f.has_v_scale()) positive(p, "target.funnel.v_scale", f.v_scale());
-      break;
-    }
-    case v1::TargetConfig::kPlugin:
-      readable_file(p, "target.plugin.library", t.plugin().library());
-      break;
-    case v1::TargetConfig::kStan:
-      readable_file(p, "target.stan.model_file", t.stan().model_file());
-      if (!t.stan().data_file().empty())
-        readable_file(p, "target.stan.data_file", t.stan().data_file(), kMaxStanDataBytes);
-      break;
-    case v1::TargetConfig::KIND_NOT_SET:
-      break;
-  }
+  if (const auto* kind = find_target_kind(t.kind_case())) kind->validate(t, p);
 }
 
 // ---- samplers: each kind's rules are in its row (sampler_kinds.hpp) ----------------------------
@@ -415,26 +209,8 @@ void check_run(const v1::RunConfig& cfg, Problems& p) {
 }  // namespace
 
 std::optional<std::int64_t> known_dimension(const v1::RunConfig& config) {
-  const auto& t = config.target();
-  std::int64_t d = 0;
-  switch (t.kind_case()) {
-    case v1::TargetConfig::kGaussian: d = t.gaussian().mean_size(); break;
-    case v1::TargetConfig::kCorrelatedGaussian: d = t.correlated_gaussian().dim(); break;
-    case v1::TargetConfig::kFunnel: d = t.funnel().dim(); break;
-    case v1::TargetConfig::kBanana:
-    case v1::TargetConfig::kFlower: d = 2; break;
-    case v1::TargetConfig::kMixture: {
-      const auto& m = t.mixture();
-      switch (m.preset()) {
-        case v1::MixtureTarget::BIMODAL_1D: d = 1; break;
-        case v1::MixtureTarget::KOU_A:
-        case v1::MixtureTarget::KOU_B: d = 2; break;
-        default: d = m.components_size() > 0 ? m.components(0).mean_size() : 0; break;
-      }
-      break;
-    }
-    default: break;
-  }
+  const auto* kind = find_target_kind(config.target().kind_case());
+  const std::int64_t d = kind && kind->dimension ? kind->dimension(config.target()) : 0;
   if (d < 1 || d > kMaxDimension) return std::nullopt;
   return d;
 }

@@ -23,15 +23,6 @@
 
 namespace pemc::config {
 
-// Limits of one sampler or target kind (e.g. NUTS tree depth, Boltzmann units, file sizes).
-inline constexpr int kMaxBoltzmannUnits = 64;
-inline constexpr int kMaxEnumerationUnitsLimit = 40;  // 2^40 states: beyond any run's budget
-// A Boltzmann machine has at most kMaxBoltzmannUnits units, so its W, b and Q files hold at most a
-// few thousand numbers; a larger file is the wrong file (and would be read into memory line by line).
-inline constexpr std::uintmax_t kMaxBoltzmannFileBytes = std::uintmax_t{64} << 20;
-// A Stan model's JSON data is read whole into memory by the model; larger files are refused.
-inline constexpr std::uintmax_t kMaxStanDataBytes = std::uintmax_t{1} << 30;
-
 // Which rules to check. A study checks its runs with kRun each and its own fields (output,
 // checkpoint: the study's, shared by every run) once with kShared, so that a problem there is
 // reported once, for the study, not as a problem of its first run.
