@@ -21,10 +21,10 @@ void readable_file(Problems& p, const std::string& path, const std::string& file
     return;
   }
   const std::filesystem::path fp(file);
-  const std::string rel =
-      fp.is_relative() ? " (relative paths are relative to the working directory " +
-                             quoted(working_directory()) + ")"
-                       : "";
+  const std::string rel = fp.is_relative()
+                              ? " (relative paths are relative to the working directory " +
+                                    quoted(working_directory()) + ")"
+                              : "";
   std::error_code ec;
   const auto st = std::filesystem::status(fp, ec);
   if (!std::filesystem::exists(st)) {
@@ -36,8 +36,9 @@ void readable_file(Problems& p, const std::string& path, const std::string& file
   } else if (max_bytes > 0 && std::filesystem::is_regular_file(st)) {
     const auto size = std::filesystem::file_size(fp, ec);
     if (!ec && size > max_bytes) {
-      p.add(path, "file is " + std::to_string(size) + " bytes, more than the limit of " +
-                      std::to_string(max_bytes) + " bytes for this file",
+      p.add(path,
+            "file is " + std::to_string(size) + " bytes, more than the limit of " +
+                std::to_string(max_bytes) + " bytes for this file",
             quoted(file));
     }
   }

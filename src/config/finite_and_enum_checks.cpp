@@ -36,7 +36,8 @@ void check_finite_and_enums(const pb::Message& msg, const std::string& prefix, P
           break;
         }
         case CT::CPPTYPE_ENUM: {
-          const int v = f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
+          const int v =
+              f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
           if (!f->enum_type()->FindValueByNumber(v)) {
             std::string names;
             for (int k = 0; k < f->enum_type()->value_count(); ++k) {
@@ -48,8 +49,8 @@ void check_finite_and_enums(const pb::Message& msg, const std::string& prefix, P
           break;
         }
         case CT::CPPTYPE_MESSAGE:
-          check_finite_and_enums(f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f),
-                                 ep, p);
+          check_finite_and_enums(
+              f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f), ep, p);
           break;
         default:
           break;

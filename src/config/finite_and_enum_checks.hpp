@@ -11,6 +11,7 @@
 namespace pemc::config {
 
 // `prefix` is the path of `msg` ("" for the run config).
-void check_finite_and_enums(const google::protobuf::Message& msg, const std::string& prefix, Problems& p);
+void check_finite_and_enums(const google::protobuf::Message& msg, const std::string& prefix,
+                            Problems& p);
 
 }  // namespace pemc::config

@@ -26,7 +26,8 @@ std::int64_t physical_memory_bytes() {
 
 }  // namespace
 
-void dense_fits(Problems& p, const std::string& path, std::int64_t dim, int copies, const std::string& what) {
+void dense_fits(Problems& p, const std::string& path, std::int64_t dim, int copies,
+                const std::string& what) {
   if (dim <= 0 || dim > kMaxDimension) return;
   const double bytes = static_cast<double>(dim) * static_cast<double>(dim) * 8.0 * copies;
   const double available = static_cast<double>(physical_memory_bytes());
@@ -39,8 +40,8 @@ void dense_fits(Problems& p, const std::string& path, std::int64_t dim, int copi
   }
 }
 
-void check_spd(Problems& p, const std::string& path, const google::protobuf::RepeatedField<double>& a,
-               std::int64_t n) {
+void check_spd(Problems& p, const std::string& path,
+               const google::protobuf::RepeatedField<double>& a, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     const double d = a[static_cast<int>(i * n + i)];
     if (!(d > 0)) {
@@ -53,11 +54,11 @@ void check_spd(Problems& p, const std::string& path, const google::protobuf::Rep
     for (std::int64_t j = i + 1; j < n; ++j) {
       const double x = a[static_cast<int>(i * n + j)];
       const double y = a[static_cast<int>(j * n + i)];
-      const double scale = std::sqrt(a[static_cast<int>(i * n + i)] * a[static_cast<int>(j * n + j)]);
+      const double scale =
+          std::sqrt(a[static_cast<int>(i * n + i)] * a[static_cast<int>(j * n + j)]);
       if (std::fabs(x - y) > 1e-10 * scale) {
-        p.add(path,
-              "must be symmetric: entry (" + num(i) + ", " + num(j) + ") = " + num(x) + " but (" +
-                  num(j) + ", " + num(i) + ") = " + num(y));
+        p.add(path, "must be symmetric: entry (" + num(i) + ", " + num(j) + ") = " + num(x) +
+                        " but (" + num(j) + ", " + num(i) + ") = " + num(y));
         return;
       }
     }

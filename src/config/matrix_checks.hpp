@@ -18,7 +18,7 @@ void dense_fits(Problems& p, const std::string& path, std::int64_t dim, int copi
 // Symmetric positive definite check of a row-major n x n matrix given as a flat list (which has
 // n * n entries). Definiteness is checked only up to a dimension where O(n^3) is cheap; larger
 // matrices are checked when the target or kernel factorises them.
-void check_spd(Problems& p, const std::string& path, const google::protobuf::RepeatedField<double>& a,
-               std::int64_t n);
+void check_spd(Problems& p, const std::string& path,
+               const google::protobuf::RepeatedField<double>& a, std::int64_t n);
 
 }  // namespace pemc::config

@@ -28,7 +28,8 @@ void positive(Problems& p, const std::string& path, double v) {
   if (!(v > 0)) p.add(path, "must be > 0", num(v));
 }
 
-void in_range(Problems& p, const std::string& path, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+void in_range(Problems& p, const std::string& path, std::int64_t v, std::int64_t lo,
+              std::int64_t hi) {
   if (v < lo || v > hi) p.add(path, "must be in [" + num(lo) + ", " + num(hi) + "]", num(v));
 }
 

@@ -38,12 +38,13 @@ inline constexpr int kMaxElementProblems = 5;
 std::string num(double v);
 std::string num(std::int64_t v);
 std::string quoted(const std::string& s);
-std::string entries(std::int64_t n);                 // "1 entry", "3 entries"
-std::string el(const std::string& path, int i);      // "path[i]"
+std::string entries(std::int64_t n);                             // "1 entry", "3 entries"
+std::string el(const std::string& path, int i);                  // "path[i]"
 std::string oneof_names(const google::protobuf::Descriptor* d);  // the first oneof's fields
 
 void positive(Problems& p, const std::string& path, double v);
-void in_range(Problems& p, const std::string& path, std::int64_t v, std::int64_t lo, std::int64_t hi);
+void in_range(Problems& p, const std::string& path, std::int64_t v, std::int64_t lo,
+              std::int64_t hi);
 // Every entry > 0 (non-finite entries are left to the generic finite check).
 void all_positive(Problems& p, const std::string& path,
                   const google::protobuf::RepeatedField<double>& v);

@@ -5,7 +5,7 @@
 //
 // Adding a sampler kind: its message in config.proto, a file src/config/samplers/<kind>.cpp
 // defining `SamplerKind <kind>_sampler_kind()`, its declaration in samplers/all_kinds.hpp and its
-// row in sampler_kinds.cpp (docs/guide.md, "Adding a sampler or target kind").
+// row in sampler_kinds.cpp (docs/adding-a-kind.md).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,8 +35,8 @@ struct SamplerKind {
                        parallel::GroupCommPtr group);
 
   // Optional (nullptr: none): settings that are valid but known to misbehave.
-  std::vector<Problem> (*warnings)(const v1::RunConfig& config, std::optional<std::int64_t> dim) =
-      nullptr;
+  std::vector<Problem> (*warnings)(const v1::RunConfig& config,
+                                   std::optional<std::int64_t> dim) = nullptr;
 
   // Optional (nullptr: none): defaults that depend on the built target's dimension; returns one
   // line per value filled in for the run log (see apply_dimension_defaults in defaults.hpp).

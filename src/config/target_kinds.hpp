@@ -5,7 +5,7 @@
 //
 // Adding a target kind: its message in config.proto, a file src/config/targets/<kind>.cpp
 // defining `TargetKind <kind>_target_kind()`, its declaration in targets/all_kinds.hpp and its row
-// in target_kinds.cpp (docs/guide.md, "Adding a sampler or target kind").
+// in target_kinds.cpp (docs/adding-a-kind.md).
 #include <cstdint>
 #include <string_view>
 #include <vector>

@@ -86,23 +86,26 @@ std::optional<Problem> short_warmup_warning(const v1::AdaptationConfig& a, bool 
   const std::string path = pre + ".adaptation";
   const std::string got = "warmup " + num(warmup);
   if (warmup == 0)
-    return Problem{path, "warmup is 0, so nothing is adapted: step_size and the metric are used "
-                         "as given", got};
+    return Problem{path,
+                   "warmup is 0, so nothing is adapted: step_size and the metric are used "
+                   "as given",
+                   got};
   if (!a.adapt_metric() || !metric_adaptable) return std::nullopt;
   if (warmup < adapt::kMinMetricWarmup)
-    return Problem{path, "warmup under " + num(adapt::kMinMetricWarmup) +
-                             " iterations: only the step size is adapted, the metric stays as given",
+    return Problem{path,
+                   "warmup under " + num(adapt::kMinMetricWarmup) +
+                       " iterations: only the step size is adapted, the metric stays as given",
                    got};
   const std::int64_t windows = std::int64_t{a.init_buffer()} + a.base_window() + a.term_buffer();
   if (warmup >= windows) return std::nullopt;
   const auto init = static_cast<std::int64_t>(adapt::kShortWarmupInitFraction * warmup);
   const auto term = static_cast<std::int64_t>(adapt::kShortWarmupTermFraction * warmup);
-  return Problem{path,
-                 "warmup is shorter than init_buffer + base_window + term_buffer = " +
-                     num(windows) + ": the metric is estimated once, from warmup iterations " +
-                     num(init) + " to " + num(warmup - term - 1) +
-                     "; the step size alone adapts before and after",
-                 got};
+  return Problem{
+      path,
+      "warmup is shorter than init_buffer + base_window + term_buffer = " + num(windows) +
+          ": the metric is estimated once, from warmup iterations " + num(init) + " to " +
+          num(warmup - term - 1) + "; the step size alone adapts before and after",
+      got};
 }
 
 }  // namespace pemc::config

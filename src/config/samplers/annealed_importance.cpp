@@ -42,7 +42,8 @@ SamplerKind annealed_importance_sampler_kind() {
             fill_local_kernel_defaults_of(*c.mutable_sampler()->mutable_annealed_importance());
             // AIS starts from a normalised reference: without one, a Gaussian fitted to the target.
             auto& ais = *c.mutable_sampler()->mutable_annealed_importance();
-            if (!ais.has_reference()) ais.mutable_reference()->mutable_fitted()->mutable_variational();
+            if (!ais.has_reference())
+              ais.mutable_reference()->mutable_fitted()->mutable_variational();
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
@@ -51,7 +52,8 @@ SamplerKind annealed_importance_sampler_kind() {
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
             const auto& config = s.annealed_importance();
-            auto made = tempering::make_annealed_importance(config, target, local_kernel_maker_of(config, kPath));
+            auto made = tempering::make_annealed_importance(config, target,
+                                                            local_kernel_maker_of(config, kPath));
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
   };

@@ -1,11 +1,12 @@
 // Continuous tempering (ContinuousTemperingConfig, src/extended/continuous_tempering.hpp): the
 // `continuous_tempering` sampler, with its optional bootstrap rounds.
+#include "extended/continuous_tempering.hpp"
+
 #include "config/limits.hpp"
 #include "config/sampler_kinds.hpp"
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/base_density_checks.hpp"
 #include "config/samplers/local_kernel.hpp"
-#include "extended/continuous_tempering.hpp"
 #include "extended/repeated_transition_kernel.hpp"
 
 namespace pemc::config {
@@ -54,14 +55,17 @@ void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Proble
   const std::string bp = pre + ".bootstrap";
   constexpr std::int64_t kMaxRounds = 100;
   if (b.rounds() < 1 || b.rounds() > kMaxRounds)
-    p.add(bp + ".rounds", "must be in [1, " + num(kMaxRounds) +
-                              "] (bootstrap rounds before the final one; omit bootstrap for none)",
+    p.add(bp + ".rounds",
+          "must be in [1, " + num(kMaxRounds) +
+              "] (bootstrap rounds before the final one; omit bootstrap for none)",
           num(std::int64_t{b.rounds()}));
   if (b.draws_per_round() < 1)
-    p.add(bp + ".draws_per_round", "must be >= 1 (post-warmup draws per chain in a bootstrap round)",
+    p.add(bp + ".draws_per_round",
+          "must be >= 1 (post-warmup draws per chain in a bootstrap round)",
           num(b.draws_per_round()));
   else if (b.draws_per_round() > kMaxIterations)
-    p.add(bp + ".draws_per_round", "more than the limit " + num(kMaxIterations), num(b.draws_per_round()));
+    p.add(bp + ".draws_per_round", "more than the limit " + num(kMaxIterations),
+          num(b.draws_per_round()));
   if (b.has_warmup() && b.warmup() < 0) p.add(bp + ".warmup", "must be >= 0", num(b.warmup()));
   optional_positive(p, bp + ".covariance_scale", b.has_covariance_scale(), b.covariance_scale());
   if (b.has_keep_variance_ratio() && !(b.keep_variance_ratio() >= 1.0))
@@ -69,19 +73,23 @@ void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Proble
           num(b.keep_variance_ratio()));
   if (!p.has(bp + ".rounds") && !p.has(bp + ".draws_per_round") && !p.has(bp + ".warmup") &&
       cfg.iterations() >= 0 && cfg.warmup() >= 0) {
-    const double per_round = static_cast<double>(b.has_warmup() ? b.warmup() : cfg.warmup()) +
-                             static_cast<double>(b.draws_per_round()) *
-                                 (c.has_sweeps_per_draw() && c.sweeps_per_draw() > 1 ? c.sweeps_per_draw() : 1);
+    const double per_round =
+        static_cast<double>(b.has_warmup() ? b.warmup() : cfg.warmup()) +
+        static_cast<double>(b.draws_per_round()) *
+            (c.has_sweeps_per_draw() && c.sweeps_per_draw() > 1 ? c.sweeps_per_draw() : 1);
     if (b.rounds() * per_round + static_cast<double>(cfg.warmup()) +
-            static_cast<double>(cfg.iterations()) > static_cast<double>(kMaxIterations))
-      p.add(bp + ".rounds", "rounds x (warmup + draws_per_round) + warmup + iterations is more than "
-                            "the limit " + num(kMaxIterations) +
-                            " (a bootstrap draw counts as sweeps_per_draw iterations)",
+            static_cast<double>(cfg.iterations()) >
+        static_cast<double>(kMaxIterations))
+      p.add(bp + ".rounds",
+            "rounds x (warmup + draws_per_round) + warmup + iterations is more than "
+            "the limit " +
+                num(kMaxIterations) + " (a bootstrap draw counts as sweeps_per_draw iterations)",
             num(std::int64_t{b.rounds()}));
   }
   if (cfg.checkpoint().every_seconds() > 0 || cfg.checkpoint().every_iterations() > 0)
-    p.add(bp, "runs with bootstrap rounds cannot be checkpointed (a checkpoint does not hold the "
-              "refitted bases): set checkpoint.every_seconds and checkpoint.every_iterations to 0");
+    p.add(bp,
+          "runs with bootstrap rounds cannot be checkpointed (a checkpoint does not hold the "
+          "refitted bases): set checkpoint.every_seconds and checkpoint.every_iterations to 0");
 }
 
 // The inner HMC/NUTS kernel runs on the (x, u) space (JOINT) or on x | beta (GIBBS, wrapped in the

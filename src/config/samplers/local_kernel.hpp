@@ -40,8 +40,8 @@ template <class C>
 LocalKernelMaker local_kernel_maker_of(const C& c, const std::string& field) {
   return [hmc = c.hmc(), nuts = c.nuts(), has_hmc = c.has_hmc(), has_nuts = c.has_nuts(),
           field](targets::TargetPtr space) {
-    return make_local_kernel(has_hmc ? &hmc : nullptr, has_nuts ? &nuts : nullptr,
-                             std::move(space), field);
+    return make_local_kernel(has_hmc ? &hmc : nullptr, has_nuts ? &nuts : nullptr, std::move(space),
+                             field);
   };
 }
 

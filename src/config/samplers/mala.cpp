@@ -1,8 +1,9 @@
 // Metropolis-adjusted Langevin (MalaConfig): the `mala` sampler.
+#include "kernels/mala.hpp"
+
 #include "config/sampler_kinds.hpp"
 #include "config/samplers/adaptation.hpp"
 #include "config/samplers/all_kinds.hpp"
-#include "kernels/mala.hpp"
 
 namespace pemc::config {
 
@@ -24,7 +25,8 @@ SamplerKind mala_sampler_kind() {
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
             kernels::MalaOptions o;
             o.step_size = s.mala().step_size();
-            o.adaptation = make_adaptation(s.mala().adaptation(), kernels::kMalaDefaultTargetAccept);
+            o.adaptation =
+                make_adaptation(s.mala().adaptation(), kernels::kMalaDefaultTargetAccept);
             return SamplerSetup{target, std::make_unique<kernels::MalaKernel>(target, o)};
           },
   };

@@ -20,7 +20,9 @@ void check_metric(v1::MetricKind metric, const google::protobuf::RepeatedField<d
                   const std::string& pre, std::optional<std::int64_t> dim, Problems& p) {
   const std::string path = pre + ".inverse_metric";
   const std::int64_t n = inv.size();
-  if (metric == v1::DENSE && dim) dense_fits(p, pre + ".metric", *dim, 4, "inverse metric, Cholesky factor, adaptation estimates");
+  if (metric == v1::DENSE && dim)
+    dense_fits(p, pre + ".metric", *dim, 4,
+               "inverse metric, Cholesky factor, adaptation estimates");
   if (n == 0) return;
   if (metric == v1::UNIT) {
     p.add(path, "an initial inverse metric is given but metric is UNIT", entries(n));
@@ -57,7 +59,8 @@ hmc::Metric make_metric(v1::MetricKind kind, v1::MetricKind default_kind,
         if (inverse.empty()) return hmc::Metric::diagonal(Vector::Ones(dim));
         if (inverse.size() != dim)
           throw ConfigError(field + ".inverse_metric: a diagonal metric needs " +
-                            std::to_string(dim) + " numbers, got " + std::to_string(inverse.size()));
+                            std::to_string(dim) + " numbers, got " +
+                            std::to_string(inverse.size()));
         return hmc::Metric::diagonal(to_vector(inverse));
       case v1::DENSE:
         if (inverse.empty()) return hmc::Metric::dense(Matrix::Identity(dim, dim));

@@ -19,13 +19,18 @@ void check_parallel_tempering(const v1::ParallelTemperingConfig& c, const std::s
   check_ladder(c.ladder(), pre + ".ladder", c.has_reference(), p);
   optional_at_least(p, pre + ".n_local_steps", c.has_n_local_steps(), c.n_local_steps(), 1);
   if (c.choose_replicas() && !c.adapt_schedule())
-    p.add(pre + ".choose_replicas", "needs adapt_schedule: true (K is chosen from the adapted barrier)");
-  optional_positive(p, pre + ".replicas_per_barrier", c.has_replicas_per_barrier(), c.replicas_per_barrier());
+    p.add(pre + ".choose_replicas",
+          "needs adapt_schedule: true (K is chosen from the adapted barrier)");
+  optional_positive(p, pre + ".replicas_per_barrier", c.has_replicas_per_barrier(),
+                    c.replicas_per_barrier());
   optional_at_least(p, pre + ".min_replicas", c.has_min_replicas(), c.min_replicas(), 2);
   const int lo = c.has_min_replicas() ? c.min_replicas() : 3;
   if (c.has_max_replicas() && c.max_replicas() < lo)
-    p.add(pre + ".max_replicas", "must be >= min_replicas (" + num(std::int64_t{lo}) + ")", num(std::int64_t{c.max_replicas()}));
-  if (c.ranks_per_chain() < 0) p.add(pre + ".ranks_per_chain", "must be >= 1 (0 means 1)", num(std::int64_t{c.ranks_per_chain()}));
+    p.add(pre + ".max_replicas", "must be >= min_replicas (" + num(std::int64_t{lo}) + ")",
+          num(std::int64_t{c.max_replicas()}));
+  if (c.ranks_per_chain() < 0)
+    p.add(pre + ".ranks_per_chain", "must be >= 1 (0 means 1)",
+          num(std::int64_t{c.ranks_per_chain()}));
   optional_at_least(p, pre + ".n_batches", c.has_n_batches(), c.n_batches(), 2);
 }
 
@@ -48,7 +53,8 @@ SamplerKind parallel_tempering_sampler_kind() {
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr group) {
             const auto& config = s.parallel_tempering();
-            auto made = tempering::make_parallel_tempering(config, target, local_kernel_maker_of(config, kPath), group);
+            auto made = tempering::make_parallel_tempering(
+                config, target, local_kernel_maker_of(config, kPath), group);
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
   };

@@ -1,12 +1,13 @@
 // Pseudo-extended MCMC (PseudoExtendedConfig, src/extended/pseudo_extended.hpp): the
 // `pseudo_extended` sampler. Its option rules live with the sampler (extended::config_problems);
 // this file adds the local kernel's and registers the kind.
+#include "extended/pseudo_extended.hpp"
+
 #include <fmt/format.h>
 
 #include "config/sampler_kinds.hpp"
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
-#include "extended/pseudo_extended.hpp"
 
 namespace pemc::config {
 
@@ -57,15 +58,15 @@ SamplerKind pseudo_extended_sampler_kind() {
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr group) {
             const auto& pe = s.pseudo_extended();
-            auto made = extended::make_pseudo_extended(pe, target, local_kernel_maker_of(pe, kPath),
-                                                       group);
+            auto made =
+                extended::make_pseudo_extended(pe, target, local_kernel_maker_of(pe, kPath), group);
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
       .warnings =
           [](const v1::RunConfig& c, std::optional<std::int64_t> dim) {
             std::vector<Problem> out;
-            for (auto& w :
-                 extended::propriety_warnings(c.sampler().pseudo_extended(), c.target(), dim, kPath))
+            for (auto& w : extended::propriety_warnings(c.sampler().pseudo_extended(), c.target(),
+                                                        dim, kPath))
               out.push_back({w.field_path, w.reason, w.value});
             return out;
           },

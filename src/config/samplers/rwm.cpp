@@ -1,8 +1,9 @@
 // Random-walk Metropolis (RwmConfig): the `rwm` sampler.
+#include "kernels/rwm.hpp"
+
 #include "config/sampler_kinds.hpp"
 #include "config/samplers/adaptation.hpp"
 #include "config/samplers/all_kinds.hpp"
-#include "kernels/rwm.hpp"
 
 namespace pemc::config {
 

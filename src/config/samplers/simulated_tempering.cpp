@@ -19,11 +19,13 @@ void check_simulated_tempering(const v1::SimulatedTemperingConfig& c, const std:
   check_ladder(c.ladder(), pre + ".ladder", c.has_reference(), p);
   optional_at_least(p, pre + ".n_local_steps", c.has_n_local_steps(), c.n_local_steps(), 1);
   const auto& l = c.ladder();
-  const int levels = l.kind() == v1::TemperingLadderConfig::EXPLICIT ? l.betas_size() : l.n_levels();
+  const int levels =
+      l.kind() == v1::TemperingLadderConfig::EXPLICIT ? l.betas_size() : l.n_levels();
   if (c.log_weights_size() > 0 && c.log_weights_size() != levels)
     p.add(pre + ".log_weights", "needs one weight per level (" + num(std::int64_t{levels}) + ")",
           entries(c.log_weights_size()));
-  optional_at_least(p, pre + ".first_pilot_length", c.has_first_pilot_length(), c.first_pilot_length(), 1);
+  optional_at_least(p, pre + ".first_pilot_length", c.has_first_pilot_length(),
+                    c.first_pilot_length(), 1);
   optional_at_least(p, pre + ".n_kernel_bins", c.has_n_kernel_bins(), c.n_kernel_bins(), 1);
   optional_at_least(p, pre + ".n_batches", c.has_n_batches(), c.n_batches(), 2);
 }
@@ -45,7 +47,8 @@ SamplerKind simulated_tempering_sampler_kind() {
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
             const auto& config = s.simulated_tempering();
-            auto made = tempering::make_simulated_tempering(config, target, local_kernel_maker_of(config, kPath));
+            auto made = tempering::make_simulated_tempering(config, target,
+                                                            local_kernel_maker_of(config, kPath));
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
   };

@@ -21,11 +21,13 @@ void check_ladder(const v1::TemperingLadderConfig& l, const std::string& pre, bo
                   Problems& p) {
   if (l.kind() == v1::TemperingLadderConfig::EXPLICIT) {
     if (l.betas_size() < 2) {
-      p.add(pre + ".betas", "EXPLICIT needs at least 2 inverse temperatures", entries(l.betas_size()));
+      p.add(pre + ".betas", "EXPLICIT needs at least 2 inverse temperatures",
+            entries(l.betas_size()));
       return;
     }
     for (int i = 0; i < l.betas_size(); ++i) {
-      if (!(l.betas(i) >= 0.0 && l.betas(i) <= 1.0)) p.add(el(pre + ".betas", i), "must be in [0, 1]", num(l.betas(i)));
+      if (!(l.betas(i) >= 0.0 && l.betas(i) <= 1.0))
+        p.add(el(pre + ".betas", i), "must be in [0, 1]", num(l.betas(i)));
       if (i > 0 && !(l.betas(i) > l.betas(i - 1)))
         p.add(el(pre + ".betas", i), "must be strictly ascending", num(l.betas(i)));
     }
@@ -33,18 +35,23 @@ void check_ladder(const v1::TemperingLadderConfig& l, const std::string& pre, bo
       p.add(el(pre + ".betas", l.betas_size() - 1), "the last inverse temperature must be 1",
             num(l.betas(l.betas_size() - 1)));
     if (!has_reference && l.betas(0) <= 0.0)
-      p.add(el(pre + ".betas", 0), "must be > 0 without a reference (exp(-0 phi) is improper)", num(l.betas(0)));
+      p.add(el(pre + ".betas", 0), "must be > 0 without a reference (exp(-0 phi) is improper)",
+            num(l.betas(0)));
     return;
   }
-  if (l.betas_size() > 0) p.add(pre + ".betas", "given, but the ladder kind is not EXPLICIT", entries(l.betas_size()));
-  if (l.n_levels() < 2) p.add(pre + ".n_levels", "required: the number of levels, >= 2", num(std::int64_t{l.n_levels()}));
+  if (l.betas_size() > 0)
+    p.add(pre + ".betas", "given, but the ladder kind is not EXPLICIT", entries(l.betas_size()));
+  if (l.n_levels() < 2)
+    p.add(pre + ".n_levels", "required: the number of levels, >= 2",
+          num(std::int64_t{l.n_levels()}));
   if (l.has_beta_min()) {
     if (!(l.beta_min() >= 0.0 && l.beta_min() < 1.0)) {
       p.add(pre + ".beta_min", "must be in [0, 1)", num(l.beta_min()));
     } else if (l.beta_min() == 0.0 &&
                (!has_reference || l.kind() == v1::TemperingLadderConfig::GEOMETRIC)) {
       p.add(pre + ".beta_min",
-            has_reference ? "must be > 0 for a GEOMETRIC ladder" : "must be > 0 without a reference (exp(-0 phi) is improper)",
+            has_reference ? "must be > 0 for a GEOMETRIC ladder"
+                          : "must be > 0 without a reference (exp(-0 phi) is improper)",
             num(l.beta_min()));
     }
   }

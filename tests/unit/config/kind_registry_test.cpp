@@ -1,8 +1,7 @@
 // The sampler and target tables cover their proto oneofs: a new field in SamplerConfig.kind or
 // TargetConfig.kind without a row (or a row under the wrong name) fails here, not at run time.
-#include <gtest/gtest.h>
-
 #include <google/protobuf/descriptor.h>
+#include <gtest/gtest.h>
 
 #include <set>
 #include <string>
@@ -30,8 +29,9 @@ TEST(ConfigKindRegistry, EverySamplerOneofCaseHasOneCompleteRowInFieldOrder) {
     const auto kind = static_cast<v1::SamplerConfig::KindCase>(field->number());
     const SamplerKind* row = find_sampler_kind(kind);
     ASSERT_NE(row, nullptr) << "no sampler_kinds() row for sampler." << field->name();
-    if (static_cast<std::size_t>(i) < rows.size())
+    if (static_cast<std::size_t>(i) < rows.size()) {
       EXPECT_EQ(row, &rows[i]) << field->name() << " is not the oneof's field " << i;
+    }
     EXPECT_EQ(row->name, field->name());
     EXPECT_NE(row->apply_defaults, nullptr) << field->name();
     EXPECT_NE(row->validate, nullptr) << field->name();
@@ -49,8 +49,9 @@ TEST(ConfigKindRegistry, EveryTargetOneofCaseHasOneCompleteRowInFieldOrder) {
     const auto kind = static_cast<v1::TargetConfig::KindCase>(field->number());
     const TargetKind* row = find_target_kind(kind);
     ASSERT_NE(row, nullptr) << "no target_kinds() row for target." << field->name();
-    if (static_cast<std::size_t>(i) < rows.size())
+    if (static_cast<std::size_t>(i) < rows.size()) {
       EXPECT_EQ(row, &rows[i]) << field->name() << " is not the oneof's field " << i;
+    }
     EXPECT_EQ(row->name, field->name());
     EXPECT_NE(row->validate, nullptr) << field->name();
     EXPECT_NE(row->make, nullptr) << field->name();
