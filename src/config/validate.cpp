@@ -127,63 +127,69 @@ void check_output(const v1::RunConfig& cfg, Problems& p) {
   }
 }
 
+// Each bound: one number for every coordinate (none = 0), or one per coordinate.
+void check_uniform_box(const v1::InitConfig::Box& box, std::optional<std::int64_t> dim, Problems& p) {
+  bool sizes_ok = true;
+  for (const auto* bound : {&box.lower(), &box.upper()}) {
+    const std::string field =
+        std::string("init.uniform_box.") + (bound == &box.lower() ? "lower" : "upper");
+    if (bound->size() <= 1) continue;
+    if (dim && bound->size() != *dim) {
+      p.add(field, "must have 1 entry (every coordinate) or " + entries(*dim) +
+                       " (the target's dimension)", entries(bound->size()));
+      sizes_ok = false;
+    }
+  }
+  if (box.lower_size() > 1 && box.upper_size() > 1 && box.lower_size() != box.upper_size()) {
+    if (sizes_ok)
+      p.add("init.uniform_box.upper", "must have as many entries as lower (" +
+                                           entries(box.lower_size()) + "), or 1",
+            entries(box.upper_size()));
+    sizes_ok = false;
+  }
+  if (!sizes_ok) return;
+  const int n = std::max({1, box.lower_size(), box.upper_size()});
+  for (int i = 0; i < n; ++i) {
+    const double lo = box_bound(box.lower(), i), hi = box_bound(box.upper(), i);
+    if (!(lo < hi)) {
+      p.add(n == 1 ? std::string("init.uniform_box.upper") : el("init.uniform_box.upper", i),
+            "lower must be < upper", "lower " + num(lo) + ", upper " + num(hi));
+      return;
+    }
+  }
+}
+
+// A fixed initial point: the target's dimension, inside the target's box.
+void check_init_point(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Problems& p) {
+  const auto& x = cfg.init().point().x();
+  if (x.empty()) {
+    p.add("init.point.x", "required: the initial point's coordinates");
+  } else if (dim && x.size() != *dim) {
+    p.add("init.point.x", "must have " + entries(*dim) + " (the target's dimension)",
+          entries(x.size()));
+  } else if (cfg.has_target()) {
+    const auto& t = cfg.target();
+    for (int i = 0; i < x.size(); ++i) {
+      if ((t.has_box_lower() && x[i] < t.box_lower()) || (t.has_box_upper() && x[i] > t.box_upper())) {
+        p.add(el("init.point.x", i), "lies outside the target's box [box_lower, box_upper]", num(x[i]));
+        return;
+      }
+    }
+  }
+}
+
 void check_init(const v1::RunConfig& cfg, std::optional<std::int64_t> dim, Problems& p) {
   const auto& in = cfg.init();
   switch (in.kind_case()) {
     case v1::InitConfig::kUniformRadius:
       positive(p, "init.uniform_radius", in.uniform_radius());
       break;
-    case v1::InitConfig::kUniformBox: {
-      // Each bound: one number for every coordinate (none = 0), or one per coordinate.
-      const auto& box = in.uniform_box();
-      bool sizes_ok = true;
-      for (const auto* bound : {&box.lower(), &box.upper()}) {
-        const std::string field =
-            std::string("init.uniform_box.") + (bound == &box.lower() ? "lower" : "upper");
-        if (bound->size() <= 1) continue;
-        if (dim && bound->size() != *dim) {
-          p.add(field, "must have 1 entry (every coordinate) or " + entries(*dim) +
-                           " (the target's dimension)", entries(bound->size()));
-          sizes_ok = false;
-        }
-      }
-      if (box.lower_size() > 1 && box.upper_size() > 1 && box.lower_size() != box.upper_size()) {
-        if (sizes_ok)
-          p.add("init.uniform_box.upper", "must have as many entries as lower (" +
-                                               entries(box.lower_size()) + "), or 1",
-                entries(box.upper_size()));
-        sizes_ok = false;
-      }
-      if (!sizes_ok) break;
-      const int n = std::max({1, box.lower_size(), box.upper_size()});
-      for (int i = 0; i < n; ++i) {
-        const double lo = box_bound(box.lower(), i), hi = box_bound(box.upper(), i);
-        if (!(lo < hi)) {
-          p.add(n == 1 ? std::string("init.uniform_box.upper") : el("init.uniform_box.upper", i),
-                "lower must be < upper", "lower " + num(lo) + ", upper " + num(hi));
-          break;
-        }
-      }
+    case v1::InitConfig::kUniformBox:
+      check_uniform_box(in.uniform_box(), dim, p);
       break;
-    }
-    case v1::InitConfig::kPoint: {
-      const auto& x = in.point().x();
-      if (x.empty()) {
-        p.add("init.point.x", "required: the initial point's coordinates");
-      } else if (dim && x.size() != *dim) {
-        p.add("init.point.x", "must have " + entries(*dim) + " (the target's dimension)",
-              entries(x.size()));
-      } else if (cfg.has_target()) {
-        const auto& t = cfg.target();
-        for (int i = 0; i < x.size(); ++i) {
-          if ((t.has_box_lower() && x[i] < t.box_lower()) || (t.has_box_upper() && x[i] > t.box_upper())) {
-            p.add(el("init.point.x", i), "lies outside the target's box [box_lower, box_upper]", num(x[i]));
-            break;
-          }
-        }
-      }
+    case v1::InitConfig::kPoint:
+      check_init_point(cfg, dim, p);
       break;
-    }
     case v1::InitConfig::KIND_NOT_SET:
       break;
   }
@@ -206,45 +212,27 @@ void check_run(const v1::RunConfig& cfg, Problems& p) {
   check_seeds(cfg, p);
 }
 
-}  // namespace
-
-std::optional<std::int64_t> known_dimension(const v1::RunConfig& config) {
-  const auto* kind = find_target_kind(config.target().kind_case());
-  const std::int64_t d = kind && kind->dimension ? kind->dimension(config.target()) : 0;
-  if (d < 1 || d > kMaxDimension) return std::nullopt;
-  return d;
+// Checkpoints (docs/checkpointing.md): periods >= 0 (0 = none); not onto the output.
+void check_checkpoint(const v1::RunConfig& cfg, Problems& p) {
+  if (cfg.checkpoint().every_seconds() < 0)
+    p.add("checkpoint.every_seconds", "must be >= 0 (0: no periodic checkpoints)",
+          num(cfg.checkpoint().every_seconds()));
+  if (cfg.checkpoint().every_iterations() < 0)
+    p.add("checkpoint.every_iterations", "must be >= 0 (0: no periodic checkpoints)",
+          num(cfg.checkpoint().every_iterations()));
+  if (!cfg.checkpoint().path().empty() && cfg.checkpoint().path() == cfg.output().path())
+    p.add("checkpoint.path", "must differ from output.path (the record file)",
+          cfg.checkpoint().path());
 }
 
-std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
-  Problems p;
-  const auto& cfg = c.config;
-  const auto shared = [&] {
-    check_output(cfg, p);
-    // Checkpoints (docs/checkpointing.md): periods >= 0 (0 = none); not onto the output.
-    if (cfg.checkpoint().every_seconds() < 0)
-      p.add("checkpoint.every_seconds", "must be >= 0 (0: no periodic checkpoints)",
-            num(cfg.checkpoint().every_seconds()));
-    if (cfg.checkpoint().every_iterations() < 0)
-      p.add("checkpoint.every_iterations", "must be >= 0 (0: no periodic checkpoints)",
-            num(cfg.checkpoint().every_iterations()));
-    if (!cfg.checkpoint().path().empty() && cfg.checkpoint().path() == cfg.output().path())
-      p.add("checkpoint.path", "must differ from output.path (the record file)",
-            cfg.checkpoint().path());
-  };
-  if (scope == Scope::kShared) {
-    shared();
-    return p.take();
-  }
-  check_finite_and_enums(cfg, "", p);
-  const auto dim = known_dimension(cfg);
-  check_target(cfg, p);
-  check_sampler(cfg, dim, p);
-  check_run(cfg, p);
-  check_init(cfg, dim, p);
-  if (scope == Scope::kAll) shared();
-  if (cfg.logging().has_progress_interval_seconds()) {
-    positive(p, "logging.progress_interval_seconds", cfg.logging().progress_interval_seconds());
-  }
+// The fields a study shares between its runs (Scope::kShared).
+void check_output_and_checkpoint(const v1::RunConfig& cfg, Problems& p) {
+  check_output(cfg, p);
+  check_checkpoint(cfg, p);
+}
+
+// Chains per seed, and the run's totals: chains, and iterations over all chains.
+void check_chain_counts(const v1::RunConfig& cfg, Problems& p) {
   in_range(p, "chains_per_seed", cfg.chains_per_seed(), 1, kMaxChainsPerSeed);
   const std::int64_t n_seeds = cfg.seeds().values_size() > 0 ? cfg.seeds().values_size() : cfg.seeds().count();
   if (n_seeds > 0 && cfg.chains_per_seed() > 0 &&
@@ -260,6 +248,35 @@ std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
     p.add("iterations", "chains x (warmup + iterations) is more than 4e18 iterations in total",
           num(cfg.iterations()));
   }
+}
+
+}  // namespace
+
+std::optional<std::int64_t> known_dimension(const v1::RunConfig& config) {
+  const auto* kind = find_target_kind(config.target().kind_case());
+  const std::int64_t d = kind && kind->dimension ? kind->dimension(config.target()) : 0;
+  if (d < 1 || d > kMaxDimension) return std::nullopt;
+  return d;
+}
+
+std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
+  Problems p;
+  const auto& cfg = c.config;
+  if (scope == Scope::kShared) {
+    check_output_and_checkpoint(cfg, p);
+    return p.take();
+  }
+  check_finite_and_enums(cfg, "", p);
+  const auto dim = known_dimension(cfg);
+  check_target(cfg, p);
+  check_sampler(cfg, dim, p);
+  check_run(cfg, p);
+  check_init(cfg, dim, p);
+  if (scope == Scope::kAll) check_output_and_checkpoint(cfg, p);
+  if (cfg.logging().has_progress_interval_seconds()) {
+    positive(p, "logging.progress_interval_seconds", cfg.logging().progress_interval_seconds());
+  }
+  check_chain_counts(cfg, p);
   return p.take();
 }
 
