@@ -6,6 +6,9 @@
 // scalars whose documented default is not zero (e.g. horseshoe sigma, boltzmann scales,
 // chains_per_seed). An explicit 0 in such a plain field therefore also gets the default, which is
 // harmless because 0 is outside their valid range. Negative values are left for validate().
+//
+// The run-level defaults are here; each sampler and target kind declares and fills its own in its
+// file under samplers/ and targets/ (sampler_kinds.hpp, target_kinds.hpp).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,7 +18,7 @@
 
 namespace pemc::config {
 
-// Documented defaults (config.proto comments), shared with validate() messages and tests.
+// The run-level defaults (config.proto RunConfig comments).
 struct Defaults {
   static constexpr std::int64_t kWarmup = 0;
   static constexpr int kThin = 1;

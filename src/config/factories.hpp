@@ -1,5 +1,6 @@
 #pragma once
-// Config -> objects. The only place that maps the proto oneofs onto concrete targets and kernels.
+// Config -> objects: the target and the sampler of a run. Each kind's factory is in its row of
+// target_kinds / sampler_kinds (one file per kind under targets/ and samplers/).
 #include <string>
 
 #include "kernels/kernel.hpp"

@@ -12,6 +12,10 @@
 // relative paths are relative to the current working directory of pemc-dist, NOT to the config
 // file's directory. Checks on them (existence, R_OK/W_OK access) happen here so that a typo fails
 // before any chain starts.
+//
+// The rules of each sampler and target kind are in its file under samplers/ and targets/
+// (sampler_kinds.hpp, target_kinds.hpp); the config-wide ones (run length, seeds, init, output,
+// checkpoint, chain counts) in validate.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>
