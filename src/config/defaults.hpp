@@ -6,19 +6,19 @@
 // scalars whose documented default is not zero (e.g. horseshoe sigma, boltzmann scales,
 // chains_per_seed). An explicit 0 in such a plain field therefore also gets the default, which is
 // harmless because 0 is outside their valid range. Negative values are left for validate().
+//
+// The run-level defaults are here; each sampler and target kind declares and fills its own in its
+// file under samplers/ and targets/ (sampler_kinds.hpp, target_kinds.hpp).
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/load.hpp"
-#include "kernels/mala.hpp"
-#include "kernels/nuts.hpp"
-#include "kernels/rwm.hpp"
 
 namespace pemc::config {
 
-// Documented defaults (config.proto comments), shared with validate() messages and tests.
+// The run-level defaults (config.proto RunConfig comments).
 struct Defaults {
   static constexpr std::int64_t kWarmup = 0;
   static constexpr int kThin = 1;
@@ -26,44 +26,7 @@ struct Defaults {
   static constexpr double kProgressIntervalSeconds = 5.0;
   static constexpr int kChainsPerSeed = 1;
 
-  static constexpr double kTargetAcceptNuts = kernels::kNutsDefaultTargetAccept;  // Stan's
-  static constexpr double kTargetAcceptHmc = 0.65;
-  static constexpr double kTargetAcceptRwm = kernels::kRwmDefaultTargetAccept;
-  static constexpr double kTargetAcceptMala = kernels::kMalaDefaultTargetAccept;
-  static constexpr double kGamma = 0.05;
-  static constexpr double kT0 = 10.0;
-  static constexpr double kKappa = 0.75;
-  static constexpr int kInitBuffer = 75;
-  static constexpr int kTermBuffer = 50;
-  static constexpr int kBaseWindow = 25;
-
-  // Where the search for a first step size starts when a config leaves step_size unset (Stan's
-  // default step size).
-  static constexpr double kStepSizeSearchStart = 1.0;
-
-  static constexpr int kMaxTreeDepth = 10;
-  static constexpr double kMaxEnergyError = 1000.0;
-
-  static constexpr double kBananaB = 0.1;
-  static constexpr double kBananaV = 100.0;
-  static constexpr double kFlowerRadius = 10.0;
-  static constexpr double kFlowerAmplitude = 6.0;
-  static constexpr int kFlowerPetals = 6;
-  static constexpr double kFlowerSd = 1.0;
-  static constexpr double kFunnelVScale = 3.0;
-
   static constexpr double kInitUniformRadius = 2.0;
-
-  static constexpr double kBoltzmannWeightScaleHi = 6.0;
-  static constexpr double kBoltzmannWeightScaleLo = 2.0;
-  static constexpr double kBoltzmannBiasScale = 0.1;
-  static constexpr int kBoltzmannMaxEnumerationUnits = 30;
-
-  static constexpr double kHorseshoeTrainFraction = 0.8;
-  static constexpr double kHorseshoeSigma = 2.0;
-  static constexpr double kHorseshoeSlabScale = 2.0;
-  static constexpr double kHorseshoeSlabDf = 3.0;
-  static constexpr double kHorseshoeInterceptScale = 10.0;
 };
 
 // Fills every documented default into unset fields. The run name defaults to the config file's

@@ -1,5 +1,6 @@
 #pragma once
-// Config -> objects. The only place that maps the proto oneofs onto concrete targets and kernels.
+// Config -> objects: the target and the sampler of a run. Each kind's factory is in its row of
+// target_kinds / sampler_kinds (one file per kind under targets/ and samplers/).
 #include <string>
 
 #include "kernels/kernel.hpp"
@@ -30,8 +31,8 @@ SamplerSetup make_sampler(const pemc::v1::SamplerConfig& config, targets::Target
 // message), or 1 when the sampler has none.
 int ranks_per_chain(const pemc::v1::SamplerConfig& config);
 
-// A plain kernel (hmc, nuts, rwm, mala) on `space`; `field` names the config path in errors.
-// Extended samplers use it for their inner kernel.
+// A plain kernel (hmc or nuts) on `space`; `field` names the config path in errors. Composite
+// samplers use it for their local kernel (samplers/local_kernel.hpp).
 kernels::KernelPtr make_local_kernel(const pemc::v1::HmcConfig* hmc, const pemc::v1::NutsConfig* nuts,
                                      targets::TargetPtr space, const std::string& field);
 

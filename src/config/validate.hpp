@@ -12,39 +12,20 @@
 // relative paths are relative to the current working directory of pemc-dist, NOT to the config
 // file's directory. Checks on them (existence, R_OK/W_OK access) happen here so that a typo fails
 // before any chain starts.
+//
+// The rules of each sampler and target kind are in its file under samplers/ and targets/
+// (sampler_kinds.hpp, target_kinds.hpp); the config-wide ones (run length, seeds, init, output,
+// checkpoint, chain counts) in validate.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/limits.hpp"
 #include "config/load.hpp"
-#include "kernels/nuts.hpp"
+#include "config/problems.hpp"
 
 namespace pemc::config {
-
-// Sizes above these are refused before anything is allocated.
-inline constexpr std::int64_t kMaxDimension = 10'000'000;
-inline constexpr std::int64_t kMaxSeeds = 10'000'000;
-inline constexpr std::int64_t kMaxChainsPerSeed = 100'000;
-inline constexpr std::int64_t kMaxTotalChains = 10'000'000;
-inline constexpr int kMaxLeapfrogSteps = 100'000;
-inline constexpr int kMaxTreeDepthLimit = kernels::kNutsMaxTreeDepthLimit;  // the kernel's own bound
-inline constexpr int kMaxBoltzmannUnits = 64;
-inline constexpr int kMaxEnumerationUnitsLimit = 40;  // 2^40 states: beyond any run's budget
-// warmup + iterations per chain: 10^12 is weeks at the fastest rates. The run's total (chains x
-// (warmup + iterations), counted in int64 for progress) is checked separately.
-inline constexpr std::int64_t kMaxIterations = 1'000'000'000'000;
-// A Boltzmann machine has at most kMaxBoltzmannUnits units, so its W, b and Q files hold at most a
-// few thousand numbers; a larger file is the wrong file (and would be read into memory line by line).
-inline constexpr std::uintmax_t kMaxBoltzmannFileBytes = std::uintmax_t{64} << 20;
-// A Stan model's JSON data is read whole into memory by the model; larger files are refused.
-inline constexpr std::uintmax_t kMaxStanDataBytes = std::uintmax_t{1} << 30;
-
-struct Problem {
-  std::string field_path;
-  std::string reason;
-  std::optional<std::string> value;  // formatted offending value, if there is one
-};
 
 // Which rules to check. A study checks its runs with kRun each and its own fields (output,
 // checkpoint: the study's, shared by every run) once with kShared, so that a problem there is

@@ -1,0 +1,34 @@
+#include "config/samplers/local_kernel.hpp"
+
+#include <optional>
+
+#include "config/samplers/hmc.hpp"
+#include "config/samplers/nuts.hpp"
+#include "core/error.hpp"
+
+namespace pemc::config {
+
+void fill_local_kernel_defaults(v1::HmcConfig* hmc, v1::NutsConfig* nuts) {
+  if (hmc) fill_hmc_defaults(*hmc, Placement::kLocal);
+  if (nuts) fill_nuts_defaults(*nuts, Placement::kLocal);
+}
+
+void check_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
+                        const std::string& pre, Problems& p) {
+  if (hmc) {
+    check_hmc(*hmc, pre + ".hmc", std::nullopt, std::nullopt, p);
+  } else if (nuts) {
+    check_nuts(*nuts, pre + ".nuts", std::nullopt, std::nullopt, p);
+  } else {
+    p.add(pre, "required: set hmc or nuts (the local kernel)");
+  }
+}
+
+kernels::KernelPtr make_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
+                                     targets::TargetPtr space, const std::string& field) {
+  if (hmc) return make_hmc_kernel(*hmc, std::move(space), field + ".hmc");
+  if (nuts) return make_nuts_kernel(*nuts, std::move(space), field + ".nuts");
+  throw ConfigError(field + ": no kernel is set (give hmc or nuts)");
+}
+
+}  // namespace pemc::config

@@ -1,0 +1,48 @@
+#pragma once
+// The local kernel of a composite sampler (pseudo-extended, continuous, parallel and simulated
+// tempering, AIS): the HMC or NUTS message inside it. Its space is not the target's (extended,
+// tempered or augmented), so dimension-dependent metric checks are left to the sampler's factory,
+// and it adapts only when its config says so (Placement::kLocal).
+#include <functional>
+#include <string>
+
+#include "config/factories.hpp"
+#include "config/problems.hpp"
+#include "kernels/kernel.hpp"
+#include "pemc/v1/config.pb.h"
+#include "targets/target.hpp"
+
+namespace pemc::config {
+
+void fill_local_kernel_defaults(v1::HmcConfig* hmc, v1::NutsConfig* nuts);
+
+// `pre` is the composite sampler's path; a missing kernel is a problem at `pre`.
+void check_local_kernel(const v1::HmcConfig* hmc, const v1::NutsConfig* nuts,
+                        const std::string& pre, Problems& p);
+
+using LocalKernelMaker = std::function<kernels::KernelPtr(targets::TargetPtr space)>;
+
+// The same for a composite sampler message `c` with optional `hmc` and `nuts` fields. The kernel
+// maker (make_local_kernel, factories.hpp) owns copies of the kernel configs, so it may outlive `c`
+// (parallel tempering keeps it to rebuild its level kernels when warmup resizes the ladder).
+template <class C>
+void fill_local_kernel_defaults_of(C& c) {
+  fill_local_kernel_defaults(c.has_hmc() ? c.mutable_hmc() : nullptr,
+                             c.has_nuts() ? c.mutable_nuts() : nullptr);
+}
+
+template <class C>
+void check_local_kernel_of(const C& c, const std::string& pre, Problems& p) {
+  check_local_kernel(c.has_hmc() ? &c.hmc() : nullptr, c.has_nuts() ? &c.nuts() : nullptr, pre, p);
+}
+
+template <class C>
+LocalKernelMaker local_kernel_maker_of(const C& c, const std::string& field) {
+  return [hmc = c.hmc(), nuts = c.nuts(), has_hmc = c.has_hmc(), has_nuts = c.has_nuts(),
+          field](targets::TargetPtr space) {
+    return make_local_kernel(has_hmc ? &hmc : nullptr, has_nuts ? &nuts : nullptr, std::move(space),
+                             field);
+  };
+}
+
+}  // namespace pemc::config

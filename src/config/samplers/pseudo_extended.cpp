@@ -1,0 +1,77 @@
+// Pseudo-extended MCMC (PseudoExtendedConfig, src/extended/pseudo_extended.hpp): the
+// `pseudo_extended` sampler. Its option rules live with the sampler (extended::config_problems);
+// this file adds the local kernel's and registers the kind.
+#include "extended/pseudo_extended.hpp"
+
+#include <fmt/format.h>
+
+#include "config/sampler_kinds.hpp"
+#include "config/samplers/all_kinds.hpp"
+#include "config/samplers/local_kernel.hpp"
+
+namespace pemc::config {
+
+namespace {
+
+const std::string kPath = "sampler.pseudo_extended";
+
+void check_pseudo_extended(const v1::PseudoExtendedConfig& c, const std::string& pre, Problems& p) {
+  for (auto& issue : extended::config_problems(c, pre)) {
+    // The kernel's absence is reported by check_local_kernel_of with the same path.
+    if (issue.field_path == pre + ".kernel") continue;
+    p.add(issue.field_path, issue.reason, issue.value);
+  }
+  check_local_kernel_of(c, pre, p);
+}
+
+// beta_instrumental.a depends on the target's dimension (extended::default_instrumental_a).
+std::vector<std::string> fill_dimension_defaults(v1::RunConfig& config, std::int64_t target_dim) {
+  std::vector<std::string> filled;
+  auto& pe = *config.mutable_sampler()->mutable_pseudo_extended();
+  const bool had_a = pe.beta_instrumental().has_a();
+  extended::fill_dimension_defaults(pe, target_dim);
+  if (!had_a && pe.beta_instrumental().has_a())
+    filled.push_back(fmt::format(
+        "sampler.pseudo_extended.beta_instrumental.a = {} (the default for the target's "
+        "dimension d = {}: max(1, d/2 + min(1, max(0, (d - 2)/8))), so that the instrumental "
+        "pseudo-samples spread over all temperatures; docs/pseudo-extended-defaults.md)",
+        pe.beta_instrumental().a(), target_dim));
+  return filled;
+}
+
+}  // namespace
+
+SamplerKind pseudo_extended_sampler_kind() {
+  return {
+      .kind = v1::SamplerConfig::kPseudoExtended,
+      .name = "pseudo_extended",
+      .apply_defaults =
+          [](v1::RunConfig& c) {
+            fill_local_kernel_defaults_of(*c.mutable_sampler()->mutable_pseudo_extended());
+          },
+      .validate =
+          [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
+            check_pseudo_extended(c.sampler().pseudo_extended(), kPath, p);
+          },
+      // The chain's pseudo-samples are evaluated in blocks over `group`; the inner HMC/NUTS kernel
+      // runs on the extended space.
+      .make =
+          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr group) {
+            const auto& pe = s.pseudo_extended();
+            auto made =
+                extended::make_pseudo_extended(pe, target, local_kernel_maker_of(pe, kPath), group);
+            return SamplerSetup{std::move(made.space), std::move(made.kernel)};
+          },
+      .warnings =
+          [](const v1::RunConfig& c, std::optional<std::int64_t> dim) {
+            std::vector<Problem> out;
+            for (auto& w : extended::propriety_warnings(c.sampler().pseudo_extended(), c.target(),
+                                                        dim, kPath))
+              out.push_back({w.field_path, w.reason, w.value});
+            return out;
+          },
+      .apply_dimension_defaults = fill_dimension_defaults,
+  };
+}
+
+}  // namespace pemc::config
