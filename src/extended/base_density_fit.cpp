@@ -380,7 +380,7 @@ BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log
     throw NumericalError("bootstrap refit: covariance scale must be finite and > 0, got " +
                          std::to_string(covariance_scale));
   try {
-    return BaseDensity{GaussianBase::from_covariance(acc.mean(), covariance_scale * acc.covariance()),
+    return BaseDensity{densities::Gaussian::from_covariance(acc.mean(), covariance_scale * acc.covariance()),
                        log_z,
                        "bootstrap refit from " + std::to_string(acc.count()) + " draws"};
   } catch (const NumericalError& e) {
@@ -430,13 +430,13 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
     throw ConfigError(field + ": give at most one of covariance, variance, covariance_file, cov_chol_file");
   const auto dd = static_cast<Eigen::Index>(d) * d;
   try {
-    BaseDensity out{GaussianBase::from_cholesky(mean, Matrix::Identity(d, d)), g.log_zeta(), "user"};
+    BaseDensity out{densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d)), g.log_zeta(), "user"};
     if (g.covariance_size() > 0) {
       if (g.covariance_size() != dd)
         throw ConfigError(field + ".covariance: expected " + std::to_string(dd) +
                           " numbers (dim x dim), got " + std::to_string(g.covariance_size()));
       const Matrix cov = Eigen::Map<const Matrix>(g.covariance().data(), d, d).transpose();
-      out.psi = GaussianBase::from_covariance(mean, cov);
+      out.psi = densities::Gaussian::from_covariance(mean, cov);
     } else if (g.variance_size() > 0) {
       if (g.variance_size() != d)
         throw ConfigError(field + ".variance: expected " + std::to_string(d) + " numbers, got " +
@@ -444,10 +444,10 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
       const Vector var = to_vector(g.variance());
       if (!(var.array() > 0.0).all() || !var.allFinite())
         throw ConfigError(field + ".variance: every entry must be finite and > 0");
-      out.psi = GaussianBase::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
+      out.psi = densities::Gaussian::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
     } else if (!g.covariance_file().empty()) {
       const Vector v = read_number_vector(g.covariance_file(), dd, field + ".covariance_file");
-      out.psi = GaussianBase::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
+      out.psi = densities::Gaussian::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
     } else if (!g.cov_chol_file().empty()) {
       const Vector v = read_number_vector(g.cov_chol_file(), dd, field + ".cov_chol_file");
       const Matrix l = Eigen::Map<const Matrix>(v.data(), d, d).transpose();
@@ -458,9 +458,9 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
             throw DataError(field + ".cov_chol_file " + g.cov_chol_file() + ": row " +
                             std::to_string(i + 1) + ", column " + std::to_string(j + 1) +
                             " is above the diagonal and not zero (expected a lower-triangular factor)");
-      out.psi = GaussianBase::from_cholesky(mean, l);
+      out.psi = densities::Gaussian::from_cholesky(mean, l);
     } else {
-      out.psi = GaussianBase::from_cholesky(mean, Matrix::Identity(d, d));
+      out.psi = densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d));
     }
     return out;
   } catch (const NumericalError& e) {
@@ -513,7 +513,7 @@ BaseDensity from_fit(const LocalGaussianFit& fit, bool has_override, double log_
   if (has_override && !std::isfinite(log_zeta_override))
     throw ConfigError(field + ".log_zeta: must be finite");
   try {
-    return BaseDensity{GaussianBase::from_covariance(fit.mean, fit.covariance),
+    return BaseDensity{densities::Gaussian::from_covariance(fit.mean, fit.covariance),
                        has_override ? log_zeta_override : fit.log_evidence, std::move(description)};
   } catch (const NumericalError& e) {
     throw NumericalError(field + ": the fitted covariance is unusable: " + e.what());

@@ -47,9 +47,9 @@ ParallelTemperingKernel::ParallelTemperingKernel(targets::TargetPtr target, Refe
   }
   if (!reference_ && !(options_.betas.front() > 0.0))
     throw ConfigError("parallel_tempering: without a reference the lowest beta must be > 0");
-  if (reference_ && reference_->dim() != dim_)
+  if (reference_ && reference_->psi.dim() != dim_)
     throw ConfigError("parallel_tempering.reference: dimension " +
-                      std::to_string(reference_->dim()) + " differs from the target's " +
+                      std::to_string(reference_->psi.dim()) + " differs from the target's " +
                       std::to_string(dim_));
   if (options_.n_local_steps < 1) throw ConfigError("parallel_tempering.n_local_steps must be >= 1");
   if (options_.choose_replicas) {
@@ -187,7 +187,7 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
       p.grad_phi = state.grad;
       p.grad_psi.resize(dim_);
       if (reference_) {
-        p.psi = reference_->psi_and_gradient(p.x, p.grad_psi);
+        p.psi = reference_->psi.potential_and_gradient(p.x, p.grad_psi);
       } else {
         p.psi = 0.0;
         p.grad_psi.setZero();
@@ -213,7 +213,7 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
     if (exact_level(l)) {
       rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r), 0);
       work_.x.resize(dim_);
-      reference_->sample(rs, work_.x);
+      reference_->psi.sample(rs, work_.x);
       evaluate_path_point(*target_, reference_.get(), work_.x, p);
       row[0] = p.v();
       row[1] = 1;

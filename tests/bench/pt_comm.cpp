@@ -84,8 +84,9 @@ void kou_run_share(const boost::mpi::communicator& world, int rounds) {
   pemc::Vector mean(2), var(2);
   mean << 5, 5;
   var << 9, 9;
-  auto reference = std::make_shared<pemc::tempering::GaussianReference>(
-      pemc::tempering::GaussianReference::diagonal(mean, var));
+  auto reference = std::make_shared<const pemc::tempering::Reference>(pemc::tempering::Reference{
+      pemc::densities::Gaussian::from_variances(mean, var,
+                                                pemc::densities::Gaussian::Evaluation::kShared)});
   pemc::v1::HmcConfig hmc;
   hmc.set_step_size(0.05);
   hmc.set_n_leapfrog(10);
