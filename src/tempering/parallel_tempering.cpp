@@ -95,10 +95,6 @@ void ParallelTemperingKernel::reset_sampling_stats() {
   stepping_stone_.emplace(2 * (k - 1), options_.n_batches);
 }
 
-int ParallelTemperingKernel::values_per_replica() const {
-  return kFixed + (warmup_ ? options_.n_local_steps + dim_ : 0);
-}
-
 void ParallelTemperingKernel::begin_warmup(std::int64_t n_warmup) {
   warmup_ = n_warmup > 0;
   n_warmup_ = n_warmup;
@@ -146,7 +142,8 @@ void ParallelTemperingKernel::retune(bool allow_resize) {
 void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_betas) {
   // recv_ holds every replica's x from this round's warmup allgather (x does not change in swaps).
   const int k_old = n_replicas();
-  const int per = values_per_replica();
+  const ReplicaRowLayout layout = row_layout();
+  const int per = layout.size();
   const std::vector<double> old_betas = betas_;
   const std::vector<int> old_replica_at = replica_at_;
   std::vector<Vector> seed_x(n_new);
@@ -156,9 +153,8 @@ void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_b
       if (std::fabs(old_betas[l] - new_betas[j]) < std::fabs(old_betas[best] - new_betas[j]))
         best = l;
     const int r = old_replica_at[best];
-    seed_x[j] = Eigen::Map<const Vector>(recv_.data() + static_cast<std::size_t>(r) * per +
-                                             kFixed + options_.n_local_steps,
-                                         dim_);
+    seed_x[j] = Eigen::Map<const Vector>(
+        recv_.data() + static_cast<std::size_t>(r) * per + layout.x(), dim_);
   }
   betas_ = new_betas;
   build_levels();
@@ -199,7 +195,8 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   const int k = n_replicas();
   const int n_local = options_.n_local_steps;
   const bool warm = warmup_;
-  const int per = values_per_replica();
+  const ReplicaRowLayout layout = row_layout();
+  const int per = layout.size();
   const auto block = group_->my_block(k);
 
   // 1. Local exploration of this member's replicas.
@@ -209,18 +206,19 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
     const int l = level_of_[r];
     PathPoint& p = replicas_[r];
     double* row = send_.data() + static_cast<std::size_t>(r - block.begin) * per;
-    double evals = 0, sum_accept = 0, leapfrogs = 0, divergent = 0, nonfinite = 0;
+    ReplicaRoundReport report;
     if (exact_level(l)) {
       rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r), 0);
       work_.x.resize(dim_);
       reference_->psi.sample(rs, work_.x);
       evaluate_path_point(*target_, reference_.get(), work_.x, p);
-      row[0] = p.v();
-      row[1] = 1;
-      row[2] = n_local;  // an exact draw is always "accepted"
+      report.v = p.v();
+      report.gradient_evals = 1;
+      report.sum_accept = n_local;  // an exact draw is always "accepted"
+      report.write(row);
       if (warm) {
-        std::fill(row + kFixed, row + kFixed + n_local, 1.0);
-        std::copy(p.x.data(), p.x.data() + dim_, row + kFixed + n_local);
+        std::fill(row + layout.accept_stat(0), row + layout.accept_stat(n_local), 1.0);
+        std::copy(p.x.data(), p.x.data() + dim_, row + layout.x());
       }
       continue;
     }
@@ -229,21 +227,17 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
       rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r),
                      static_cast<std::uint64_t>(s));
       const auto st = kernels_[l]->transition(work_, rs);
-      evals += static_cast<double>(st.n_gradient_evals);
-      sum_accept += st.accept_stat;
-      leapfrogs += st.n_leapfrog;
-      divergent += st.divergent;
-      nonfinite += st.nonfinite;
-      if (warm) row[kFixed + s] = st.accept_stat;
+      report.gradient_evals += static_cast<double>(st.n_gradient_evals);
+      report.sum_accept += st.accept_stat;
+      report.leapfrogs += st.n_leapfrog;
+      report.divergent += st.divergent;
+      report.nonfinite += st.nonfinite;
+      if (warm) row[layout.accept_stat(s)] = st.accept_stat;
     }
-    if (!same_bits(work_.x, p.x)) evals += targets_[l]->path_point(work_.x, p);
-    row[0] = p.v();
-    row[1] = evals;
-    row[2] = sum_accept;
-    row[3] = leapfrogs;
-    row[4] = divergent;
-    row[5] = nonfinite;
-    if (warm) std::copy(p.x.data(), p.x.data() + dim_, row + kFixed + n_local);
+    if (!same_bits(work_.x, p.x)) report.gradient_evals += targets_[l]->path_point(work_.x, p);
+    report.v = p.v();
+    report.write(row);
+    if (warm) std::copy(p.x.data(), p.x.data() + dim_, row + layout.x());
   }
   local_seconds_ += seconds_since(t_local);
 
@@ -256,11 +250,13 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   v_.resize(k);
   double total_evals = 0;
   for (int r = 0; r < k; ++r) {
-    v_[r] = recv_[static_cast<std::size_t>(r) * per];
-    total_evals += recv_[static_cast<std::size_t>(r) * per + 1];
+    const auto report = ReplicaRoundReport::read(recv_.data() + static_cast<std::size_t>(r) * per);
+    v_[r] = report.v;
+    total_evals += report.gradient_evals;
   }
-  const int top_replica = replica_at_[k - 1];  // the replica that explored at beta = 1
-  const double* top_row = recv_.data() + static_cast<std::size_t>(top_replica) * per;
+  // The replica that explored at beta = 1.
+  const auto top = ReplicaRoundReport::read(
+      recv_.data() + static_cast<std::size_t>(replica_at_[k - 1]) * per);
 
   // 3. Warmup: identical adaptation of every level's kernel on every member.
   if (warm) {
@@ -269,9 +265,9 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
     for (int l = 0; l < k; ++l) {
       if (exact_level(l)) continue;  // its kernel is never used
       const double* row = recv_.data() + static_cast<std::size_t>(replica_at_[l]) * per;
-      adapt_state.x = Eigen::Map<const Vector>(row + kFixed + n_local, dim_);
+      adapt_state.x = Eigen::Map<const Vector>(row + layout.x(), dim_);
       for (int s = 0; s < n_local; ++s) {
-        adapt_stats.accept_stat = row[kFixed + s];
+        adapt_stats.accept_stat = row[layout.accept_stat(s)];
         kernels_[l]->adapt((warmup_round_ - kernel_warmup_offset_) * n_local + s, adapt_state,
                            adapt_stats);
       }
@@ -300,10 +296,10 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   }
 
   kernels::TransitionStats stats;
-  stats.accept_stat = top_row[2] / n_local;
-  stats.n_leapfrog = static_cast<int>(top_row[3]);
-  stats.divergent = top_row[4] > 0;
-  stats.nonfinite = top_row[5] > 0;
+  stats.accept_stat = top.sum_accept / n_local;
+  stats.n_leapfrog = static_cast<int>(top.leapfrogs);
+  stats.divergent = top.divergent > 0;
+  stats.nonfinite = top.nonfinite > 0;
   stats.step_size = kernels_[k - 1]->step_size();
 
   // 5. Schedule adaptation between tuning rounds of doubling length.

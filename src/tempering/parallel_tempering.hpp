@@ -57,6 +57,7 @@
 #include "kernels/kernel.hpp"
 #include "parallel/group_comm.hpp"
 #include "tempering/batched_log_sums.hpp"
+#include "tempering/replica_row.hpp"
 #include "tempering/swaps.hpp"
 #include "tempering/tempered_target.hpp"
 
@@ -125,14 +126,13 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   void restore_state(const pemc::v1::KernelState& state) override;
 
  private:
-  static constexpr int kFixed = 6;  // V, grad evals, sum accept, leapfrogs, divergent, nonfinite
-
   void build_levels();
   void reset_sampling_stats();
   void retune(bool allow_resize);
   void resize(int n_new, const std::vector<double>& new_betas);
   int owner_of(int replica) const { return owner_[replica]; }
-  int values_per_replica() const;
+  // The layout of this round's allgather rows (replica_row.hpp).
+  ReplicaRowLayout row_layout() const { return {options_.n_local_steps, dim_, warmup_}; }
   bool exact_level(int level) const {
     return options_.exact_reference_draws && reference_ && betas_[level] == 0.0;
   }
