@@ -133,6 +133,23 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   int owner_of(int replica) const { return owner_[replica]; }
   // The layout of this round's allgather rows (replica_row.hpp).
   ReplicaRowLayout row_layout() const { return {options_.n_local_steps, dim_, warmup_}; }
+
+  // One round (transition), in order:
+  void start_replicas(const kernels::ChainState& state);  // first round: all at state
+  // This member's replicas' local steps (or exact reference draws), their rows into send_.
+  void explore_locally(std::uint64_t sub_seed);
+  void draw_from_reference(int replica, std::uint64_t sub_seed, double* row);
+  void run_local_steps(int replica, std::uint64_t sub_seed, double* row);
+  // The allgather of every replica's row into recv_; fills v_; returns the summed evaluations.
+  double exchange_reports();
+  const double* received_row(int replica) const;
+  void replay_adaptation();         // warmup: every level kernel adapts as on every member
+  void add_stepping_stone_terms();  // sampling
+  void swap_levels(std::uint64_t sub_seed);
+  // Warmup: counts the round and retunes the ladder when a tuning round ends; returns the target
+  // evaluations a resize cost.
+  std::int64_t finish_warmup_round();
+  void take_cold_state(kernels::ChainState& state);  // the beta = 1 replica's, from its owner
   bool exact_level(int level) const {
     return options_.exact_reference_draws && reference_ && betas_[level] == 0.0;
   }
