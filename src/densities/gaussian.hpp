@@ -14,7 +14,7 @@
 // by L_ii or multiplication by 1 / L_ii, substitution or products); each sampler family keeps one so
 // that its runs reproduce bit for bit:
 //  - kShared: Eigen's triangular solves, or for a diagonal factor division by the standard
-//    deviations; scratch is thread-local, so one object may be shared by threads (the tempering
+//    deviations (the same numbers as the solves, in O(d)); scratch is thread-local, so one object may be shared by threads (the tempering
 //    samplers' references; the in-process test groups share them).
 //  - kFast: the blocked solves or AVX2 inverse-factor products of gaussian_fast.cpp; scratch is
 //    per object, so an object serves one thread at a time (the extended samplers' bases, on the hot

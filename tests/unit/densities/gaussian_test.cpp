@@ -187,11 +187,10 @@ TEST(GaussianShared, DiagonalIsDivisionByTheStandardDeviations) {
   }
 }
 
-// kShared's dense path, written out with Eigen's solves.
-TEST(GaussianShared, DenseIsEigensTriangularSolves) {
-  const int d = 9;
-  const Matrix lower = random_spd(d, 50).llt().matrixL();
-  const Vector mean = random_vector(d, 51);
+// kShared's dense path, written out with Eigen's solves; a diagonal factor (which takes the
+// division path) gives the solves' numbers too.
+void expect_eigen_solves(const Matrix& lower, const Vector& mean) {
+  const int d = static_cast<int>(mean.size());
   const auto g = Gaussian::from_cholesky(mean, lower, kShared);
   double log_det = 0.0;
   for (int i = 0; i < d; ++i) log_det += std::log(lower(i, i));
@@ -207,6 +206,13 @@ TEST(GaussianShared, DenseIsEigensTriangularSolves) {
     EXPECT_EQ(g.potential_and_gradient(x, grad), psi);
     for (int i = 0; i < d; ++i) EXPECT_EQ(grad[i], expected_grad[i]) << i;
   }
+}
+
+TEST(GaussianShared, DenseAndDiagonalAreEigensTriangularSolves) {
+  const int d = 9;
+  const Matrix lower = random_spd(d, 50).llt().matrixL();
+  expect_eigen_solves(lower, random_vector(d, 51));
+  expect_eigen_solves(Matrix(lower.diagonal().asDiagonal()), random_vector(d, 52));
 }
 
 // Both evaluations of one density agree to rounding, dense and diagonal, including sizes that take
