@@ -520,86 +520,93 @@ BaseDensity from_fit(const LocalGaussianFit& fit, bool has_override, double log_
   }
 }
 
+BaseDensity laplace_base(const v1::LaplaceBaseConfig& c, const targets::Target& target,
+                         const std::string& f) {
+  const auto fits = find_laplace_fits(target, mode_search_options(c.search(), target.dim(),
+                                                                  f + ".search"));
+  const std::string n = std::to_string(fits.size());
+  if (c.moment_match_modes())
+    return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
+                    "moment-matched Laplace mixture (" + n + " modes)", f);
+  return from_fit(fits.front(), c.has_log_zeta(), c.log_zeta(),
+                  "Laplace at the best of " + n + " modes", f);
+}
+
+BaseDensity mean_field_base(const v1::BoltzmannMeanFieldBaseConfig& c,
+                            const targets::Target& target, const std::string& f) {
+  const auto* bm = dynamic_cast<const targets::BoltzmannRelaxation*>(&target);
+  if (!bm) throw ConfigError(f + ": needs a boltzmann target, the target is " + target.name());
+  MeanFieldOptions o;
+  if (c.has_n_starts()) {
+    require_range(c.n_starts(), 1, 1000000, f + ".n_starts");
+    o.n_starts = c.n_starts();
+  }
+  o.seed = c.seed();
+  if (c.has_max_iterations()) {
+    require_range(c.max_iterations(), 1, std::numeric_limits<int>::max(), f + ".max_iterations");
+    o.max_iterations = c.max_iterations();
+  }
+  if (c.has_tolerance()) {
+    require_positive(c.tolerance(), f + ".tolerance");
+    o.tolerance = c.tolerance();
+  }
+  if (c.has_dedup_tolerance()) {
+    require_positive(c.dedup_tolerance(), f + ".dedup_tolerance");
+    o.dedup_tolerance = c.dedup_tolerance();
+  }
+  const auto fits = boltzmann_mean_field_fits(*bm, o);
+  return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
+                  "moment-matched mean-field mixture (" + std::to_string(fits.size()) + " fits)", f);
+}
+
+BaseDensity variational_base(const v1::VariationalBaseConfig& c, const targets::Target& target,
+                             const std::string& f) {
+  const int d = target.dim();
+  VariationalOptions o;
+  if (c.has_iterations()) {
+    require_range(c.iterations(), 2, std::numeric_limits<int>::max(), f + ".iterations");
+    o.iterations = c.iterations();
+  }
+  if (c.has_samples_per_step()) {
+    require_range(c.samples_per_step(), 1, 1000000, f + ".samples_per_step");
+    o.samples_per_step = c.samples_per_step();
+  }
+  if (c.has_learning_rate()) {
+    require_positive(c.learning_rate(), f + ".learning_rate");
+    o.learning_rate = c.learning_rate();
+  }
+  o.seed = c.seed();
+  if (c.has_elbo_samples()) {
+    require_range(c.elbo_samples(), 1, std::numeric_limits<int>::max(), f + ".elbo_samples");
+    o.elbo_samples = c.elbo_samples();
+  }
+  if (c.init_mean_size() > 0) {
+    if (c.init_mean_size() != d)
+      throw ConfigError(f + ".init_mean: expected " + std::to_string(d) + " numbers, got " +
+                        std::to_string(c.init_mean_size()));
+    o.init_mean = to_vector(c.init_mean());
+  }
+  if (c.has_init_log_sd()) {
+    if (!std::isfinite(c.init_log_sd())) throw ConfigError(f + ".init_log_sd: must be finite");
+    o.init_log_sd = c.init_log_sd();
+  }
+  return from_fit(fit_mean_field_gaussian(target, o), c.has_log_zeta(), c.log_zeta(),
+                  "mean-field Gaussian variational fit", f);
+}
+
 }  // namespace
 
 BaseDensity make_base_density(const v1::BaseDensityConfig& config, const targets::Target& target,
                               const std::string& field) {
-  const int d = target.dim();
   switch (config.kind_case()) {
     case v1::BaseDensityConfig::kGaussian:
-      return user_gaussian(config.gaussian(), d, field + ".gaussian");
-    case v1::BaseDensityConfig::kLaplace: {
-      const auto& c = config.laplace();
-      const std::string f = field + ".laplace";
-      const auto fits = find_laplace_fits(target, mode_search_options(c.search(), d, f + ".search"));
-      const std::string n = std::to_string(fits.size());
-      if (c.moment_match_modes())
-        return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
-                        "moment-matched Laplace mixture (" + n + " modes)", f);
-      return from_fit(fits.front(), c.has_log_zeta(), c.log_zeta(),
-                      "Laplace at the best of " + n + " modes", f);
-    }
-    case v1::BaseDensityConfig::kBoltzmannMeanField: {
-      const auto& c = config.boltzmann_mean_field();
-      const std::string f = field + ".boltzmann_mean_field";
-      const auto* bm = dynamic_cast<const targets::BoltzmannRelaxation*>(&target);
-      if (!bm) throw ConfigError(f + ": needs a boltzmann target, the target is " + target.name());
-      MeanFieldOptions o;
-      if (c.has_n_starts()) {
-        require_range(c.n_starts(), 1, 1000000, f + ".n_starts");
-        o.n_starts = c.n_starts();
-      }
-      o.seed = c.seed();
-      if (c.has_max_iterations()) {
-        require_range(c.max_iterations(), 1, std::numeric_limits<int>::max(), f + ".max_iterations");
-        o.max_iterations = c.max_iterations();
-      }
-      if (c.has_tolerance()) {
-        require_positive(c.tolerance(), f + ".tolerance");
-        o.tolerance = c.tolerance();
-      }
-      if (c.has_dedup_tolerance()) {
-        require_positive(c.dedup_tolerance(), f + ".dedup_tolerance");
-        o.dedup_tolerance = c.dedup_tolerance();
-      }
-      const auto fits = boltzmann_mean_field_fits(*bm, o);
-      return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
-                      "moment-matched mean-field mixture (" + std::to_string(fits.size()) + " fits)", f);
-    }
-    case v1::BaseDensityConfig::kVariational: {
-      const auto& c = config.variational();
-      const std::string f = field + ".variational";
-      VariationalOptions o;
-      if (c.has_iterations()) {
-        require_range(c.iterations(), 2, std::numeric_limits<int>::max(), f + ".iterations");
-        o.iterations = c.iterations();
-      }
-      if (c.has_samples_per_step()) {
-        require_range(c.samples_per_step(), 1, 1000000, f + ".samples_per_step");
-        o.samples_per_step = c.samples_per_step();
-      }
-      if (c.has_learning_rate()) {
-        require_positive(c.learning_rate(), f + ".learning_rate");
-        o.learning_rate = c.learning_rate();
-      }
-      o.seed = c.seed();
-      if (c.has_elbo_samples()) {
-        require_range(c.elbo_samples(), 1, std::numeric_limits<int>::max(), f + ".elbo_samples");
-        o.elbo_samples = c.elbo_samples();
-      }
-      if (c.init_mean_size() > 0) {
-        if (c.init_mean_size() != d)
-          throw ConfigError(f + ".init_mean: expected " + std::to_string(d) + " numbers, got " +
-                            std::to_string(c.init_mean_size()));
-        o.init_mean = to_vector(c.init_mean());
-      }
-      if (c.has_init_log_sd()) {
-        if (!std::isfinite(c.init_log_sd())) throw ConfigError(f + ".init_log_sd: must be finite");
-        o.init_log_sd = c.init_log_sd();
-      }
-      return from_fit(fit_mean_field_gaussian(target, o), c.has_log_zeta(), c.log_zeta(),
-                      "mean-field Gaussian variational fit", f);
-    }
+      return user_gaussian(config.gaussian(), target.dim(), field + ".gaussian");
+    case v1::BaseDensityConfig::kLaplace:
+      return laplace_base(config.laplace(), target, field + ".laplace");
+    case v1::BaseDensityConfig::kBoltzmannMeanField:
+      return mean_field_base(config.boltzmann_mean_field(), target, field + ".boltzmann_mean_field");
+    case v1::BaseDensityConfig::kVariational:
+      return variational_base(config.variational(), target, field + ".variational");
     case v1::BaseDensityConfig::KIND_NOT_SET:
       break;
   }
