@@ -380,7 +380,7 @@ BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log
     throw NumericalError("bootstrap refit: covariance scale must be finite and > 0, got " +
                          std::to_string(covariance_scale));
   try {
-    return BaseDensity{GaussianBase::from_covariance(acc.mean(), covariance_scale * acc.covariance()),
+    return BaseDensity{densities::Gaussian::from_covariance(acc.mean(), covariance_scale * acc.covariance()),
                        log_z,
                        "bootstrap refit from " + std::to_string(acc.count()) + " draws"};
   } catch (const NumericalError& e) {
@@ -430,13 +430,13 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
     throw ConfigError(field + ": give at most one of covariance, variance, covariance_file, cov_chol_file");
   const auto dd = static_cast<Eigen::Index>(d) * d;
   try {
-    BaseDensity out{GaussianBase::from_cholesky(mean, Matrix::Identity(d, d)), g.log_zeta(), "user"};
+    BaseDensity out{densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d)), g.log_zeta(), "user"};
     if (g.covariance_size() > 0) {
       if (g.covariance_size() != dd)
         throw ConfigError(field + ".covariance: expected " + std::to_string(dd) +
                           " numbers (dim x dim), got " + std::to_string(g.covariance_size()));
       const Matrix cov = Eigen::Map<const Matrix>(g.covariance().data(), d, d).transpose();
-      out.psi = GaussianBase::from_covariance(mean, cov);
+      out.psi = densities::Gaussian::from_covariance(mean, cov);
     } else if (g.variance_size() > 0) {
       if (g.variance_size() != d)
         throw ConfigError(field + ".variance: expected " + std::to_string(d) + " numbers, got " +
@@ -444,10 +444,10 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
       const Vector var = to_vector(g.variance());
       if (!(var.array() > 0.0).all() || !var.allFinite())
         throw ConfigError(field + ".variance: every entry must be finite and > 0");
-      out.psi = GaussianBase::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
+      out.psi = densities::Gaussian::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
     } else if (!g.covariance_file().empty()) {
       const Vector v = read_number_vector(g.covariance_file(), dd, field + ".covariance_file");
-      out.psi = GaussianBase::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
+      out.psi = densities::Gaussian::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
     } else if (!g.cov_chol_file().empty()) {
       const Vector v = read_number_vector(g.cov_chol_file(), dd, field + ".cov_chol_file");
       const Matrix l = Eigen::Map<const Matrix>(v.data(), d, d).transpose();
@@ -458,9 +458,9 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
             throw DataError(field + ".cov_chol_file " + g.cov_chol_file() + ": row " +
                             std::to_string(i + 1) + ", column " + std::to_string(j + 1) +
                             " is above the diagonal and not zero (expected a lower-triangular factor)");
-      out.psi = GaussianBase::from_cholesky(mean, l);
+      out.psi = densities::Gaussian::from_cholesky(mean, l);
     } else {
-      out.psi = GaussianBase::from_cholesky(mean, Matrix::Identity(d, d));
+      out.psi = densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d));
     }
     return out;
   } catch (const NumericalError& e) {
@@ -513,93 +513,100 @@ BaseDensity from_fit(const LocalGaussianFit& fit, bool has_override, double log_
   if (has_override && !std::isfinite(log_zeta_override))
     throw ConfigError(field + ".log_zeta: must be finite");
   try {
-    return BaseDensity{GaussianBase::from_covariance(fit.mean, fit.covariance),
+    return BaseDensity{densities::Gaussian::from_covariance(fit.mean, fit.covariance),
                        has_override ? log_zeta_override : fit.log_evidence, std::move(description)};
   } catch (const NumericalError& e) {
     throw NumericalError(field + ": the fitted covariance is unusable: " + e.what());
   }
 }
 
+BaseDensity laplace_base(const v1::LaplaceBaseConfig& c, const targets::Target& target,
+                         const std::string& f) {
+  const auto fits = find_laplace_fits(target, mode_search_options(c.search(), target.dim(),
+                                                                  f + ".search"));
+  const std::string n = std::to_string(fits.size());
+  if (c.moment_match_modes())
+    return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
+                    "moment-matched Laplace mixture (" + n + " modes)", f);
+  return from_fit(fits.front(), c.has_log_zeta(), c.log_zeta(),
+                  "Laplace at the best of " + n + " modes", f);
+}
+
+BaseDensity mean_field_base(const v1::BoltzmannMeanFieldBaseConfig& c,
+                            const targets::Target& target, const std::string& f) {
+  const auto* bm = dynamic_cast<const targets::BoltzmannRelaxation*>(&target);
+  if (!bm) throw ConfigError(f + ": needs a boltzmann target, the target is " + target.name());
+  MeanFieldOptions o;
+  if (c.has_n_starts()) {
+    require_range(c.n_starts(), 1, 1000000, f + ".n_starts");
+    o.n_starts = c.n_starts();
+  }
+  o.seed = c.seed();
+  if (c.has_max_iterations()) {
+    require_range(c.max_iterations(), 1, std::numeric_limits<int>::max(), f + ".max_iterations");
+    o.max_iterations = c.max_iterations();
+  }
+  if (c.has_tolerance()) {
+    require_positive(c.tolerance(), f + ".tolerance");
+    o.tolerance = c.tolerance();
+  }
+  if (c.has_dedup_tolerance()) {
+    require_positive(c.dedup_tolerance(), f + ".dedup_tolerance");
+    o.dedup_tolerance = c.dedup_tolerance();
+  }
+  const auto fits = boltzmann_mean_field_fits(*bm, o);
+  return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
+                  "moment-matched mean-field mixture (" + std::to_string(fits.size()) + " fits)", f);
+}
+
+BaseDensity variational_base(const v1::VariationalBaseConfig& c, const targets::Target& target,
+                             const std::string& f) {
+  const int d = target.dim();
+  VariationalOptions o;
+  if (c.has_iterations()) {
+    require_range(c.iterations(), 2, std::numeric_limits<int>::max(), f + ".iterations");
+    o.iterations = c.iterations();
+  }
+  if (c.has_samples_per_step()) {
+    require_range(c.samples_per_step(), 1, 1000000, f + ".samples_per_step");
+    o.samples_per_step = c.samples_per_step();
+  }
+  if (c.has_learning_rate()) {
+    require_positive(c.learning_rate(), f + ".learning_rate");
+    o.learning_rate = c.learning_rate();
+  }
+  o.seed = c.seed();
+  if (c.has_elbo_samples()) {
+    require_range(c.elbo_samples(), 1, std::numeric_limits<int>::max(), f + ".elbo_samples");
+    o.elbo_samples = c.elbo_samples();
+  }
+  if (c.init_mean_size() > 0) {
+    if (c.init_mean_size() != d)
+      throw ConfigError(f + ".init_mean: expected " + std::to_string(d) + " numbers, got " +
+                        std::to_string(c.init_mean_size()));
+    o.init_mean = to_vector(c.init_mean());
+  }
+  if (c.has_init_log_sd()) {
+    if (!std::isfinite(c.init_log_sd())) throw ConfigError(f + ".init_log_sd: must be finite");
+    o.init_log_sd = c.init_log_sd();
+  }
+  return from_fit(fit_mean_field_gaussian(target, o), c.has_log_zeta(), c.log_zeta(),
+                  "mean-field Gaussian variational fit", f);
+}
+
 }  // namespace
 
 BaseDensity make_base_density(const v1::BaseDensityConfig& config, const targets::Target& target,
                               const std::string& field) {
-  const int d = target.dim();
   switch (config.kind_case()) {
     case v1::BaseDensityConfig::kGaussian:
-      return user_gaussian(config.gaussian(), d, field + ".gaussian");
-    case v1::BaseDensityConfig::kLaplace: {
-      const auto& c = config.laplace();
-      const std::string f = field + ".laplace";
-      const auto fits = find_laplace_fits(target, mode_search_options(c.search(), d, f + ".search"));
-      const std::string n = std::to_string(fits.size());
-      if (c.moment_match_modes())
-        return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
-                        "moment-matched Laplace mixture (" + n + " modes)", f);
-      return from_fit(fits.front(), c.has_log_zeta(), c.log_zeta(),
-                      "Laplace at the best of " + n + " modes", f);
-    }
-    case v1::BaseDensityConfig::kBoltzmannMeanField: {
-      const auto& c = config.boltzmann_mean_field();
-      const std::string f = field + ".boltzmann_mean_field";
-      const auto* bm = dynamic_cast<const targets::BoltzmannRelaxation*>(&target);
-      if (!bm) throw ConfigError(f + ": needs a boltzmann target, the target is " + target.name());
-      MeanFieldOptions o;
-      if (c.has_n_starts()) {
-        require_range(c.n_starts(), 1, 1000000, f + ".n_starts");
-        o.n_starts = c.n_starts();
-      }
-      o.seed = c.seed();
-      if (c.has_max_iterations()) {
-        require_range(c.max_iterations(), 1, std::numeric_limits<int>::max(), f + ".max_iterations");
-        o.max_iterations = c.max_iterations();
-      }
-      if (c.has_tolerance()) {
-        require_positive(c.tolerance(), f + ".tolerance");
-        o.tolerance = c.tolerance();
-      }
-      if (c.has_dedup_tolerance()) {
-        require_positive(c.dedup_tolerance(), f + ".dedup_tolerance");
-        o.dedup_tolerance = c.dedup_tolerance();
-      }
-      const auto fits = boltzmann_mean_field_fits(*bm, o);
-      return from_fit(moment_match(fits), c.has_log_zeta(), c.log_zeta(),
-                      "moment-matched mean-field mixture (" + std::to_string(fits.size()) + " fits)", f);
-    }
-    case v1::BaseDensityConfig::kVariational: {
-      const auto& c = config.variational();
-      const std::string f = field + ".variational";
-      VariationalOptions o;
-      if (c.has_iterations()) {
-        require_range(c.iterations(), 2, std::numeric_limits<int>::max(), f + ".iterations");
-        o.iterations = c.iterations();
-      }
-      if (c.has_samples_per_step()) {
-        require_range(c.samples_per_step(), 1, 1000000, f + ".samples_per_step");
-        o.samples_per_step = c.samples_per_step();
-      }
-      if (c.has_learning_rate()) {
-        require_positive(c.learning_rate(), f + ".learning_rate");
-        o.learning_rate = c.learning_rate();
-      }
-      o.seed = c.seed();
-      if (c.has_elbo_samples()) {
-        require_range(c.elbo_samples(), 1, std::numeric_limits<int>::max(), f + ".elbo_samples");
-        o.elbo_samples = c.elbo_samples();
-      }
-      if (c.init_mean_size() > 0) {
-        if (c.init_mean_size() != d)
-          throw ConfigError(f + ".init_mean: expected " + std::to_string(d) + " numbers, got " +
-                            std::to_string(c.init_mean_size()));
-        o.init_mean = to_vector(c.init_mean());
-      }
-      if (c.has_init_log_sd()) {
-        if (!std::isfinite(c.init_log_sd())) throw ConfigError(f + ".init_log_sd: must be finite");
-        o.init_log_sd = c.init_log_sd();
-      }
-      return from_fit(fit_mean_field_gaussian(target, o), c.has_log_zeta(), c.log_zeta(),
-                      "mean-field Gaussian variational fit", f);
-    }
+      return user_gaussian(config.gaussian(), target.dim(), field + ".gaussian");
+    case v1::BaseDensityConfig::kLaplace:
+      return laplace_base(config.laplace(), target, field + ".laplace");
+    case v1::BaseDensityConfig::kBoltzmannMeanField:
+      return mean_field_base(config.boltzmann_mean_field(), target, field + ".boltzmann_mean_field");
+    case v1::BaseDensityConfig::kVariational:
+      return variational_base(config.variational(), target, field + ".variational");
     case v1::BaseDensityConfig::KIND_NOT_SET:
       break;
   }

@@ -505,7 +505,7 @@ void GibbsTemperingKernel::adapt(std::int64_t warmup_iteration, const kernels::C
 ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity base,
                                           const ContinuousTemperingOptions& options,
                                           const InnerKernelFactory& inner) {
-  TemperingParts parts{std::move(target), std::make_shared<const GaussianBase>(std::move(base.psi)),
+  TemperingParts parts{std::move(target), std::make_shared<const densities::Gaussian>(std::move(base.psi)),
                        base.log_zeta};
   if (options.variant == TemperingVariant::kJoint) {
     auto space = std::make_shared<const JointTemperingTarget>(parts, options.control_scale,

@@ -70,7 +70,7 @@ inline constexpr int kExtraSize = 5;
 // What both variants share: the target phi, the base psi and log zeta.
 struct TemperingParts {
   targets::TargetPtr target;
-  std::shared_ptr<const GaussianBase> base;
+  std::shared_ptr<const densities::Gaussian> base;
   double log_zeta = 0.0;
 };
 

@@ -141,8 +141,6 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   if (options_.jitter_n_leapfrog && n_steps > 1)
     n_steps = 1 + static_cast<int>(stream.below(static_cast<std::uint64_t>(2 * n_steps - 1)));
 
-  // Only the Hamiltonian's ranges() are read and moved: the whole vector, or this member's
-  // pseudo-samples when the chain's space is partitioned over a group (hmc/partition.hpp).
   const auto ranges = hamiltonian_.ranges();
   const bool unit_metric = hamiltonian_.metric().kind() == hmc::MetricKind::kUnit;
   // Unit metric on the whole vector: each full kick and the drift after it in one pass.
@@ -161,54 +159,66 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
       default: finite = trajectory_fixed<4>(state, stream, eps, n_steps, taken, h0); break;
     }
   } else {
-    for (const auto& r : ranges) {
-      z_.q.segment(r.begin, r.size) = state.x.segment(r.begin, r.size);
-      z_.grad.segment(r.begin, r.size) = state.grad.segment(r.begin, r.size);
-    }
-    z_.potential = state.potential;
-    hamiltonian_.sample_momentum(stream, z_);
-    h0 = z_.hamiltonian();
-
-    // Leapfrog with the half-kicks of consecutive steps fused into full kicks (the same map as
-    // n_steps separate leapfrog_step calls): one velocity, one drift and one kick per gradient.
-    auto kick = [&](double size) {
-      for (const auto& r : ranges)
-        z_.p.segment(r.begin, r.size).noalias() -= size * z_.grad.segment(r.begin, r.size);
-    };
-    kick(0.5 * eps);
-    bool drifted = false;
-    while (taken < n_steps) {
-      if (!drifted) {
-        for (const auto& r : ranges) {
-          if (unit_metric) {
-            // velocity = p: skip the copy
-            z_.q.segment(r.begin, r.size).noalias() += eps * z_.p.segment(r.begin, r.size);
-          } else {
-            hamiltonian_.metric().velocity(z_.p, z_.velocity, r.begin, r.size);
-            z_.q.segment(r.begin, r.size).noalias() +=
-                eps * z_.velocity.segment(r.begin, r.size);
-          }
-        }
-      }
-      hamiltonian_.update_potential_gradient(z_);
-      ++taken;
-      if (!std::isfinite(z_.potential)) {
-        finite = false;
-        break;
-      }
-      drifted = fused && taken < n_steps;
-      if (drifted)
-        kick_drift(z_, eps, eps);
-      else
-        kick(taken < n_steps ? eps : 0.5 * eps);
-    }
-    if (finite) hamiltonian_.update_kinetic(z_);
+    finite = trajectory(state, stream, eps, n_steps, fused, taken, h0);
   }
 
   TransitionStats stats;
   stats.step_size = eps;
   stats.n_leapfrog = taken;
   stats.n_gradient_evals = hamiltonian_.n_gradient_evals() - evals_before;
+  accept_or_reject(state, stream, finite, h0, stats);
+  return stats;
+}
+
+bool HmcKernel::trajectory(const ChainState& state, rng::Stream& stream, double eps, int n_steps,
+                           bool fused, int& taken, double& h0) {
+  // Only the Hamiltonian's ranges() are read and moved: the whole vector, or this member's
+  // pseudo-samples when the chain's space is partitioned over a group (hmc/partition.hpp).
+  const auto ranges = hamiltonian_.ranges();
+  const bool unit_metric = hamiltonian_.metric().kind() == hmc::MetricKind::kUnit;
+  for (const auto& r : ranges) {
+    z_.q.segment(r.begin, r.size) = state.x.segment(r.begin, r.size);
+    z_.grad.segment(r.begin, r.size) = state.grad.segment(r.begin, r.size);
+  }
+  z_.potential = state.potential;
+  hamiltonian_.sample_momentum(stream, z_);
+  h0 = z_.hamiltonian();
+
+  // Leapfrog with the half-kicks of consecutive steps fused into full kicks (the same map as
+  // n_steps separate leapfrog_step calls): one velocity, one drift and one kick per gradient.
+  auto kick = [&](double size) {
+    for (const auto& r : ranges)
+      z_.p.segment(r.begin, r.size).noalias() -= size * z_.grad.segment(r.begin, r.size);
+  };
+  kick(0.5 * eps);
+  bool drifted = false;
+  while (taken < n_steps) {
+    if (!drifted) {
+      for (const auto& r : ranges) {
+        if (unit_metric) {
+          // velocity = p: skip the copy
+          z_.q.segment(r.begin, r.size).noalias() += eps * z_.p.segment(r.begin, r.size);
+        } else {
+          hamiltonian_.metric().velocity(z_.p, z_.velocity, r.begin, r.size);
+          z_.q.segment(r.begin, r.size).noalias() += eps * z_.velocity.segment(r.begin, r.size);
+        }
+      }
+    }
+    hamiltonian_.update_potential_gradient(z_);
+    ++taken;
+    if (!std::isfinite(z_.potential)) return false;
+    drifted = fused && taken < n_steps;
+    if (drifted)
+      kick_drift(z_, eps, eps);
+    else
+      kick(taken < n_steps ? eps : 0.5 * eps);
+  }
+  hamiltonian_.update_kinetic(z_);
+  return true;
+}
+
+void HmcKernel::accept_or_reject(ChainState& state, rng::Stream& stream, bool finite, double h0,
+                                 TransitionStats& stats) {
   const double h1 = finite ? z_.hamiltonian() : std::numeric_limits<double>::infinity();
   stats.nonfinite = !finite;
   // A NaN energy error counts as a rejection (accept probability 0).
@@ -219,7 +229,7 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   // log is then skipped; the uniform is drawn either way, keeping the stream's later draws).
   const double u = stream.uniform();
   if (log_accept >= 0.0 || std::log(u) < log_accept) {
-    for (const auto& r : ranges) {
+    for (const auto& r : hamiltonian_.ranges()) {
       state.x.segment(r.begin, r.size) = z_.q.segment(r.begin, r.size);
       state.grad.segment(r.begin, r.size) = z_.grad.segment(r.begin, r.size);
     }
@@ -229,7 +239,6 @@ TransitionStats HmcKernel::transition(ChainState& state, rng::Stream& stream) {
   } else {
     stats.energy = h0;
   }
-  return stats;
 }
 
 std::int64_t HmcKernel::choose_initial_step_size(const ChainState& state, rng::Stream& stream) {

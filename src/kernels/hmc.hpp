@@ -51,6 +51,15 @@ class HmcKernel final : public Kernel {
   template <int N>
   bool trajectory_fixed(const ChainState& state, rng::Stream& stream, double eps, int n_steps,
                         int& taken, double& h0);
+  // The same for any dimension, metric and partition (this member's ranges only); `fused`: unit
+  // metric on the whole vector, so each full kick and the drift after it go in one pass. Returns
+  // false at the first non-finite potential (the kinetic energy is then not updated).
+  bool trajectory(const ChainState& state, rng::Stream& stream, double eps, int n_steps,
+                  bool fused, int& taken, double& h0);
+  // The Metropolis step on the trajectory's end z_ (energy H0 at its start): moves state there
+  // when accepted; fills the stats' acceptance, energy, divergence and non-finiteness.
+  void accept_or_reject(ChainState& state, rng::Stream& stream, bool finite, double h0,
+                        TransitionStats& stats);
 
   targets::TargetPtr target_;
   hmc::Metric metric_;

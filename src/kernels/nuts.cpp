@@ -360,9 +360,8 @@ TransitionStats NutsKernel::transition(ChainState& state, rng::Stream& stream) {
 }
 
 template <int N>
-TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::Stream& stream) {
-  const std::int64_t evals_before = hamiltonian_.n_gradient_evals();
-  const double eps = options_.step_size;
+int NutsKernel::start_trajectory(detail::NutsWork<N>& w, const ChainState& state,
+                                 rng::Stream& stream) {
   hmc::PhasePoint& fwd_end = ends_[detail::kForward];
   hmc::PhasePoint& bck_end = ends_[detail::kBackward];
   if (state.x.size() != fwd_end.q.size() || state.grad.size() != fwd_end.q.size())
@@ -393,14 +392,61 @@ TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::
   w.outer[detail::kBackward] = w.outer[detail::kForward];
   w.rho = w.outer[detail::kForward].p;
   if (!w.all_slots_free()) w.reset_slots();
-  // The sample's slot; its contents are read only once the sampler has moved.
-  int sample = w.acquire();
 
-  Weight sum_weight;  // exp(H0 - H0) = 1: the initial point's weight
   n_leapfrog_ = 0;
   sum_metro_prob_ = 0.0;
   divergent_ = false;
   nonfinite_ = false;
+  // The sample's slot; its contents are read only once the sampler has moved.
+  return w.acquire();
+}
+
+template <int N>
+bool NutsKernel::no_u_turn_across_parts(const detail::NutsWork<N>& w, int depth) const {
+  const auto& bck = w.outer[detail::kBackward];  // the backward end
+  const auto& fwd = w.outer[detail::kForward];   // the forward end
+  const auto& bck_join = w.inner[detail::kBackward];  // the backward part's last point
+  const auto& fwd_join = w.inner[detail::kForward];   // the forward part's first point
+  const auto& rho_bck = w.part_rho[detail::kBackward];
+  const auto& rho_fwd = w.part_rho[detail::kForward];
+  bool persist = no_u_turn(hamiltonian_, bck.p_sharp, fwd.p_sharp, w.rho);
+  // After the first doubling both parts are single points and the checks across the join
+  // repeat this one (same ends, same sum).
+  if (depth > 1)
+    persist &= no_u_turn(hamiltonian_, bck.p_sharp, fwd_join.p_sharp, rho_bck + fwd_join.p) &
+               no_u_turn(hamiltonian_, bck_join.p_sharp, fwd.p_sharp, rho_fwd + bck_join.p);
+  return persist;
+}
+
+template <int N>
+TransitionStats NutsKernel::finish_transition(detail::NutsWork<N>& w, ChainState& state,
+                                              int sample, bool moved, int depth) {
+  TransitionStats stats;
+  stats.step_size = options_.step_size;
+  stats.tree_depth = depth;
+  stats.n_leapfrog = n_leapfrog_;
+  stats.accept_stat = sum_metro_prob_ / static_cast<double>(n_leapfrog_);
+  stats.divergent = divergent_;
+  stats.nonfinite = nonfinite_;
+  stats.accepted = moved;
+  stats.energy = h0_;
+  if (moved) {
+    const auto& c = w.candidates[static_cast<std::size_t>(sample)];
+    stats.energy = c.potential + c.kinetic;
+    sized<N>(state.x) = c.q;
+    sized<N>(state.grad) = c.grad;
+    state.potential = c.potential;
+  }
+  w.release(sample);
+  return stats;
+}
+
+template <int N>
+TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::Stream& stream) {
+  const std::int64_t evals_before = hamiltonian_.n_gradient_evals();
+  const double eps = options_.step_size;
+  int sample = start_trajectory(w, state, stream);
+  Weight sum_weight;  // exp(H0 - H0) = 1: the initial point's weight
   bool moved = false;
   int depth = 0;
   const double signed_eps[2] = {-eps, eps};
@@ -435,40 +481,12 @@ TransitionStats NutsKernel::run(detail::NutsWork<N>& w, ChainState& state, rng::
     sample = select_slot(take, propose, sample);
     sum_weight = add_weights(sum_weight, sum_weight_subtree, nullptr);
 
-    const auto& bck = w.outer[detail::kBackward];  // the backward end
-    const auto& fwd = w.outer[detail::kForward];   // the forward end
-    const auto& bck_join = w.inner[detail::kBackward];  // the backward part's last point
-    const auto& fwd_join = w.inner[detail::kForward];   // the forward part's first point
-    const auto& rho_bck = w.part_rho[detail::kBackward];
-    const auto& rho_fwd = w.part_rho[detail::kForward];
-    w.rho = rho_bck + rho_fwd;
-    bool persist = no_u_turn(hamiltonian_, bck.p_sharp, fwd.p_sharp, w.rho);
-    // After the first doubling both parts are single points and the checks across the join
-    // repeat this one (same ends, same sum).
-    if (depth > 1)
-      persist &= no_u_turn(hamiltonian_, bck.p_sharp, fwd_join.p_sharp, rho_bck + fwd_join.p) &
-                 no_u_turn(hamiltonian_, bck_join.p_sharp, fwd.p_sharp, rho_fwd + bck_join.p);
-    if (!persist) break;
+    w.rho = w.part_rho[detail::kBackward] + w.part_rho[detail::kForward];
+    if (!no_u_turn_across_parts(w, depth)) break;
   }
 
-  TransitionStats stats;
-  stats.step_size = eps;
-  stats.tree_depth = depth;
-  stats.n_leapfrog = n_leapfrog_;
+  TransitionStats stats = finish_transition(w, state, sample, moved, depth);
   stats.n_gradient_evals = hamiltonian_.n_gradient_evals() - evals_before;
-  stats.accept_stat = sum_metro_prob_ / static_cast<double>(n_leapfrog_);
-  stats.divergent = divergent_;
-  stats.nonfinite = nonfinite_;
-  stats.accepted = moved;
-  stats.energy = h0_;
-  if (moved) {
-    const auto& c = w.candidates[static_cast<std::size_t>(sample)];
-    stats.energy = c.potential + c.kinetic;
-    sized<N>(state.x) = c.q;
-    sized<N>(state.grad) = c.grad;
-    state.potential = c.potential;
-  }
-  w.release(sample);
   return stats;
 }
 

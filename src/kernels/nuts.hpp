@@ -201,6 +201,18 @@ class NutsKernel final : public Kernel {
   // The transition, on the work space of the matching vector size.
   template <int N>
   TransitionStats run(detail::NutsWork<N>& w, ChainState& state, rng::Stream& stream);
+  // Both ends at state with a fresh momentum, the per-transition counters reset; returns the
+  // pool slot of the current sample (the initial point).
+  template <int N>
+  int start_trajectory(detail::NutsWork<N>& w, const ChainState& state, rng::Stream& stream);
+  // The no-U-turn criterion over the whole trajectory after a doubling (w.rho its summed
+  // momenta) and, from the second doubling on, across the join of its two parts.
+  template <int N>
+  bool no_u_turn_across_parts(const detail::NutsWork<N>& w, int depth) const;
+  // The stats, and state moved to the sample if the sampler moved; releases the sample's slot.
+  template <int N>
+  TransitionStats finish_transition(detail::NutsWork<N>& w, ChainState& state, int sample,
+                                    bool moved, int depth);
   // Extends the trajectory from z (in place) by 2^depth leapfrog steps of signed size eps. On
   // return `beg` holds the subtree's first momentum and velocity (its last ones are z's), `rho`
   // the sum of its momenta, `propose` the pool slot of its multinomial sample and sum_weight =

@@ -31,8 +31,14 @@ Vector broadcast(const Vector& v, int n, const std::string& field) {
                     std::to_string(v.size()));
 }
 
-}  // namespace
+// References are evaluated with Evaluation::kShared: see reference.hpp.
+constexpr auto kShared = densities::Gaussian::Evaluation::kShared;
 
+ReferencePtr shared_reference(densities::Gaussian psi) {
+  return std::make_shared<const Reference>(Reference{std::move(psi)});
+}
+
+}  // namespace
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets::Target& target,
                             const std::string& field) {
@@ -44,9 +50,8 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets
   if (base.psi.dim() != target.dim())
     throw ConfigError(field + ".fitted: the base has dimension " + std::to_string(base.psi.dim()) +
                       ", the target " + std::to_string(target.dim()));
-  auto reference = GaussianReference::cholesky(base.psi.mean(), base.psi.cholesky());
-  reference.set_log_zeta(base.log_zeta);
-  return std::make_shared<GaussianReference>(std::move(reference));
+  return std::make_shared<const Reference>(
+      Reference{base.psi.with_evaluation(kShared), base.log_zeta});
 }
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,
@@ -72,21 +77,23 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,
       Eigen::LLT<Matrix> llt(cov);
       if (llt.info() != Eigen::Success)
         throw ConfigError(field + ".covariance: not positive definite");
-      return std::make_shared<GaussianReference>(GaussianReference::cholesky(mean, llt.matrixL()));
+      return shared_reference(densities::Gaussian::from_cholesky(mean, llt.matrixL(), kShared));
     }
     if (!c.cov_chol_file().empty()) {
       // dim x dim, row by row.
       const Vector l = read_number_vector(c.cov_chol_file(), dim * dim, field + ".cov_chol_file");
       const Matrix lower = Eigen::Map<const Matrix>(l.data(), dim, dim).transpose();
-      return std::make_shared<GaussianReference>(GaussianReference::cholesky(mean, lower));
+      return shared_reference(densities::Gaussian::from_cholesky(mean, lower, kShared));
     }
     Vector var = Vector::Ones(dim);
     if (c.variance_size() > 0) var = broadcast(to_vector(c.variance()), dim, field + ".variance");
-    return std::make_shared<GaussianReference>(GaussianReference::diagonal(mean, var));
+    return shared_reference(densities::Gaussian::from_variances(mean, var, kShared));
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     if (what.rfind(field, 0) == 0) throw;
     throw ConfigError(field + ": " + what);
+  } catch (const NumericalError& e) {
+    throw ConfigError(field + ": " + e.what());
   }
 }
 

@@ -18,7 +18,7 @@ namespace pemc::tempering {
 ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config, int dim,
                             const std::string& field);
 // The same, and a `fitted` reference: the base density continuous tempering would build for
-// `target` (extended/base_density_fit.hpp), without its log zeta.
+// `target` (extended/base_density_fit.hpp), its log zeta recorded with it (Reference::log_zeta).
 ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config,
                             const targets::Target& target, const std::string& field);
 

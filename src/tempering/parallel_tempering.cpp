@@ -47,9 +47,9 @@ ParallelTemperingKernel::ParallelTemperingKernel(targets::TargetPtr target, Refe
   }
   if (!reference_ && !(options_.betas.front() > 0.0))
     throw ConfigError("parallel_tempering: without a reference the lowest beta must be > 0");
-  if (reference_ && reference_->dim() != dim_)
+  if (reference_ && reference_->psi.dim() != dim_)
     throw ConfigError("parallel_tempering.reference: dimension " +
-                      std::to_string(reference_->dim()) + " differs from the target's " +
+                      std::to_string(reference_->psi.dim()) + " differs from the target's " +
                       std::to_string(dim_));
   if (options_.n_local_steps < 1) throw ConfigError("parallel_tempering.n_local_steps must be >= 1");
   if (options_.choose_replicas) {
@@ -93,10 +93,6 @@ void ParallelTemperingKernel::reset_sampling_stats() {
   accept_sum_.assign(k - 1, 0.0);
   round_trips_.reset(k);
   stepping_stone_.emplace(2 * (k - 1), options_.n_batches);
-}
-
-int ParallelTemperingKernel::values_per_replica() const {
-  return kFixed + (warmup_ ? options_.n_local_steps + dim_ : 0);
 }
 
 void ParallelTemperingKernel::begin_warmup(std::int64_t n_warmup) {
@@ -146,7 +142,8 @@ void ParallelTemperingKernel::retune(bool allow_resize) {
 void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_betas) {
   // recv_ holds every replica's x from this round's warmup allgather (x does not change in swaps).
   const int k_old = n_replicas();
-  const int per = values_per_replica();
+  const ReplicaRowLayout layout = row_layout();
+  const int per = layout.size();
   const std::vector<double> old_betas = betas_;
   const std::vector<int> old_replica_at = replica_at_;
   std::vector<Vector> seed_x(n_new);
@@ -156,9 +153,8 @@ void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_b
       if (std::fabs(old_betas[l] - new_betas[j]) < std::fabs(old_betas[best] - new_betas[j]))
         best = l;
     const int r = old_replica_at[best];
-    seed_x[j] = Eigen::Map<const Vector>(recv_.data() + static_cast<std::size_t>(r) * per +
-                                             kFixed + options_.n_local_steps,
-                                         dim_);
+    seed_x[j] = Eigen::Map<const Vector>(
+        recv_.data() + static_cast<std::size_t>(r) * per + layout.x(), dim_);
   }
   betas_ = new_betas;
   build_levels();
@@ -173,177 +169,217 @@ void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_b
   round_trips_.reset(n_new);
 }
 
-kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState& state,
-                                                             rng::Stream& stream) {
-  const std::uint64_t sub_seed = stream.bits();
-  std::int64_t extra_evals = 0;  // group-wide evaluations outside the per-replica counts
-  if (!initialised_) {
-    // Every replica starts at the driver's initial point, whose phi and gradient it already has.
-    const auto block = group_->my_block(n_replicas());
-    for (int r = block.begin; r < block.end; ++r) {
-      PathPoint& p = replicas_[r];
-      p.x = state.x;
-      p.phi = state.potential;
-      p.grad_phi = state.grad;
-      p.grad_psi.resize(dim_);
-      if (reference_) {
-        p.psi = reference_->psi_and_gradient(p.x, p.grad_psi);
-      } else {
-        p.psi = 0.0;
-        p.grad_psi.setZero();
-      }
-    }
-    initialised_ = true;
-  }
-  const Vector previous_x = state.x;
-  const int k = n_replicas();
-  const int n_local = options_.n_local_steps;
-  const bool warm = warmup_;
-  const int per = values_per_replica();
-  const auto block = group_->my_block(k);
-
-  // 1. Local exploration of this member's replicas.
-  const auto t_local = std::chrono::steady_clock::now();
-  send_.assign(static_cast<std::size_t>(block.end - block.begin) * per, 0.0);
+void ParallelTemperingKernel::start_replicas(const kernels::ChainState& state) {
+  // Every replica starts at the driver's initial point, whose phi and gradient it already has.
+  const auto block = group_->my_block(n_replicas());
   for (int r = block.begin; r < block.end; ++r) {
-    const int l = level_of_[r];
     PathPoint& p = replicas_[r];
-    double* row = send_.data() + static_cast<std::size_t>(r - block.begin) * per;
-    double evals = 0, sum_accept = 0, leapfrogs = 0, divergent = 0, nonfinite = 0;
-    if (exact_level(l)) {
-      rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r), 0);
-      work_.x.resize(dim_);
-      reference_->sample(rs, work_.x);
-      evaluate_path_point(*target_, reference_.get(), work_.x, p);
-      row[0] = p.v();
-      row[1] = 1;
-      row[2] = n_local;  // an exact draw is always "accepted"
-      if (warm) {
-        std::fill(row + kFixed, row + kFixed + n_local, 1.0);
-        std::copy(p.x.data(), p.x.data() + dim_, row + kFixed + n_local);
-      }
-      continue;
+    p.x = state.x;
+    p.phi = state.potential;
+    p.grad_phi = state.grad;
+    p.grad_psi.resize(dim_);
+    if (reference_) {
+      p.psi = reference_->psi.potential_and_gradient(p.x, p.grad_psi);
+    } else {
+      p.psi = 0.0;
+      p.grad_psi.setZero();
     }
-    p.to_chain_state(betas_[l], work_);
-    for (int s = 0; s < n_local; ++s) {
-      rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r),
-                     static_cast<std::uint64_t>(s));
-      const auto st = kernels_[l]->transition(work_, rs);
-      evals += static_cast<double>(st.n_gradient_evals);
-      sum_accept += st.accept_stat;
-      leapfrogs += st.n_leapfrog;
-      divergent += st.divergent;
-      nonfinite += st.nonfinite;
-      if (warm) row[kFixed + s] = st.accept_stat;
-    }
-    if (!same_bits(work_.x, p.x)) evals += targets_[l]->path_point(work_.x, p);
-    row[0] = p.v();
-    row[1] = evals;
-    row[2] = sum_accept;
-    row[3] = leapfrogs;
-    row[4] = divergent;
-    row[5] = nonfinite;
-    if (warm) std::copy(p.x.data(), p.x.data() + dim_, row + kFixed + n_local);
+  }
+  initialised_ = true;
+}
+
+void ParallelTemperingKernel::explore_locally(std::uint64_t sub_seed) {
+  const auto t_local = std::chrono::steady_clock::now();
+  const ReplicaRowLayout layout = row_layout();
+  const auto block = group_->my_block(n_replicas());
+  send_.assign(static_cast<std::size_t>(block.end - block.begin) * layout.size(), 0.0);
+  for (int r = block.begin; r < block.end; ++r) {
+    double* row = send_.data() + static_cast<std::size_t>(r - block.begin) * layout.size();
+    if (exact_level(level_of_[r]))
+      draw_from_reference(r, sub_seed, row);
+    else
+      run_local_steps(r, sub_seed, row);
   }
   local_seconds_ += seconds_since(t_local);
+}
 
-  // 2. One allgather: every member now has every replica's numbers, in replica order.
+void ParallelTemperingKernel::draw_from_reference(int r, std::uint64_t sub_seed, double* row) {
+  const ReplicaRowLayout layout = row_layout();
+  const int n_local = options_.n_local_steps;
+  PathPoint& p = replicas_[r];
+  rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r), 0);
+  work_.x.resize(dim_);
+  reference_->psi.sample(rs, work_.x);
+  evaluate_path_point(*target_, reference_.get(), work_.x, p);
+  ReplicaRoundReport report;
+  report.v = p.v();
+  report.gradient_evals = 1;
+  report.sum_accept = n_local;  // an exact draw is always "accepted"
+  report.write(row);
+  if (layout.warmup) {
+    std::fill(row + layout.accept_stat(0), row + layout.accept_stat(n_local), 1.0);
+    std::copy(p.x.data(), p.x.data() + dim_, row + layout.x());
+  }
+}
+
+void ParallelTemperingKernel::run_local_steps(int r, std::uint64_t sub_seed, double* row) {
+  const ReplicaRowLayout layout = row_layout();
+  const int l = level_of_[r];
+  PathPoint& p = replicas_[r];
+  ReplicaRoundReport report;
+  p.to_chain_state(betas_[l], work_);
+  for (int s = 0; s < options_.n_local_steps; ++s) {
+    rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r),
+                   static_cast<std::uint64_t>(s));
+    const auto st = kernels_[l]->transition(work_, rs);
+    report.gradient_evals += static_cast<double>(st.n_gradient_evals);
+    report.sum_accept += st.accept_stat;
+    report.leapfrogs += st.n_leapfrog;
+    report.divergent += st.divergent;
+    report.nonfinite += st.nonfinite;
+    if (layout.warmup) row[layout.accept_stat(s)] = st.accept_stat;
+  }
+  if (!same_bits(work_.x, p.x)) report.gradient_evals += targets_[l]->path_point(work_.x, p);
+  report.v = p.v();
+  report.write(row);
+  if (layout.warmup) std::copy(p.x.data(), p.x.data() + dim_, row + layout.x());
+}
+
+double ParallelTemperingKernel::exchange_reports() {
+  const int k = n_replicas();
+  const int per = row_layout().size();
   const auto t_comm = std::chrono::steady_clock::now();
   recv_.resize(static_cast<std::size_t>(k) * per);
   group_->allgather_blocks(send_, k, per, recv_);
   comm_seconds_ += seconds_since(t_comm);
-
   v_.resize(k);
   double total_evals = 0;
   for (int r = 0; r < k; ++r) {
-    v_[r] = recv_[static_cast<std::size_t>(r) * per];
-    total_evals += recv_[static_cast<std::size_t>(r) * per + 1];
+    const auto report = ReplicaRoundReport::read(received_row(r));
+    v_[r] = report.v;
+    total_evals += report.gradient_evals;
   }
-  const int top_replica = replica_at_[k - 1];  // the replica that explored at beta = 1
-  const double* top_row = recv_.data() + static_cast<std::size_t>(top_replica) * per;
+  return total_evals;
+}
 
-  // 3. Warmup: identical adaptation of every level's kernel on every member.
-  if (warm) {
-    kernels::ChainState adapt_state;
-    kernels::TransitionStats adapt_stats;
-    for (int l = 0; l < k; ++l) {
-      if (exact_level(l)) continue;  // its kernel is never used
-      const double* row = recv_.data() + static_cast<std::size_t>(replica_at_[l]) * per;
-      adapt_state.x = Eigen::Map<const Vector>(row + kFixed + n_local, dim_);
-      for (int s = 0; s < n_local; ++s) {
-        adapt_stats.accept_stat = row[kFixed + s];
-        kernels_[l]->adapt((warmup_round_ - kernel_warmup_offset_) * n_local + s, adapt_state,
-                           adapt_stats);
-      }
+const double* ParallelTemperingKernel::received_row(int replica) const {
+  return recv_.data() + static_cast<std::size_t>(replica) * row_layout().size();
+}
+
+void ParallelTemperingKernel::replay_adaptation() {
+  const ReplicaRowLayout layout = row_layout();
+  const int n_local = options_.n_local_steps;
+  kernels::ChainState adapt_state;
+  kernels::TransitionStats adapt_stats;
+  for (int l = 0; l < n_replicas(); ++l) {
+    if (exact_level(l)) continue;  // its kernel is never used
+    const double* row = received_row(replica_at_[l]);
+    adapt_state.x = Eigen::Map<const Vector>(row + layout.x(), dim_);
+    for (int s = 0; s < n_local; ++s) {
+      adapt_stats.accept_stat = row[layout.accept_stat(s)];
+      kernels_[l]->adapt((warmup_round_ - kernel_warmup_offset_) * n_local + s, adapt_state,
+                         adapt_stats);
     }
-  } else {
-    // Stepping stone terms from the states explored at each level this round (before swaps).
-    ss_terms_.resize(2 * static_cast<std::size_t>(k - 1));
-    for (int i = 0; i + 1 < k; ++i) {
-      const double db = betas_[i + 1] - betas_[i];
-      ss_terms_[i] = -db * v_[replica_at_[i]];
-      ss_terms_[k - 1 + i] = db * v_[replica_at_[i + 1]];
-    }
-    stepping_stone_->add(ss_terms_.data());
   }
+}
 
-  // 4. Swaps: the same decisions on every member.
+void ParallelTemperingKernel::add_stepping_stone_terms() {
+  const int k = n_replicas();
+  ss_terms_.resize(2 * static_cast<std::size_t>(k - 1));
+  for (int i = 0; i + 1 < k; ++i) {
+    const double db = betas_[i + 1] - betas_[i];
+    ss_terms_[i] = -db * v_[replica_at_[i]];
+    ss_terms_[k - 1 + i] = db * v_[replica_at_[i + 1]];
+  }
+  stepping_stone_->add(ss_terms_.data());
+}
+
+void ParallelTemperingKernel::swap_levels(std::uint64_t sub_seed) {
+  const int k = n_replicas();
   rng::Stream swap_stream(sub_seed, rng::Domain::kSwap, 0, 0);
   last_swaps_ = swap_round(betas_, v_, replica_at_, level_of_, options_.scheme, round_, swap_stream);
   round_trips_.observe(level_of_, k);
-  if (warm) {
+  if (warmup_) {
     for (int i = 0; i + 1 < k; ++i) tune_reject_[i] += 1.0 - last_swaps_.accept_prob[i];
     ++tune_rounds_;
   } else {
     for (int i = 0; i + 1 < k; ++i) accept_sum_[i] += last_swaps_.accept_prob[i];
     ++sampling_rounds_;
   }
+}
 
-  kernels::TransitionStats stats;
-  stats.accept_stat = top_row[2] / n_local;
-  stats.n_leapfrog = static_cast<int>(top_row[3]);
-  stats.divergent = top_row[4] > 0;
-  stats.nonfinite = top_row[5] > 0;
-  stats.step_size = kernels_[k - 1]->step_size();
+std::int64_t ParallelTemperingKernel::finish_warmup_round() {
+  ++warmup_round_;
+  if (!options_.adapt_schedule || warmup_round_ != next_tune_) return 0;
+  const bool allow_resize = tune_rounds_ >= kMinTuneRoundsForResize &&
+                            2 * warmup_round_ <= n_warmup_ && warmup_round_ < n_warmup_;
+  const int k_before = n_replicas();
+  retune(allow_resize);
+  tune_length_ *= 2;
+  next_tune_ += tune_length_;
+  // A resize evaluated the target at every new replica's seed point.
+  return n_replicas() != k_before ? n_replicas() : 0;
+}
 
-  // 5. Schedule adaptation between tuning rounds of doubling length.
-  if (warm) {
-    ++warmup_round_;
-    if (options_.adapt_schedule && warmup_round_ == next_tune_) {
-      const bool allow_resize = tune_rounds_ >= kMinTuneRoundsForResize &&
-                                2 * warmup_round_ <= n_warmup_ && warmup_round_ < n_warmup_;
-      const int k_before = n_replicas();
-      retune(allow_resize);
-      if (n_replicas() != k_before) extra_evals += n_replicas();
-      tune_length_ *= 2;
-      next_tune_ += tune_length_;
-    }
-  }
-  ++round_;
-
-  // 6. The beta = 1 replica's state, from its owner.
-  const int k_now = n_replicas();
-  const int cold = replica_at_[k_now - 1];
+void ParallelTemperingKernel::take_cold_state(kernels::ChainState& state) {
+  const int cold = replica_at_[n_replicas() - 1];
   if (group_->size() == 1) {
     const PathPoint& p = replicas_[cold];
     state.x = p.x;
     state.potential = p.phi;
     state.grad = p.grad_phi;
-  } else {
-    const auto t_b = std::chrono::steady_clock::now();
-    cold_.assign(2 * static_cast<std::size_t>(dim_) + 1, 0.0);
-    if (owner_of(cold) == group_->rank()) {
-      const PathPoint& p = replicas_[cold];
-      std::copy(p.x.data(), p.x.data() + dim_, cold_.begin());
-      cold_[dim_] = p.phi;
-      std::copy(p.grad_phi.data(), p.grad_phi.data() + dim_, cold_.begin() + dim_ + 1);
-    }
-    group_->broadcast(cold_, owner_of(cold));
-    comm_seconds_ += seconds_since(t_b);
-    state.x = Eigen::Map<const Vector>(cold_.data(), dim_);
-    state.potential = cold_[dim_];
-    state.grad = Eigen::Map<const Vector>(cold_.data() + dim_ + 1, dim_);
+    return;
   }
+  const auto t_b = std::chrono::steady_clock::now();
+  cold_.assign(2 * static_cast<std::size_t>(dim_) + 1, 0.0);
+  if (owner_of(cold) == group_->rank()) {
+    const PathPoint& p = replicas_[cold];
+    std::copy(p.x.data(), p.x.data() + dim_, cold_.begin());
+    cold_[dim_] = p.phi;
+    std::copy(p.grad_phi.data(), p.grad_phi.data() + dim_, cold_.begin() + dim_ + 1);
+  }
+  group_->broadcast(cold_, owner_of(cold));
+  comm_seconds_ += seconds_since(t_b);
+  state.x = Eigen::Map<const Vector>(cold_.data(), dim_);
+  state.potential = cold_[dim_];
+  state.grad = Eigen::Map<const Vector>(cold_.data() + dim_ + 1, dim_);
+}
+
+kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState& state,
+                                                             rng::Stream& stream) {
+  const std::uint64_t sub_seed = stream.bits();
+  if (!initialised_) start_replicas(state);
+  const Vector previous_x = state.x;
+  const int k = n_replicas();
+  const bool warm = warmup_;
+
+  // 1. Local exploration of this member's replicas; 2. one allgather: every member now has every
+  // replica's row, in replica order.
+  explore_locally(sub_seed);
+  const double total_evals = exchange_reports();
+  const auto top = ReplicaRoundReport::read(received_row(replica_at_[k - 1]));  // explored at beta = 1
+  // 3. Warmup: identical adaptation of every level's kernel on every member. Sampling: stepping
+  // stone terms from the states explored at each level this round (before swaps).
+  if (warm)
+    replay_adaptation();
+  else
+    add_stepping_stone_terms();
+  // 4. Swaps: the same decisions on every member.
+  swap_levels(sub_seed);
+
+  kernels::TransitionStats stats;
+  stats.accept_stat = top.sum_accept / options_.n_local_steps;
+  stats.n_leapfrog = static_cast<int>(top.leapfrogs);
+  stats.divergent = top.divergent > 0;
+  stats.nonfinite = top.nonfinite > 0;
+  stats.step_size = kernels_[k - 1]->step_size();
+
+  // 5. Schedule adaptation between tuning rounds of doubling length; its evaluations are
+  // group-wide, outside the per-replica counts.
+  const std::int64_t extra_evals = warm ? finish_warmup_round() : 0;
+  ++round_;
+  // 6. The beta = 1 replica's state, from its owner.
+  take_cold_state(state);
   stats.accepted = !same_bits(state.x, previous_x);
   stats.n_gradient_evals = static_cast<std::int64_t>(total_evals) + extra_evals;
   return stats;

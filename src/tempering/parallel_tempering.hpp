@@ -57,6 +57,7 @@
 #include "kernels/kernel.hpp"
 #include "parallel/group_comm.hpp"
 #include "tempering/batched_log_sums.hpp"
+#include "tempering/replica_row.hpp"
 #include "tempering/swaps.hpp"
 #include "tempering/tempered_target.hpp"
 
@@ -125,14 +126,30 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   void restore_state(const pemc::v1::KernelState& state) override;
 
  private:
-  static constexpr int kFixed = 6;  // V, grad evals, sum accept, leapfrogs, divergent, nonfinite
-
   void build_levels();
   void reset_sampling_stats();
   void retune(bool allow_resize);
   void resize(int n_new, const std::vector<double>& new_betas);
   int owner_of(int replica) const { return owner_[replica]; }
-  int values_per_replica() const;
+  // The layout of this round's allgather rows (replica_row.hpp).
+  ReplicaRowLayout row_layout() const { return {options_.n_local_steps, dim_, warmup_}; }
+
+  // One round (transition), in order:
+  void start_replicas(const kernels::ChainState& state);  // first round: all at state
+  // This member's replicas' local steps (or exact reference draws), their rows into send_.
+  void explore_locally(std::uint64_t sub_seed);
+  void draw_from_reference(int replica, std::uint64_t sub_seed, double* row);
+  void run_local_steps(int replica, std::uint64_t sub_seed, double* row);
+  // The allgather of every replica's row into recv_; fills v_; returns the summed evaluations.
+  double exchange_reports();
+  const double* received_row(int replica) const;
+  void replay_adaptation();         // warmup: every level kernel adapts as on every member
+  void add_stepping_stone_terms();  // sampling
+  void swap_levels(std::uint64_t sub_seed);
+  // Warmup: counts the round and retunes the ladder when a tuning round ends; returns the target
+  // evaluations a resize cost.
+  std::int64_t finish_warmup_round();
+  void take_cold_state(kernels::ChainState& state);  // the beta = 1 replica's, from its owner
   bool exact_level(int level) const {
     return options_.exact_reference_draws && reference_ && betas_[level] == 0.0;
   }

@@ -21,12 +21,12 @@ bool weighted_moments(bool tracked, const estimators::WeightedCovariance& acc, V
   return true;
 }
 
-bool reference_moments(const GaussianReference* reference, Vector& mean, Matrix& covariance,
+bool reference_moments(const Reference* reference, Vector& mean, Matrix& covariance,
                        double& log_zeta) {
   if (!reference) return false;
-  mean = reference->mean();
-  covariance = reference->covariance();
-  log_zeta = reference->log_zeta();
+  mean = reference->psi.mean();
+  covariance = reference->psi.covariance();
+  log_zeta = reference->log_zeta;
   return true;
 }
 

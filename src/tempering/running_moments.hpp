@@ -18,7 +18,7 @@ void add_weighted(estimators::WeightedCovariance& acc, ConstVectorRef x, double 
 bool weighted_moments(bool tracked, const estimators::WeightedCovariance& acc, Vector& mean,
                       Matrix& covariance);
 // The reference's mean, covariance and log zeta; false without a reference.
-bool reference_moments(const GaussianReference* reference, Vector& mean, Matrix& covariance,
+bool reference_moments(const Reference* reference, Vector& mean, Matrix& covariance,
                        double& log_zeta);
 void save_moments(pemc::v1::KernelState& s, const estimators::WeightedCovariance& acc);
 // From child `key` of s into acc (already of the right dimension); a checkpoint error when missing.

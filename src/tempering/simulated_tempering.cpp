@@ -25,9 +25,9 @@ SimulatedTemperingSpace::SimulatedTemperingSpace(targets::TargetPtr target, Refe
   }
   if (!reference_ && !(betas_.front() > 0.0))
     throw ConfigError("simulated_tempering: without a reference the lowest beta must be > 0");
-  if (reference_ && reference_->dim() != target_->dim())
+  if (reference_ && reference_->psi.dim() != target_->dim())
     throw ConfigError("simulated_tempering.reference: dimension " +
-                      std::to_string(reference_->dim()) + " differs from the target's " +
+                      std::to_string(reference_->psi.dim()) + " differs from the target's " +
                       std::to_string(target_->dim()));
   if (log_weights.empty()) log_weights.assign(betas_.size(), 0.0);
   set_log_weights(std::move(log_weights));
@@ -65,7 +65,7 @@ double SimulatedTemperingSpace::potential(ConstVectorRef xk) const {
   if (k < 0) return kInf;
   const auto x = xk.head(target_->dim());
   const double phi = target_->potential(x);
-  const double psi = reference_ ? reference_->psi(x) : 0.0;
+  const double psi = reference_ ? reference_->psi.potential(x) : 0.0;
   return betas_[k] * phi + (1.0 - betas_[k]) * psi - log_weights_[k];
 }
 
@@ -89,7 +89,7 @@ bool SimulatedTemperingSpace::weighted_view(ConstVectorRef xk, targets::Weighted
   out.samples = x;
   out.log_weights.resize(1);
   const double phi = target_->potential(x);
-  const double psi = reference_ ? reference_->psi(x) : 0.0;
+  const double psi = reference_ ? reference_->psi.potential(x) : 0.0;
   log_conditional(phi - psi, scratch_);
   out.log_weights[0] = scratch_.back();
   out.extra = {static_cast<double>(k), k >= 0 ? betas_[k] : std::numeric_limits<double>::quiet_NaN()};
@@ -172,8 +172,7 @@ void SimulatedTemperingKernel::update_weights() {
 
 kernels::TransitionStats SimulatedTemperingKernel::transition(kernels::ChainState& state,
                                                               rng::Stream& stream) {
-  const int k_levels = space_->n_levels();
-  int k = space_->level(state.x);
+  const int k = space_->level(state.x);
   if (k < 0) throw NumericalError("simulated_tempering: the state's level coordinate is invalid");
   kernels::TransitionStats stats;
   const auto x = state.x.head(d_);
@@ -183,68 +182,81 @@ kernels::TransitionStats SimulatedTemperingKernel::transition(kernels::ChainStat
     stats.n_gradient_evals += 1;
     have_point_ = true;
   }
-  const auto& betas = space_->betas();
+  move_x(k, stream, stats);                // T1: x | k
+  const int k_new = draw_level(stream);    // T2: k | x
+  if (warmup_)
+    record_warmup_round();
+  else
+    record_sample(k_new);
+  set_state(k_new, state);
+  return stats;
+}
 
-  // T1: x | k.
+void SimulatedTemperingKernel::move_x(int k, rng::Stream& stream, kernels::TransitionStats& stats) {
+  const auto& betas = space_->betas();
   if (k == 0 && betas[0] == 0.0 && space_->reference() && options_.exact_reference_draws) {
     Vector fresh(d_);
-    space_->reference()->sample(stream, fresh);
+    space_->reference()->psi.sample(stream, fresh);
     evaluate_path_point(*space_->target(), space_->reference().get(), fresh, point_);
     stats.accept_stat = 1.0;
     stats.accepted = true;
     stats.n_gradient_evals += 1;
-  } else {
-    const auto run = levels_.run(k, betas[k], point_, options_.n_local_steps, stream);
-    stats.accept_stat = run.sum_accept / options_.n_local_steps;
-    stats.n_leapfrog = run.n_leapfrog;
-    stats.divergent = run.divergent;
-    stats.nonfinite = run.nonfinite;
-    stats.accepted = run.moved;
-    stats.step_size = levels_.step_size(k);
-    stats.n_gradient_evals += run.n_gradient_evals;
+    return;
   }
+  const auto run = levels_.run(k, betas[k], point_, options_.n_local_steps, stream);
+  stats.accept_stat = run.sum_accept / options_.n_local_steps;
+  stats.n_leapfrog = run.n_leapfrog;
+  stats.divergent = run.divergent;
+  stats.nonfinite = run.nonfinite;
+  stats.accepted = run.moved;
+  stats.step_size = levels_.step_size(k);
+  stats.n_gradient_evals += run.n_gradient_evals;
+}
 
-  // T2: k | x, an independent draw from p(k | x).
+int SimulatedTemperingKernel::draw_level(rng::Stream& stream) {
+  const int k_levels = space_->n_levels();
   space_->log_conditional(point_.v(), log_cond_);
   const double u = stream.uniform();
   double cum = 0.0;
-  int k_new = k_levels - 1;
   for (int j = 0; j < k_levels; ++j) {
     cum += std::exp(log_cond_[j]);
-    if (u < cum) {
-      k_new = j;
-      break;
-    }
+    if (u < cum) return j;
   }
+  return k_levels - 1;
+}
 
-  if (warmup_) {
-    for (int j = 0; j < k_levels; ++j) pilot_lse_[j] = log_add_exp(pilot_lse_[j], log_cond_[j]);
-    ++pilot_n_;
-    ++warmup_iter_;
-    if (options_.adapt_weights && warmup_iter_ == next_pilot_end_) {
-      update_weights();
-      pilot_length_ *= 2;
-      next_pilot_end_ += pilot_length_;
-    }
-  } else {
-    const double terms[2] = {log_cond_.back(), log_cond_.front()};
-    rb_->add(terms);
-    if (track_moments_) add_weighted(moments_, point_.x, log_cond_.back());
-    ++n_samples_;
-    count_top_ += k_new == k_levels - 1;
-    count_bottom_ += k_new == 0;
-    level_buf_[0] = k_new;
-    round_trips_.observe(level_buf_, k_levels);
+void SimulatedTemperingKernel::record_warmup_round() {
+  for (int j = 0; j < space_->n_levels(); ++j)
+    pilot_lse_[j] = log_add_exp(pilot_lse_[j], log_cond_[j]);
+  ++pilot_n_;
+  ++warmup_iter_;
+  if (options_.adapt_weights && warmup_iter_ == next_pilot_end_) {
+    update_weights();
+    pilot_length_ *= 2;
+    next_pilot_end_ += pilot_length_;
   }
+}
 
+void SimulatedTemperingKernel::record_sample(int k_new) {
+  const int k_levels = space_->n_levels();
+  const double terms[2] = {log_cond_.back(), log_cond_.front()};
+  rb_->add(terms);
+  if (track_moments_) add_weighted(moments_, point_.x, log_cond_.back());
+  ++n_samples_;
+  count_top_ += k_new == k_levels - 1;
+  count_bottom_ += k_new == 0;
+  level_buf_[0] = k_new;
+  round_trips_.observe(level_buf_, k_levels);
+}
+
+void SimulatedTemperingKernel::set_state(int k_new, kernels::ChainState& state) const {
   state.x.head(d_) = point_.x;
   state.x[d_] = static_cast<double>(k_new);
-  const double b = betas[k_new];
+  const double b = space_->betas()[k_new];
   state.potential = point_.potential(b) - space_->log_weights()[k_new];
   state.grad.resize(d_ + 1);
   state.grad.head(d_) = b * point_.grad_phi + (1.0 - b) * point_.grad_psi;
   state.grad[d_] = 0.0;
-  return stats;
 }
 
 double SimulatedTemperingKernel::log_z() const {

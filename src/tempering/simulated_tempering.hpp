@@ -121,6 +121,14 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
 
  private:
   void update_weights();
+  // One transition's parts: T1 moves x at level k (local steps, or an exact reference draw at
+  // beta = 0), T2 draws the new level from p(k | x) (leaving log p(k | x) in log_cond_); then the
+  // warmup's pilot sums or the sampling estimators record the round, and the state is set.
+  void move_x(int k, rng::Stream& stream, kernels::TransitionStats& stats);
+  int draw_level(rng::Stream& stream);
+  void record_warmup_round();
+  void record_sample(int k_new);
+  void set_state(int k_new, kernels::ChainState& state) const;
 
   std::shared_ptr<SimulatedTemperingSpace> space_;
   SimulatedTemperingOptions options_;

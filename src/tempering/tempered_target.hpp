@@ -1,7 +1,7 @@
 #pragma once
 // One point of the tempering path (CT paper eq. (4)):
 //     pi_beta(x) ∝ exp(-beta phi(x) - (1 - beta) psi(x)) = exp(-psi(x) - beta V(x)),  V = phi - psi,
-// with phi the target's potential and psi a normalised reference (GaussianReference). Without a
+// with phi the target's potential and psi a normalised reference (reference.hpp). Without a
 // reference psi = 0 and this is the power path exp(-beta phi) (then beta must be > 0).
 //
 // Everything the tempering samplers need about a point is its PathPoint: phi, psi and their
@@ -19,7 +19,7 @@
 
 namespace pemc::tempering {
 
-using ReferencePtr = std::shared_ptr<const GaussianReference>;  // nullptr: power path
+using ReferencePtr = std::shared_ptr<const Reference>;  // nullptr: power path
 
 struct PathPoint {
   Vector x;
@@ -65,7 +65,7 @@ class TemperedTarget final : public targets::Target {
 };
 
 // Fills p at x by evaluating phi (one gradient evaluation) and psi.
-void evaluate_path_point(const targets::Target& target, const GaussianReference* reference,
+void evaluate_path_point(const targets::Target& target, const Reference* reference,
                          ConstVectorRef x, PathPoint& p);
 
 }  // namespace pemc::tempering

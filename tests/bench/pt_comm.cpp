@@ -3,8 +3,8 @@
 //   mpirun --allow-run-as-root --oversubscribe -n 8 build/tests/pt_comm_bench [--rounds R]
 //
 // Part 1, one swap round's communication alone: the PT kernel's per-round exchange
-// (parallel_tempering.cpp step 2 and the cold-state broadcast) is one allgather of kFixed = 6
-// numbers per replica plus one broadcast of the beta = 1 replica's state (2d + 1 numbers). Timed
+// (parallel_tempering.cpp step 2 and the cold-state broadcast) is one allgather of a
+// ReplicaRoundReport (6 numbers) per replica plus one broadcast of the beta = 1 replica's state (2d + 1 numbers). Timed
 // here in isolation after a barrier, for K = 16, 64, 256 replicas over all ranks, so the figure is
 // the collectives' cost and not waiting for a slower rank. Calls per round are 2 whatever K is;
 // what grows with K is only the allgather's payload (6 doubles per replica).
@@ -32,6 +32,7 @@
 #include "rng/stream.hpp"
 #include "tempering/parallel_tempering.hpp"
 #include "tempering/reference.hpp"
+#include "tempering/replica_row.hpp"
 #include "tempering/schedule.hpp"
 
 namespace {
@@ -56,7 +57,7 @@ void isolated_round_cost(const boost::mpi::communicator& world, int reps) {
     std::printf("%-8s %-6s %14s %18s %22s\n", "ranks", "K", "us per round", "collectives/round",
                 "doubles in per replica");
   for (const int k : {16, 64, 256}) {
-    constexpr int kFixed = 6;
+    constexpr int kFixed = pemc::tempering::ReplicaRoundReport::kSize;
     const auto block = group.block_of(group.rank(), k);
     std::vector<double> mine(static_cast<std::size_t>(block.end - block.begin) * kFixed, 1.0);
     std::vector<double> all(static_cast<std::size_t>(k) * kFixed);
@@ -84,8 +85,9 @@ void kou_run_share(const boost::mpi::communicator& world, int rounds) {
   pemc::Vector mean(2), var(2);
   mean << 5, 5;
   var << 9, 9;
-  auto reference = std::make_shared<pemc::tempering::GaussianReference>(
-      pemc::tempering::GaussianReference::diagonal(mean, var));
+  auto reference = std::make_shared<const pemc::tempering::Reference>(pemc::tempering::Reference{
+      pemc::densities::Gaussian::from_variances(mean, var,
+                                                pemc::densities::Gaussian::Evaluation::kShared)});
   pemc::v1::HmcConfig hmc;
   hmc.set_step_size(0.05);
   hmc.set_n_leapfrog(10);

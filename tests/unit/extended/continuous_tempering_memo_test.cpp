@@ -70,7 +70,7 @@ TEST(WeightedViewMemo, ReusesAnyPointOfTheTransitionWithoutEvaluatingTheTarget) 
   auto counting = std::make_shared<CountingTarget>(
       std::make_shared<targets::Gaussian>(Vector::LinSpaced(3, -1.0, 1.0), cov));
   const TemperingParts parts{counting,
-                             std::make_shared<const GaussianBase>(GaussianBase::from_covariance(
+                             std::make_shared<const densities::Gaussian>(densities::Gaussian::from_covariance(
                                  Vector::Constant(3, 0.2), 1.5 * Matrix::Identity(3, 3))),
                              0.7};
   const JointTemperingTarget joint(parts, 1.0, 0.5);

@@ -20,7 +20,7 @@ TEST(ContinuousTemperingMoments, RunningMomentsAreEquation21) {
   for (auto variant : {TemperingVariant::kJoint, TemperingVariant::kGibbs}) {
     ContinuousTemperingOptions o;
     o.variant = variant;
-    BaseDensity base{GaussianBase::from_covariance(Vector::Constant(3, 0.2), base_cov), 0.7, "test"};
+    BaseDensity base{densities::Gaussian::from_covariance(Vector::Constant(3, 0.2), base_cov), 0.7, "test"};
     const auto s = make_continuous_tempering(target, base, o, pemc::testing::hmc_factory(0.2, 8));
     kernels::ChainState state;
     state.x.resize(s.space->dim());

@@ -27,7 +27,7 @@ std::shared_ptr<targets::GaussianMixture> bimodal() {
 ExtendedSampler make(TemperingVariant variant) {
   ContinuousTemperingOptions o;
   o.variant = variant;
-  BaseDensity base{GaussianBase::from_covariance(Vector::Constant(1, 0.0), Matrix::Constant(1, 1, 1.06)),
+  BaseDensity base{densities::Gaussian::from_covariance(Vector::Constant(1, 0.0), Matrix::Constant(1, 1, 1.06)),
                    0.3, "test"};
   return make_continuous_tempering(bimodal(), std::move(base), o, [](targets::TargetPtr space) {
     kernels::HmcOptions h;

@@ -39,7 +39,7 @@ std::shared_ptr<targets::GaussianMixture> bimodal() {
 }
 
 BaseDensity base_1d(double mean, double var, double log_zeta) {
-  return {GaussianBase::from_covariance(Vector::Constant(1, mean), Matrix::Constant(1, 1, var)),
+  return {densities::Gaussian::from_covariance(Vector::Constant(1, mean), Matrix::Constant(1, 1, var)),
           log_zeta, "test"};
 }
 
@@ -47,8 +47,8 @@ TemperingParts parts_3d(double log_zeta = 0.7) {
   Matrix cov(3, 3);
   cov << 1.0, 0.3, 0.0, 0.3, 2.0, -0.4, 0.0, -0.4, 0.5;
   auto target = std::make_shared<targets::Gaussian>(Vector::LinSpaced(3, -1.0, 1.0), cov);
-  auto base = std::make_shared<const GaussianBase>(
-      GaussianBase::from_covariance(Vector::Constant(3, 0.2), 1.5 * Matrix::Identity(3, 3)));
+  auto base = std::make_shared<const densities::Gaussian>(
+      densities::Gaussian::from_covariance(Vector::Constant(3, 0.2), 1.5 * Matrix::Identity(3, 3)));
   return {target, base, log_zeta};
 }
 
@@ -101,8 +101,8 @@ TEST(JointTempering, PerfectBaseGivesAFlatTemperatureMarginal) {
   // phi = psi - log Z and log zeta = log Z make Delta = 0: U(x, u) = psi(x) - log beta'(u), so
   // beta is uniform and independent of x (eq. (16)).
   const auto g = std::make_shared<targets::Gaussian>(Vector::Constant(2, 0.5), 2.0 * Matrix::Identity(2, 2));
-  auto base = std::make_shared<const GaussianBase>(
-      GaussianBase::from_covariance(Vector::Constant(2, 0.5), 2.0 * Matrix::Identity(2, 2)));
+  auto base = std::make_shared<const densities::Gaussian>(
+      densities::Gaussian::from_covariance(Vector::Constant(2, 0.5), 2.0 * Matrix::Identity(2, 2)));
   const double log_z = *g->truth().log_z;
   const JointTemperingTarget joint({g, base, log_z}, 1.0, 0.5);
   for (double u : {-3.0, 0.0, 2.0}) {

@@ -84,10 +84,10 @@ TEST(ReferenceConfig, FittedFromABaseDensity) {
   auto inline_ref = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
   Vector x(2);
   x << 0.3, -2.0;
-  EXPECT_NEAR(given->psi(x), inline_ref->psi(x), 1e-12);
+  EXPECT_NEAR(given->psi.potential(x), inline_ref->psi.potential(x), 1e-12);
   auto laplace = make_reference(parse<v1::TemperingReferenceConfig>("fitted { laplace { search { n_starts: 3 } } }"),
                                 target, "R");
-  EXPECT_NEAR(laplace->psi(x), inline_ref->psi(x), 1e-6);
+  EXPECT_NEAR(laplace->psi.potential(x), inline_ref->psi.potential(x), 1e-6);
   EXPECT_NE(expect_config_error([&] {
               make_reference(parse<v1::TemperingReferenceConfig>(
                                  "mean: 1 fitted { gaussian { mean: [1, 1] log_zeta: 0 } }"),
@@ -98,9 +98,9 @@ TEST(ReferenceConfig, FittedFromABaseDensity) {
 
 TEST(ReferenceConfig, InlineAndFiles) {
   auto r = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
-  EXPECT_EQ(r->dim(), 2);
+  EXPECT_EQ(r->psi.dim(), 2);
   Vector x = Vector::Constant(2, 1.0);
-  EXPECT_NEAR(r->psi(x), 2 * std::log(2.0) + kLog2Pi, 1e-12);
+  EXPECT_NEAR(r->psi.potential(x), 2 * std::log(2.0) + kLog2Pi, 1e-12);
   const std::string dir = ::testing::TempDir();
   {
     std::ofstream(dir + "/m.txt") << "1 2\n";
@@ -110,7 +110,7 @@ TEST(ReferenceConfig, InlineAndFiles) {
                                                          dir + "/l.txt'"),
                      2, "R");
   x << 1, 2;
-  EXPECT_NEAR(r->psi(x), std::log(2.0) + kLog2Pi, 1e-12);  // log det L = log 2
+  EXPECT_NEAR(r->psi.potential(x), std::log(2.0) + kLog2Pi, 1e-12);  // log det L = log 2
   std::ofstream(dir + "/bad.txt") << "1 x\n";
   EXPECT_THROW(make_reference(parse<v1::TemperingReferenceConfig>("mean_file: '" + dir + "/bad.txt'"), 2, "R"),
                DataError);

@@ -66,8 +66,7 @@ std::pair<double, double> batch_mean(const std::vector<Vector>& draws,
 }
 
 ReferencePtr standard_reference(int d) {
-  return std::make_shared<GaussianReference>(
-      GaussianReference::diagonal(Vector::Zero(d), Vector::Ones(d)));
+  return testing::diagonal_reference(Vector::Zero(d), Vector::Ones(d));
 }
 
 TEST(ParallelTempering, SteppingStoneLogZAndColdMomentsOnAGaussian) {
@@ -187,8 +186,7 @@ TEST(ParallelTempering, DrawsAreIdenticalForAnyGroupSize) {
   for (const bool with_reference : {false, true}) {
     SCOPED_TRACE(with_reference ? "reference path (exact draws at beta 0)" : "power path");
     const ReferencePtr reference =
-        with_reference ? std::make_shared<GaussianReference>(
-                             GaussianReference::diagonal(Vector::Zero(1), Vector::Constant(1, 9.0)))
+        with_reference ? testing::diagonal_reference(Vector::Zero(1), Vector::Constant(1, 9.0))
                        : nullptr;
     auto options = [&] {
       ParallelTemperingOptions o;

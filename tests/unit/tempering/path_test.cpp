@@ -1,4 +1,4 @@
-// GaussianReference, TemperedTarget / PathPoint, swaps and round trips.
+// TemperedTarget / PathPoint, swaps and round trips.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +6,6 @@
 #include "core/error.hpp"
 #include "rng/stream.hpp"
 #include "support/gradient_check.hpp"
-#include "tempering/reference.hpp"
 #include "tempering/swaps.hpp"
 #include "tempering/tempered_target.hpp"
 #include "tempering_test_support.hpp"
@@ -22,75 +21,15 @@ Matrix example_lower() {
   return l;
 }
 
-TEST(GaussianReference, DenseMatchesDirectLogDensity) {
-  const Vector mean = Vector::LinSpaced(3, -1.0, 2.0);
-  const Matrix l = example_lower();
-  const auto ref = GaussianReference::cholesky(mean, l);
-  const Matrix cov = l * l.transpose();
-  const Vector x(Vector::LinSpaced(3, 0.3, -0.8));
-  const Vector r = x - mean;
-  const double direct =
-      0.5 * r.dot(cov.inverse() * r) + 0.5 * std::log(cov.determinant()) + 1.5 * kLog2Pi;
-  EXPECT_NEAR(ref.psi(x), direct, 1e-12);
-  Vector g(3);
-  EXPECT_NEAR(ref.psi_and_gradient(x, g), direct, 1e-12);
-  const Vector g_direct = cov.inverse() * r;
-  for (int i = 0; i < 3; ++i) EXPECT_NEAR(g[i], g_direct[i], 1e-12);
-}
-
-TEST(GaussianReference, DiagonalIsNormalisedIn1D) {
-  const auto ref = GaussianReference::diagonal(Vector::Constant(1, 0.7), Vector::Constant(1, 2.5));
-  // Trapezoid over +-12 sd: the integral of exp(-psi) is 1.
-  double sum = 0.0;
-  const double h = 1e-3, sd = std::sqrt(2.5);
-  Vector x(1);
-  for (double t = 0.7 - 12 * sd; t <= 0.7 + 12 * sd; t += h) {
-    x[0] = t;
-    sum += std::exp(-ref.psi(x)) * h;
-  }
-  EXPECT_NEAR(sum, 1.0, 1e-6);
-}
-
-TEST(GaussianReference, SamplesHaveTheMeanAndCovariance) {
-  const Vector mean = Vector::LinSpaced(3, -1.0, 2.0);
-  const Matrix l = example_lower();
-  const auto ref = GaussianReference::cholesky(mean, l);
-  rng::Stream s(7, rng::Domain::kTest, 0, 0);
-  const int n = 20000;
-  Vector sum = Vector::Zero(3);
-  Matrix sum2 = Matrix::Zero(3, 3);
-  Vector x(3);
-  for (int i = 0; i < n; ++i) {
-    ref.sample(s, x);
-    sum += x;
-    sum2 += (x - mean) * (x - mean).transpose();
-  }
-  const Matrix cov = l * l.transpose();
-  for (int i = 0; i < 3; ++i) {
-    // 5 standard errors of the sample mean.
-    EXPECT_NEAR(sum[i] / n, mean[i], 5 * std::sqrt(cov(i, i) / n));
-    // Var of (x_i - m_i)^2 is 2 cov_ii^2 for a Gaussian.
-    EXPECT_NEAR(sum2(i, i) / n, cov(i, i), 5 * std::sqrt(2.0 / n) * cov(i, i));
-  }
-}
-
-TEST(GaussianReference, RejectsBadParameters) {
-  EXPECT_THROW(GaussianReference::diagonal(Vector::Zero(2), Vector::Constant(2, -1.0)), ConfigError);
-  EXPECT_THROW(GaussianReference::diagonal(Vector::Zero(2), Vector::Ones(3)), ConfigError);
-  Matrix l = example_lower();
-  l(1, 1) = 0.0;
-  EXPECT_THROW(GaussianReference::cholesky(Vector::Zero(3), l), ConfigError);
-}
-
 TEST(TemperedTarget, PotentialGradientAndPathPoint) {
   auto target = std::make_shared<ShiftedGaussian>(Vector::LinSpaced(3, 1.0, 3.0),
                                                   Vector::Constant(3, 0.5), 2.0);
-  auto ref = std::make_shared<GaussianReference>(GaussianReference::cholesky(Vector::Zero(3), example_lower()));
+  auto ref = testing::dense_reference(Vector::Zero(3), example_lower());
   const Vector x = Vector::LinSpaced(3, 0.2, -0.5);
   for (double beta : {0.0, 0.3, 1.0}) {
     TemperedTarget t(target, ref, beta);
     pemc::testing::expect_gradient_matches(t, x);
-    EXPECT_NEAR(t.potential(x), beta * target->potential(x) + (1 - beta) * ref->psi(x), 1e-12);
+    EXPECT_NEAR(t.potential(x), beta * target->potential(x) + (1 - beta) * ref->psi.potential(x), 1e-12);
   }
   TemperedTarget t(target, ref, 0.3);
   PathPoint p;
@@ -128,12 +67,12 @@ TEST(TemperedTarget, PowerPathHasNoReference) {
 // The swap ratio equals the brute-force ratio of tempered densities.
 TEST(Swaps, LogRatioMatchesDensities) {
   auto target = std::make_shared<ShiftedGaussian>(Vector::Constant(2, 1.0), Vector::Constant(2, 0.3), 5.0);
-  auto ref = std::make_shared<GaussianReference>(GaussianReference::diagonal(Vector::Zero(2), Vector::Ones(2)));
+  auto ref = testing::diagonal_reference(Vector::Zero(2), Vector::Ones(2));
   const Vector xa = Vector::Constant(2, 0.1), xb = Vector::Constant(2, 0.9);
   const double b0 = 0.2, b1 = 0.7;
   TemperedTarget t0(target, ref, b0), t1(target, ref, b1);
   const double brute = -t0.potential(xb) - t1.potential(xa) + t0.potential(xa) + t1.potential(xb);
-  const double va = target->potential(xa) - ref->psi(xa), vb = target->potential(xb) - ref->psi(xb);
+  const double va = target->potential(xa) - ref->psi.potential(xa), vb = target->potential(xb) - ref->psi.potential(xb);
   EXPECT_NEAR(swap_log_ratio(b0, b1, va, vb), brute, 1e-12);
   EXPECT_EQ(swap_log_ratio(0.1, 0.2, NAN, 1.0), -kInf);
 }

@@ -21,8 +21,7 @@ using testing::ShiftedGaussian;
 using testing::TwoModes;
 
 ReferencePtr standard_reference(int d, double var = 1.0) {
-  return std::make_shared<GaussianReference>(
-      GaussianReference::diagonal(Vector::Zero(d), Vector::Constant(d, var)));
+  return testing::diagonal_reference(Vector::Zero(d), Vector::Constant(d, var));
 }
 
 struct Collected {
@@ -71,7 +70,7 @@ TEST(SimulatedTemperingSpace, PotentialGradientAndConditional) {
   EXPECT_NEAR(g[0], gt[0], 1e-14);
   EXPECT_NEAR(g[1], gt[1], 1e-14);
   EXPECT_EQ(g[2], 0.0);
-  const double phi = target->potential(xk.head(2)), psi = ref->psi(xk.head(2));
+  const double phi = target->potential(xk.head(2)), psi = ref->psi.potential(xk.head(2));
   EXPECT_NEAR(space.potential(xk), 0.5 * phi + 0.5 * psi - 1.0, 1e-12);
   // Conditional of k (thesis eq. (2.66)) by brute force.
   std::vector<double> lc;

@@ -3,6 +3,7 @@
 // factory, and an in-process group of threads standing in for MPI ranks.
 #include <barrier>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -15,6 +16,19 @@
 #include "tempering/parallel_tempering.hpp"
 
 namespace pemc::tempering::testing {
+
+// References as the config builds them (Evaluation::kShared; tempering/from_config.cpp).
+inline ReferencePtr diagonal_reference(Vector mean, const Vector& variance) {
+  return std::make_shared<const Reference>(Reference{densities::Gaussian::from_variances(
+      std::move(mean), variance, densities::Gaussian::Evaluation::kShared)});
+}
+inline ReferencePtr dense_reference(Vector mean, Matrix lower,
+                                    double log_zeta = std::numeric_limits<double>::quiet_NaN()) {
+  return std::make_shared<const Reference>(
+      Reference{densities::Gaussian::from_cholesky(std::move(mean), std::move(lower),
+                                                   densities::Gaussian::Evaluation::kShared),
+                log_zeta});
+}
 
 // phi(x) = 0.5 sum ((x_i - m_i) / s_i)^2 + c, so log Z = sum log(sqrt(2 pi) s_i) - c.
 class ShiftedGaussian final : public targets::Target {

@@ -1,23 +1,19 @@
-#include "extended/base_density.hpp"
-
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <limits>
-
+#pragma once
+// The AVX2/FMA kernels of Gaussian's product path (gaussian_fast.cpp; see gaussian.hpp): triangular
+// matrix-vector products with the padded inverse factor T = L^{-1}, and where their rows go. Only
+// gaussian_fast.cpp includes this header; everything here is compiled for avx2,fma and called only
+// after cpu_has_avx2_fma().
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define PEMC_BASE_AVX2 1
-#endif
 
-#include "core/cpu_features.hpp"
-#include "core/error.hpp"
-#include "core/numerics.hpp"
+#include <cstddef>
 
-namespace pemc::extended {
-namespace {
+#include "core/types.hpp"  // Eigen's EIGEN_VECTORIZE_* (the packet size the norm below matches)
 
-#ifdef PEMC_BASE_AVX2
+#define PEMC_GAUSSIAN_AVX2 1
+
+namespace pemc::densities::avx2 {
+
 // y = A x for a triangular A, column-major and zero-padded to ld x ld (ld a multiple of 4; x has
 // zero padding too): lower (row block v uses column blocks 0..v) or upper (v..ld/4 - 1). Each block
 // of 4 rows is an independent dot product over whole 4-column blocks with four accumulators, so
@@ -160,7 +156,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void triangular_produc
 // (No Eigen code inside target("avx2") functions: its instantiations there could be the ones the
 // linker keeps for the whole program.)
 #if defined(EIGEN_VECTORIZE_AVX512) || !defined(EIGEN_VECTORIZE_SSE2)
-#define PEMC_BASE_EIGEN_NORM 1
+#define PEMC_GAUSSIAN_EIGEN_NORM 1
 #endif
 
 __attribute__((target("avx2,fma"), always_inline)) inline __m256d squares(const double* r) {
@@ -221,7 +217,7 @@ __attribute__((target("avx2,fma"))) double fused_fixed(const FusedArgs& a, const
   triangular_product_regs<NV, true>(a.t, y, r);
 #pragma GCC unroll 8
   for (int v = 0; v < NV; ++v) _mm256_storeu_pd(a.r_pad + 4 * v, r[v]);
-#ifdef PEMC_BASE_EIGEN_NORM
+#ifdef PEMC_GAUSSIAN_EIGEN_NORM
   const double norm = 0.0;  // the caller sums r_pad with Eigen
 #else
   const double norm = squared_norm_fixed<NV>(a.r_pad);
@@ -256,218 +252,7 @@ bool fused_small(int ld, const FusedArgs& a, const Store* store, double& norm) {
   }
 }
 
+
+}  // namespace pemc::densities::avx2
+
 #endif
-
-}  // namespace
-
-GaussianBase::GaussianBase(Vector mean, Matrix lower)
-    : mean_(std::move(mean)), chol_(std::move(lower)), r_(mean_.size()) {
-  const auto d = mean_.size();
-  chol_.triangularView<Eigen::StrictlyUpper>().setZero();
-  chol_t_ = chol_.transpose();
-  inv_diag_ = chol_.diagonal().cwiseInverse();
-  diagonal_ = chol_.isDiagonal(0.0);
-  log_norm_ = 0.5 * static_cast<double>(d) * kLog2Pi + chol_.diagonal().array().log().sum();
-#ifdef PEMC_BASE_AVX2
-  if (!diagonal_ && d >= 4 && cpu_has_avx2_fma()) {
-    // T = L^{-1} by substitution on the identity; cond_1(L) = ||L||_1 ||T||_1 (max column sums);
-    // the products' error relative to substitution is O(d eps cond(L)).
-    const Matrix t = chol_.triangularView<Eigen::Lower>().solve(Matrix::Identity(d, d));
-    const double cond = chol_.cwiseAbs().colwise().sum().maxCoeff() *
-                        t.cwiseAbs().colwise().sum().maxCoeff();
-    const double error_bound = static_cast<double>(d) * std::numeric_limits<double>::epsilon() * cond;
-    if (t.allFinite() && error_bound <= 1e-10) {
-      products_ = true;
-      padded_ = static_cast<int>((d + 3) / 4 * 4);
-      inv_chol_ = Matrix::Zero(padded_, padded_);
-      inv_chol_.topLeftCorner(d, d) = t.triangularView<Eigen::Lower>();
-      inv_chol_t_ = Matrix::Zero(padded_, padded_);
-      inv_chol_t_.topLeftCorner(d, d) = t.transpose().triangularView<Eigen::Upper>();
-      y_pad_ = Vector::Zero(padded_);
-      r_pad_ = Vector::Zero(padded_);
-      g_pad_ = Vector::Zero(padded_);
-    }
-  }
-#endif
-}
-
-GaussianBase GaussianBase::from_cholesky(Vector mean, Matrix lower) {
-  const auto d = mean.size();
-  if (d < 1) throw NumericalError("Gaussian base: the mean is empty");
-  if (lower.rows() != d || lower.cols() != d)
-    throw NumericalError("Gaussian base: the Cholesky factor is " + std::to_string(lower.rows()) +
-                         " x " + std::to_string(lower.cols()) + ", expected " + std::to_string(d) +
-                         " x " + std::to_string(d));
-  if (!mean.allFinite()) throw NumericalError("Gaussian base: the mean has a non-finite entry");
-  for (Eigen::Index j = 0; j < d; ++j) {
-    for (Eigen::Index i = j; i < d; ++i) {
-      if (!std::isfinite(lower(i, j)))
-        throw NumericalError("Gaussian base: Cholesky factor entry (" + std::to_string(i) + ", " +
-                             std::to_string(j) + ") is not finite");
-    }
-    if (!(lower(j, j) > 0.0))
-      throw NumericalError("Gaussian base: Cholesky factor diagonal entry " + std::to_string(j) +
-                           " is " + std::to_string(lower(j, j)) + " (must be > 0)");
-  }
-  return GaussianBase(std::move(mean), std::move(lower));
-}
-
-GaussianBase GaussianBase::from_covariance(Vector mean, const Matrix& covariance) {
-  const auto d = mean.size();
-  if (covariance.rows() != d || covariance.cols() != d)
-    throw NumericalError("Gaussian base: the covariance is " + std::to_string(covariance.rows()) +
-                         " x " + std::to_string(covariance.cols()) + ", expected " +
-                         std::to_string(d) + " x " + std::to_string(d));
-  if (!covariance.allFinite())
-    throw NumericalError("Gaussian base: the covariance has a non-finite entry");
-  const double scale = std::max(1.0, covariance.cwiseAbs().maxCoeff());
-  for (Eigen::Index i = 0; i < d; ++i)
-    for (Eigen::Index j = 0; j < i; ++j)
-      if (std::fabs(covariance(i, j) - covariance(j, i)) > 1e-9 * scale)
-        throw NumericalError("Gaussian base: the covariance is not symmetric at (" +
-                             std::to_string(i) + ", " + std::to_string(j) + ")");
-  Eigen::LLT<Matrix> llt(0.5 * (covariance + covariance.transpose()));
-  if (llt.info() != Eigen::Success)
-    throw NumericalError("Gaussian base: the covariance is not positive definite");
-  return from_cholesky(std::move(mean), llt.matrixL());
-}
-
-void GaussianBase::forward_solve(Vector& rv) const {
-  const int d = static_cast<int>(rv.size());
-  double* __restrict r = rv.data();
-  const double* __restrict inv = inv_diag_.data();
-  if (diagonal_) {
-    for (int i = 0; i < d; ++i) r[i] *= inv[i];
-    return;
-  }
-  const double* l = chol_.data();
-  int j = 0;
-  for (; j + 4 <= d; j += 4) {
-    const double* __restrict c0 = l + static_cast<std::ptrdiff_t>(j) * d;
-    const double* __restrict c1 = c0 + d;
-    const double* __restrict c2 = c1 + d;
-    const double* __restrict c3 = c2 + d;
-    const double r0 = (r[j] *= inv[j]);
-    const double r1 = (r[j + 1] = (r[j + 1] - r0 * c0[j + 1]) * inv[j + 1]);
-    const double r2 = (r[j + 2] = (r[j + 2] - r0 * c0[j + 2] - r1 * c1[j + 2]) * inv[j + 2]);
-    const double r3 =
-        (r[j + 3] = (r[j + 3] - r0 * c0[j + 3] - r1 * c1[j + 3] - r2 * c2[j + 3]) * inv[j + 3]);
-    for (int i = j + 4; i < d; ++i) r[i] -= (r0 * c0[i] + r1 * c1[i]) + (r2 * c2[i] + r3 * c3[i]);
-  }
-  for (; j < d; ++j) {
-    const double rj = (r[j] *= inv[j]);
-    const double* __restrict c = l + static_cast<std::ptrdiff_t>(j) * d;
-    for (int i = j + 1; i < d; ++i) r[i] -= rj * c[i];
-  }
-}
-
-void GaussianBase::backward_solve(Vector& rv) const {
-  const int d = static_cast<int>(rv.size());
-  double* __restrict r = rv.data();
-  const double* __restrict inv = inv_diag_.data();
-  if (diagonal_) {
-    for (int i = 0; i < d; ++i) r[i] *= inv[i];
-    return;
-  }
-  // Solve L' g = r: U = L' is upper triangular; columns from the last one, four at a time.
-  const double* u = chol_t_.data();
-  int i = d - 1;
-  for (; i - 3 >= 0; i -= 4) {
-    const double* __restrict c3 = u + static_cast<std::ptrdiff_t>(i) * d;
-    const double* __restrict c2 = c3 - d;
-    const double* __restrict c1 = c2 - d;
-    const double* __restrict c0 = c1 - d;
-    const double g3 = (r[i] *= inv[i]);
-    const double g2 = (r[i - 1] = (r[i - 1] - g3 * c3[i - 1]) * inv[i - 1]);
-    const double g1 = (r[i - 2] = (r[i - 2] - g3 * c3[i - 2] - g2 * c2[i - 2]) * inv[i - 2]);
-    const double g0 =
-        (r[i - 3] = (r[i - 3] - g3 * c3[i - 3] - g2 * c2[i - 3] - g1 * c1[i - 3]) * inv[i - 3]);
-    for (int k = 0; k < i - 3; ++k) r[k] -= (g3 * c3[k] + g2 * c2[k]) + (g1 * c1[k] + g0 * c0[k]);
-  }
-  for (; i >= 0; --i) {
-    const double gi = (r[i] *= inv[i]);
-    const double* __restrict c = u + static_cast<std::ptrdiff_t>(i) * d;
-    for (int k = 0; k < i; ++k) r[k] -= gi * c[k];
-  }
-}
-
-#ifdef PEMC_BASE_AVX2
-template <class Store>
-double GaussianBase::products(const double* x, const Store* store) const {
-  const FusedArgs a{inv_chol_.data(), inv_chol_t_.data(), x, mean_.data(), r_pad_.data(), dim()};
-  double norm;
-  if (fused_small(padded_, a, store, norm)) {
-#ifdef PEMC_BASE_EIGEN_NORM
-    norm = r_pad_.squaredNorm();
-#endif
-  } else {  // d > 32: the general loops
-    y_pad_.head(dim()) = Eigen::Map<const Vector>(x, dim()) - mean_;
-    triangular_product<true>(inv_chol_.data(), padded_, y_pad_.data(), r_pad_.data());
-    norm = r_pad_.squaredNorm();  // padding rows are zero
-    if (store) {
-      triangular_product<false>(inv_chol_t_.data(), padded_, r_pad_.data(), g_pad_.data());
-      store_padded(*store, g_pad_.data(), padded_);
-    }
-  }
-  return 0.5 * norm + log_norm_;
-}
-#endif
-
-double GaussianBase::potential(ConstVectorRef x) const {
-#ifdef PEMC_BASE_AVX2
-  if (products_) return products<PlainStore>(x.data(), nullptr);
-#endif
-  r_.noalias() = x - mean_;
-  forward_solve(r_);
-  return 0.5 * r_.squaredNorm() + log_norm_;
-}
-
-double GaussianBase::solves(ConstVectorRef x) const {
-  r_.noalias() = x - mean_;
-  forward_solve(r_);
-  const double value = 0.5 * r_.squaredNorm() + log_norm_;
-  backward_solve(r_);
-  return value;
-}
-
-double GaussianBase::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
-#ifdef PEMC_BASE_AVX2
-  if (products_) {
-    const PlainStore store{grad.data(), dim()};
-    return products(x.data(), &store);
-  }
-#endif
-  const double value = solves(x);
-  grad = r_;
-  return value;
-}
-
-double GaussianBase::potential_and_mixed_gradient(std::span<const double> x,
-                                                  const MixedGradient& m) const {
-  const auto d = static_cast<std::size_t>(dim());
-  if (x.size() != d || m.grad_phi.size() != d || m.out.size() != d ||
-      !(m.grad_psi.empty() || m.grad_psi.size() == d))
-    throw NumericalError("Gaussian base: potential_and_mixed_gradient needs x, grad_phi and out "
-                         "(and grad_psi, if given) of dimension " + std::to_string(d));
-#ifdef PEMC_BASE_AVX2
-  if (products_) {
-    const MixedStore store{m.w_phi, m.w_psi, m.grad_phi.data(), m.out.data(),
-                           m.grad_psi.empty() ? nullptr : m.grad_psi.data(), dim()};
-    return products(x.data(), &store);
-  }
-#endif
-  const double value = solves(Eigen::Map<const Vector>(x.data(), dim()));
-  const auto n = static_cast<Eigen::Index>(d);
-  if (!m.grad_psi.empty()) Eigen::Map<Vector>(m.grad_psi.data(), n) = r_;
-  Eigen::Map<Vector>(m.out.data(), n).noalias() =
-      m.w_phi * Eigen::Map<const Vector>(m.grad_phi.data(), n) + m.w_psi * r_;
-  return value;
-}
-
-void GaussianBase::sample(rng::Stream& stream, VectorRef out) const {
-  stream.fill_normal(r_);
-  out.noalias() = mean_ + chol_.triangularView<Eigen::Lower>() * r_;
-}
-
-
-}  // namespace pemc::extended

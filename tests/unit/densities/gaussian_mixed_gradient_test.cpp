@@ -1,4 +1,4 @@
-// GaussianBase::potential_and_mixed_gradient: on every evaluation path (diagonal factor, the AVX2
+// Gaussian::potential_and_mixed_gradient: on every kFast evaluation path (diagonal factor, the AVX2
 // product path for each padded size 4..32 and beyond, substitution for an ill-conditioned factor)
 // it must give exactly the bits of potential_and_gradient followed by the Eigen expression
 // w_phi grad_phi + w_psi grad_psi, in place too, and reject spans of the wrong size.
@@ -8,15 +8,15 @@
 #include <span>
 
 #include "core/error.hpp"
-#include "extended/base_density.hpp"
+#include "densities/gaussian.hpp"
 #include "rng/stream.hpp"
 
-namespace pemc::extended {
+namespace pemc::densities {
 namespace {
 
 enum class Kind { kDiagonal, kDense, kIllConditioned };
 
-GaussianBase make_base(int d, Kind kind, std::uint64_t seed) {
+Gaussian make_base(int d, Kind kind, std::uint64_t seed) {
   rng::Stream s(seed, rng::Domain::kTest, static_cast<std::uint64_t>(d), 0);
   Vector mu(d);
   s.fill_normal(mu);
@@ -27,13 +27,13 @@ GaussianBase make_base(int d, Kind kind, std::uint64_t seed) {
   // Diagonal entries spanning ~1e-7..1: d eps cond(L) > 1e-10, so the substitution path is used.
   if (kind == Kind::kIllConditioned)
     for (int j = 0; j < d; ++j) l(j, j) *= std::pow(1e-4, double(j) / std::max(1, d - 1)) * (j % 2 ? 1e-3 : 1.0);
-  return GaussianBase::from_cholesky(mu, l);
+  return Gaussian::from_cholesky(mu, l);
 }
 
-TEST(GaussianBaseMixedGradient, BitIdenticalToGradientThenMixingOnEveryPath) {
+TEST(GaussianMixedGradient, BitIdenticalToGradientThenMixingOnEveryPath) {
   for (const Kind kind : {Kind::kDiagonal, Kind::kDense, Kind::kIllConditioned}) {
     for (int d : {1, 2, 3, 4, 5, 7, 8, 13, 27, 28, 31, 32, 33, 45}) {
-      const GaussianBase base = make_base(d, kind, 3);
+      const Gaussian base = make_base(d, kind, 3);
       rng::Stream s(5, rng::Domain::kTest, static_cast<std::uint64_t>(d), 1);
       Vector x(d), grad_phi(d), grad_psi(d), expected(d), out(d), out_psi(d);
       for (int t = 0; t < 20; ++t) {
@@ -65,8 +65,8 @@ TEST(GaussianBaseMixedGradient, BitIdenticalToGradientThenMixingOnEveryPath) {
   }
 }
 
-TEST(GaussianBaseMixedGradient, RejectsSpansOfTheWrongSize) {
-  const GaussianBase base = make_base(5, Kind::kDense, 7);
+TEST(GaussianMixedGradient, RejectsSpansOfTheWrongSize) {
+  const Gaussian base = make_base(5, Kind::kDense, 7);
   Vector x = Vector::Zero(5), g = Vector::Zero(5), out(5), small(4);
   EXPECT_THROW(base.potential_and_mixed_gradient({x.data(), 4}, {0.5, 0.5, {g.data(), 5}, {out.data(), 5}, {}}),
                NumericalError);
