@@ -167,7 +167,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   v1::ChainSummary summary;
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
-  summary.set_status("ok");
+  set_status(summary, ChainStatus::kOk);
   // Gradient evaluations of the sampler's own space (what kernels count, and checkpoints hold);
   // the summary's n_gradient_evals is in target gradients: per_evaluation times these.
   std::int64_t grad_evals = 0;
@@ -323,7 +323,7 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
           ck.set_cpu_seconds(cpu_used());
           if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
           if (action == static_cast<double>(CheckpointAction::kSaveAndStop)) {
-            summary.set_status(kStatusCheckpointed);
+            set_status(summary, ChainStatus::kCheckpointed);
             summary.set_n_gradient_evals(grad_evals * per_evaluation);
             summary.set_n_extended_gradient_evals(grad_evals);
             summary.set_wall_seconds(elapsed());
@@ -402,10 +402,10 @@ v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr targe
   } catch (const CallbackFailure& f) {
     std::rethrow_exception(f.error);
   } catch (const Error& e) {
-    summary.set_status(std::string("failed: ") + e.what());
+    summary.set_status(failed_status_text(e.what()));
   } catch (const std::exception& e) {
     // A user target (e.g. a plugin) may throw anything; it still ends only this chain.
-    summary.set_status(std::string("failed: unexpected exception: ") + e.what());
+    summary.set_status(failed_status_text(std::string("unexpected exception: ") + e.what()));
   }
   summary.set_n_gradient_evals(grad_evals * per_evaluation);
   summary.set_n_extended_gradient_evals(grad_evals);

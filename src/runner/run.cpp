@@ -61,8 +61,6 @@ enum BootstrapTag : int {
 };
 // take_next_task(): nothing to hand out now, but a bootstrap round still to finish will add items.
 constexpr int kWaitForRound = -2;
-// A bootstrap round of a chain that finished: its report went to the coordinator, nothing to file.
-constexpr const char* kStatusBootstrapRound = "bootstrap round done";
 
 // Runs with bootstrap rounds cannot be resumed: a checkpoint holds neither the round index nor the
 // refitted bases (and chains of one round are pooled before the next starts).
@@ -554,18 +552,19 @@ class RankLoop {
                                      cb, group, resume);
       account_run_time(Clock::now());
       in_chain_ = false;
-      if (summary.status() == kStatusBootstrapRound) continue;  // reported to the coordinator
+      const ChainStatus status = status_of(summary);
+      if (status == ChainStatus::kRoundDone) continue;  // reported to the coordinator
       summary.set_rank(rank_);
       summary.set_run_id(run.name());
       if (!leader) {
-        if (summary.status() == kStatusCheckpointed) break;
+        if (status == ChainStatus::kCheckpointed) break;
         continue;
       }
-      if (summary.status() == kStatusCheckpointed) {
+      if (status == ChainStatus::kCheckpointed) {
         ship();
         break;  // stopped at the checkpoint: not finished, not reported
       }
-      if (summary.status() != "ok")
+      if (status != ChainStatus::kOk)
         spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
                       summary.status());
       for (const auto& w : summary.warnings())
@@ -1012,7 +1011,7 @@ class RankLoop {
   // chain's accumulator (not to the records) and the leader reports it to the coordinator; the
   // final round (round == rounds) is the chain's recorded run with the last refitted base.
   // Returns the chain's final summary (its final round, or the failure that ended it), or one with
-  // status kStatusBootstrapRound after a bootstrap round that finished.
+  // status ChainStatus::kRoundDone after a bootstrap round that finished.
   v1::ChainSummary run_bootstrap_item(const config::Task& task, int round, const ChainCallbacks& cb,
                                       parallel::GroupCommPtr group) {
     const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
@@ -1057,7 +1056,7 @@ class RankLoop {
     const auto target = target_of(task.run_index);
     if (round == settings.rounds) {
       auto summary = run_chain(config, target, ChainTask{task.id, task.seed}, round_cb, group);
-      if (summary.status() != kStatusCheckpointed)
+      if (status_of(summary) != ChainStatus::kCheckpointed)
         extended::add_bootstrap_totals(summary, prior, settings);
       return summary;
     }
@@ -1075,7 +1074,7 @@ class RankLoop {
     auto summary = run_chain(config, target,
                              ChainTask{task.id, extended::bootstrap_round_seed(task.seed, round)},
                              round_cb, group);
-    if (summary.status() == kStatusCheckpointed) return summary;
+    if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
     if (leader) {
       report.status = summary.status();
       const auto se = summary.estimates().find("log_z_se");  // the same draws as report.acc
@@ -1089,8 +1088,8 @@ class RankLoop {
       report.cpu_seconds = summary.cpu_seconds();
       deliver(layout_.coordinator, kTagBootstrapReport, report.encode());
     }
-    if (summary.status() == "ok") {
-      summary.set_status(kStatusBootstrapRound);
+    if (status_of(summary) == ChainStatus::kOk) {
+      set_status(summary, ChainStatus::kRoundDone);
       return summary;
     }
     return failed(fmt::format("failed in bootstrap round {} of {}: {}", round + 1, settings.rounds,
@@ -1424,7 +1423,7 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     const auto footer = collector->finish(wall);
     std::error_code ec;
     std::filesystem::remove(checkpoint_path(plan), ec);  // the run is complete: nothing to resume
-    if (footer.status() != "ok") exit_code = kExitChainsFailed;
+    if (!footer_ok(footer)) exit_code = kExitChainsFailed;
     // The collector logs the summary it wrote at the coordinator's level, even on a rank whose
     // own logging is reduced to warnings.
     const auto level = spdlog::default_logger()->level();
