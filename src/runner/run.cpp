@@ -4,41 +4,36 @@
 #include <boost/mpi/communicator.hpp>
 #include <fmt/format.h>
 #include <mpi.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
-#include <deque>
-#include <set>
 #include <cstring>
-#include <memory>
+#include <deque>
 #include <iostream>
 #include <map>
-#include <new>
+#include <memory>
 #include <optional>
+#include <set>
 
-#include "config/defaults.hpp"
 #include "config/factories.hpp"
-#include "config/init_point.hpp"
-#include "config/load.hpp"
 #include "config/study.hpp"
-#include "config/validate.hpp"
 #include "core/error.hpp"
-#include "core/version.hpp"
 #include "extended/continuous_tempering_bootstrap.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/messenger.hpp"
 #include "parallel/mpi_group_comm.hpp"
 #include "records/record_file.hpp"
 #include "runner/chain_driver.hpp"
+#include "runner/chain_status.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
-#include "runner/log_z_checks.hpp"
-#include "runner/output_lock.hpp"
 #include "runner/progress_model.hpp"
+#include "runner/resume_command.hpp"
+#include "runner/run_header.hpp"
+#include "runner/run_log.hpp"
+#include "runner/run_plan.hpp"
+#include "runner/stop_signal.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -61,305 +56,6 @@ enum BootstrapTag : int {
 };
 // take_next_task(): nothing to hand out now, but a bootstrap round still to finish will add items.
 constexpr int kWaitForRound = -2;
-
-// Runs with bootstrap rounds cannot be resumed: a checkpoint holds neither the round index nor the
-// refitted bases (and chains of one round are pooled before the next starts).
-void refuse_bootstrap_resume(const std::vector<v1::RunConfig>& runs, const std::filesystem::path& ckpt) {
-  for (const auto& run : runs)
-    if (extended::bootstrap_settings(run))
-      throw ConfigError(ckpt.string() + ": run '" + run.name() + "' has continuous tempering "
-                        "bootstrap rounds (sampler.continuous_tempering.bootstrap), which cannot be "
-                        "resumed from a checkpoint; start over with --overwrite");
-}
-
-// Set by SIGTERM/SIGUSR1; the event loops notice it between iterations.
-volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-void setup_logging(const RunOptions& o, int rank) {
-  auto logger = spdlog::stderr_color_mt("pemc");
-  logger->set_pattern("[%H:%M:%S.%e] [rank " + std::to_string(rank) + "] [%^%l%$] %v");
-  auto level = spdlog::level::from_str(o.log_level);
-  if (rank != 0 && !o.log_all_ranks && level < spdlog::level::warn) level = spdlog::level::warn;
-  logger->set_level(level);
-  spdlog::set_default_logger(logger);
-}
-
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// A word for the shell: quoted unless it is made of safe characters only.
-std::string shell_quote(const std::string& s) {
-  const bool safe = !s.empty() && s.find_first_not_of(
-                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                      "0123456789_./=:,+-@%") == std::string::npos;
-  if (safe) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// The options that shaped the plan besides the config and --output, as given on the command line
-// (a checkpoint stores them; the resume hint repeats them).
-std::vector<std::string> plan_options(const RunOptions& o) {
-  std::vector<std::string> out;
-  if (o.overrides.iterations)
-    out.insert(out.end(), {"--iterations", std::to_string(*o.overrides.iterations)});
-  if (o.overrides.warmup) out.insert(out.end(), {"--warmup", std::to_string(*o.overrides.warmup)});
-  if (o.overrides.seeds) out.insert(out.end(), {"--seeds", std::to_string(*o.overrides.seeds)});
-  for (const auto& s : o.overrides.sets) out.insert(out.end(), {"--set", s});
-  if (!o.task_range.empty()) out.insert(out.end(), {"--task-range", o.task_range});
-  if (o.array_task_size > 0)
-    out.insert(out.end(), {"--array-task-size", std::to_string(o.array_task_size)});
-  return out;
-}
-
-std::string join_words(const std::vector<std::string>& words) {
-  std::string s;
-  for (const auto& w : words) s += (s.empty() ? "" : " ") + shell_quote(w);
-  return s;
-}
-
-// The command that continues the run (any number of ranks that gives the same group size).
-std::string resume_command(const RunOptions& o, const std::string& output) {
-  const auto options = plan_options(o);
-  return "pemc-dist " + shell_quote(o.config_path.string()) + " --output " + shell_quote(output) +
-         (options.empty() ? "" : " " + join_words(options)) + " --resume";
-}
-
-// Rank 0 loads, overrides, defaults and validates; the result (or the error) goes to every rank.
-// The plan is a RunConfig whose `runs` are the fully resolved runs (one for a plain config).
-struct Agreed {
-  bool ok = false;
-  std::string error;
-  std::string plan_bytes;
-  std::string resume_bytes;  // the checkpoint to continue from (empty: a fresh run)
-  int task_begin = 0;
-  int task_end = 0;
-  // Rank 0 only: what to log once the run is agreed (which runs of a study an override reaches),
-  // warnings of --validate, and the locks on the output (and checkpoint), held until the run ends.
-  std::vector<std::string> notes;
-  std::vector<std::string> warnings;
-  std::vector<std::unique_ptr<OutputLock>> locks;
-};
-
-// One writer per output (output_lock.hpp): the locks are taken before the output or its checkpoint
-// is looked at, and held until rank 0 returns, after the collector has closed the file.
-void lock_outputs(const v1::RunConfig& plan, Agreed& a) {
-  std::vector<std::filesystem::path> paths{plan.output().path()};
-  if (!plan.checkpoint().path().empty()) paths.push_back(plan.checkpoint().path());
-  for (const auto& p : paths) {
-    std::error_code ec;
-    const auto st = std::filesystem::status(p, ec);
-    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-      continue;  // /dev/null, a pipe
-    std::string warning;
-    auto lock = OutputLock::acquire(p, &warning);
-    if (!warning.empty()) a.notes.push_back("warn:" + warning);
-    if (lock) a.locks.push_back(std::move(lock));
-  }
-}
-
-// --validate: what the run would refuse or meet (an existing output, a job holding it).
-void validate_outputs(const v1::RunConfig& plan, const RunOptions& o, Agreed& a) {
-  const std::string out = plan.output().path();
-  if (const auto who = OutputLock::holder(out))
-    a.warnings.push_back(out + " is in use by another pemc-dist job (" + *who +
-                         "): the run would be refused while that job holds it");
-  std::error_code ec;
-  if (!o.resume && !o.overwrite && std::filesystem::is_regular_file(out, ec))
-    a.warnings.push_back(out +
-                         ": output file already exists: the run would refuse it (use --overwrite "
-                         "to replace it, or --resume to continue it)");
-}
-
-Agreed load_on_rank0(const RunOptions& o) {
-  Agreed a;
-  try {
-    auto loaded = config::load_config(o.config_path);
-    const auto included = config::include_run_files(loaded);
-    const bool study = !loaded.config.runs().empty();
-    std::vector<v1::RunConfig> runs;
-    if (!study) {
-      config::apply_overrides(loaded, o.overrides);
-      config::apply_defaults(loaded);
-      config::validate(loaded);
-      runs.push_back(loaded.config);
-    } else {
-      // Command-line overrides and defaults apply to every run of the study; a --set into a oneof
-      // member (sampler.nuts.*) reaches the runs that have that member and no other (never
-      // switching a run's sampler or target); one that reaches no run is an error.
-      const auto raw = config::expand_runs(loaded.config);
-      std::vector<std::vector<std::string>> skipped(raw.size());
-      for (std::size_t i = 0; i < raw.size(); ++i) {
-        // Entries from run_files are located in their own file.
-        const config::LoadedConfig* origin = &loaded;
-        for (const auto& inc : included)
-          if (inc.config.name() == raw[i].name()) origin = &inc;
-        config::LoadedConfig lc{raw[i], origin->path, origin->source};
-        try {
-          skipped[i] = config::apply_overrides(lc, o.overrides, /*skip_oneof_mismatches=*/true);
-          config::apply_defaults(lc);
-          config::validate(lc, config::Scope::kRun);
-        } catch (const ConfigError& e) {
-          throw ConfigError("run '" + raw[i].name() + "' (runs[" + std::to_string(i) + "]): " +
-                            e.what());
-        }
-        runs.push_back(lc.config);
-      }
-      for (std::size_t k = 0; k < o.overrides.sets.size(); ++k) {
-        std::string reached, missed;
-        std::size_t n_reached = 0;
-        for (std::size_t i = 0; i < raw.size(); ++i) {
-          const std::string& why = skipped[i][k];
-          if (why.empty()) {
-            reached += (reached.empty() ? "'" : ", '") + raw[i].name() + "'";
-            ++n_reached;
-          } else {
-            missed += (missed.empty() ? "'" : ", '") + raw[i].name() + "' (" + why + ")";
-          }
-        }
-        const std::string set = "--set '" + o.overrides.sets[k] + "'";
-        if (n_reached == 0)
-          throw ConfigError(
-              set + " reaches no run of the study: " + missed +
-              "; --set never switches a sampler, target or init (edit the config instead)");
-        if (missed.empty())
-          a.notes.push_back("info:" + set + " applies to every run of the study (" + reached + ")");
-        else
-          a.notes.push_back("warn:" + set + " applies to run(s) " + reached + " only; not to " +
-                            missed);
-      }
-      // The study's own fields (output, checkpoint: shared by every run) are checked once, for the
-      // study, with the command line's overrides of them.
-      config::LoadedConfig shared{loaded.config, loaded.path, loaded.source};
-      shared.config.clear_runs();
-      config::CommandLineOverrides shared_o;
-      shared_o.output = o.overrides.output;
-      for (const auto& s : o.overrides.sets)
-        if (s.rfind("output.", 0) == 0 || s.rfind("checkpoint.", 0) == 0)
-          shared_o.sets.push_back(s);
-      config::apply_overrides(shared, shared_o);
-      config::validate(shared, config::Scope::kShared);
-    }
-    // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
-    // Defaults that depend on the target's dimension are filled in here, so that the recorded
-    // config holds the values the run uses.
-    for (auto& run : runs) {
-      std::int64_t dim = -1;
-      try {
-        auto target = config::make_target(run.target());
-        dim = target->dim();
-        // init's lengths need the dimension, which some targets know only once built.
-        config::check_init_dimension(run.init(), target->original_dim());
-        for (const auto& filled : config::apply_dimension_defaults(run, dim))
-          a.notes.push_back("info:" + (study ? "run '" + run.name() + "': " : std::string()) +
-                            filled);
-        (void)config::make_sampler(run.sampler(), target);
-      } catch (const std::bad_alloc&) {
-        // Sizes the config alone does not fix (a plugin's or data file's dimension times a dense
-        // metric or N pseudo-samples) are known only here: too large is a config error, not a crash.
-        const std::string prefix = study ? "run '" + run.name() + "': " : std::string();
-        if (dim < 0) {
-          // The target itself: its data, not the sampler's settings.
-          std::string data;
-          const auto& t = run.target();
-          if (t.has_horseshoe_logistic()) data = t.horseshoe_logistic().data_file();
-          if (t.has_radon()) data = t.radon().data_file();
-          throw ConfigError(prefix + "building the " + config::target_kind_name(t) +
-                            " target needs more memory than can be allocated (std::bad_alloc)" +
-                            (data.empty()
-                                 ? std::string("; its size is set by its own files or plugin")
-                                 : "; its data file '" + data +
-                                       "' is too large for the "
-                                       "memory this process may use"));
-        }
-        throw ConfigError(prefix + "building the " + config::sampler_kind_name(run.sampler()) +
-                          " sampler for the " + config::target_kind_name(run.target()) +
-                          " target of dimension " + std::to_string(dim) +
-                          " needs more memory than can be allocated (std::bad_alloc); reduce the "
-                          "dimension, the number of pseudo-samples or use a diagonal metric");
-      } catch (const Error& e) {
-        if (!study) throw;
-        throw ConfigError("run '" + run.name() + "': " + e.what());
-      }
-    }
-    const int n_tasks = static_cast<int>(config::enumerate_tasks(runs).size());
-    config::TaskRange range{0, n_tasks};
-    if (!o.task_range.empty()) {
-      range = config::parse_task_range(o.task_range, n_tasks);
-    } else if (o.array_task_size > 0) {
-      const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
-      if (!id) throw ConfigError("--array-task-size needs SLURM_ARRAY_TASK_ID (a job array)");
-      range = config::array_task_range(std::atoi(id), o.array_task_size, n_tasks);
-    }
-    v1::RunConfig plan = study ? loaded.config : runs.front();
-    plan.clear_runs();
-    if (study) {
-      *plan.mutable_output() = runs.front().output();  // the study's output, overrides applied
-      *plan.mutable_checkpoint() = runs.front().checkpoint();  // likewise
-      for (auto& r : runs) *plan.add_runs() = r;
-    }
-    a.plan_bytes = plan.SerializeAsString();
-    a.task_begin = range.begin;
-    a.task_end = range.end;
-    if (o.resume && o.overwrite) throw ConfigError("--resume and --overwrite exclude each other");
-    // From here on the output and its checkpoint are looked at: hold them first.
-    if (o.validate_only)
-      validate_outputs(plan, o, a);
-    else
-      lock_outputs(plan, a);
-    if (o.resume) {
-      const auto ckpt = checkpoint_path(plan);
-      std::error_code ec;
-      if (std::filesystem::exists(ckpt, ec)) {
-        refuse_bootstrap_resume(runs, ckpt);
-        auto c = read_checkpoint(ckpt);
-        if (c.config_hash() != config_hash(plan)) {
-          std::string msg = ckpt.string() +
-                            ": the checkpoint was written for a different config "
-                            "(or command-line options):";
-          for (const auto& d : describe_plan_differences(c.plan(), hashed_plan(plan)))
-            msg += "\n  " + d;
-          msg += "\nthe checkpointed run's options were: " +
-                 (c.options().empty() ? std::string("none besides --output")
-                                      : join_words({c.options().begin(), c.options().end()})) +
-                 "; resume with the same config and options (and --output " +
-                 shell_quote(plan.output().path()) + "), or start over with --overwrite";
-          throw ConfigError(msg);
-        }
-        if (c.task_begin() != range.begin || c.task_end() != range.end)
-          throw ConfigError(ckpt.string() + ": the checkpoint covers tasks " +
-                            std::to_string(c.task_begin()) + ".." + std::to_string(c.task_end() - 1) +
-                            ", this run tasks " + std::to_string(range.begin) + ".." +
-                            std::to_string(range.end - 1) + " (--task-range/--array-task-size)");
-        if (!std::filesystem::exists(plan.output().path(), ec))
-          throw ConfigError(ckpt.string() + ": the checkpoint's record file " +
-                            plan.output().path() + " does not exist");
-        // The run itself checks the record file while cutting it back; --validate reads it here.
-        if (o.validate_only)
-          check_record_prefix(plan.output().path(), c.record_bytes(), c.records_crc32());
-        a.resume_bytes = c.SerializeAsString();
-      } else if (std::filesystem::exists(plan.output().path(), ec)) {
-        throw ConfigError("--resume: " + plan.output().path() + " exists but has no checkpoint (" +
-                          ckpt.string() + "); use --overwrite to start over");
-      }
-      // No output and no checkpoint: nothing ran yet, start from the beginning.
-    }
-    a.ok = true;
-  } catch (const Error& e) {
-    a.error = e.what();
-  }
-  return a;
-}
-
-std::vector<v1::RunConfig> runs_of_plan(const v1::RunConfig& plan) {
-  if (plan.runs().empty()) return {plan};
-  return {plan.runs().begin(), plan.runs().end()};
-}
 
 // The per-rank event loop shared by the coordinator, collector and worker roles.
 class RankLoop {
@@ -476,7 +172,7 @@ class RankLoop {
         ++my_progress_.iterations[current_run_];
         // A stop signal may be the job's end (mpirun's SIGTERM after another rank crashed, shortly
         // followed by SIGKILL): send the records this chain holds now, not at its next batch.
-        if (g_stop_signal != 0 && !shipped_on_signal) {
+        if (stop_signal() != 0 && !shipped_on_signal) {
           shipped_on_signal = true;
           ship();
         }
@@ -595,16 +291,13 @@ class RankLoop {
   // ---- checkpoints ----
   // Coordinator: starts an epoch when a stop was asked for or a period is due (one at a time).
   void check_checkpoint_triggers() {
-    if (g_stop_signal != 0 && !signal_seen_) {
+    if (stop_signal() != 0 && !signal_seen_) {
       signal_seen_ = true;
       // Say what happens and what is on disk now: the checkpoint is not written yet (it needs every
       // chain's answer), and a job killed meanwhile (mpirun's SIGKILL after a crash) leaves only
       // what is on disk at this point plus the records that reach the file before the kill.
-      const int sig = g_stop_signal;
-      std::string line = fmt::format("signal {} ({}) received: ", sig,
-                                     sig == SIGTERM   ? "SIGTERM"
-                                     : sig == SIGUSR1 ? "SIGUSR1"
-                                                      : "?");
+      const int sig = stop_signal();
+      std::string line = fmt::format("signal {} ({}) received: ", sig, stop_signal_name(sig));
       if (is_coordinator())
         line +=
             "stopping; the checkpoint needs every chain's state at its next iteration ('checkpoint "
@@ -1140,160 +833,109 @@ class RankLoop {
   Clock::time_point start_, last_log_, last_pump_{}, last_progress_send_;
 };
 
-void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
-  std::int64_t draws = 0, evals = 0;
-  for (const auto& c : footer.chains()) {
-    draws += c.n_draws();
-    evals += c.n_gradient_evals();
-    // Target gradients; where a sampler's own evaluation costs several (pseudo-extended), also
-    // its own count.
-    const std::string extended =
-        c.n_extended_gradient_evals() != c.n_gradient_evals()
-            ? fmt::format(" ({} extended)", c.n_extended_gradient_evals())
-            : std::string();
-    spdlog::info("{} chain {:3d} seed {:<6d} draws {:<8d} accept {:.3f} step {:.4g} "
-                 "divergent {} grad evals {}{} ({:.2f} s wall, {:.2f} s CPU) {}",
-                 c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(), c.final_step_size(),
-                 c.n_divergent(), c.n_gradient_evals(), extended, c.wall_seconds(), c.cpu_seconds(),
-                 c.status());
-  }
-  // Chains that finished with warnings (ChainSummary.warnings), once per run at the end, so that
-  // the last lines of the log say it.
-  std::map<std::string, std::pair<int, int>> warned;  // run -> (chains with warnings, chains)
-  std::map<std::string, const v1::ChainSummary*> first_warned;
-  for (const auto& c : footer.chains()) {
-    auto& [n_warned, n] = warned[c.run_id()];
-    ++n;
-    if (c.warnings_size() == 0) continue;
-    if (n_warned++ == 0) first_warned[c.run_id()] = &c;
-  }
-  for (const auto& [run, counts] : warned) {
-    if (counts.first == 0) continue;
-    const auto& c = *first_warned.at(run);
-    spdlog::warn("run {}: {} of {} chains finished with warnings; chain {} (seed {}): {}",
-                 run.empty() ? "(unnamed)" : run, counts.first, counts.second, c.chain_id(),
-                 c.seed(), c.warnings(0));
-  }
-  // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
-  for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);
-  spdlog::info("done: {} chains, {} draws, {} target gradient evaluations in {:.2f} s wall "
-               "({:.2f} s CPU in chains); status {}",
-               footer.chains_size(), draws, evals, footer.wall_seconds(), footer.cpu_seconds(),
-               footer.status());
-  spdlog::info("output: {}", std::filesystem::absolute(path).string());
+// This job's ranks: the layout (coordinator, collector, worker groups) and, on a worker of a group
+// of several, the group's communicator.
+struct Ranks {
+  parallel::Layout layout;
+  int group_size = 1;
+  parallel::GroupCommPtr group;  // nullptr: this rank runs its chains alone (or runs none)
+};
+
+// Chains spanning several ranks: one group size for the job (the largest any run asks for).
+int requested_group_size(const RunPlan& plan) {
+  int requested = 1;
+  for (const auto& run : plan.runs)
+    requested = std::max(requested, config::ranks_per_chain(run.sampler()));
+  return requested;
 }
 
-int run_ranks(const RunOptions& o, mpi::communicator& world) {
+// Independent chains can move to any rank; a chain spread over a group continues only on a group of
+// the same size (its state is split and ordered by the group's members). False (rank 0 says why)
+// when the checkpoint's chains cannot continue on these ranks.
+bool resume_fits_groups(const RunPlan& plan, int group_size, int requested_group,
+                        const mpi::communicator& world) {
+  if (!plan.resume) return true;
+  for (const auto& c : plan.resume->in_progress()) {
+    if (c.group_size() == group_size) continue;
+    if (world.rank() == 0)
+      std::cerr << "pemc-dist: error: cannot resume: chain " << c.chain_id() << " of the checkpoint "
+                << "ran on " << c.group_size() << " rank(s) per chain, but " << world.size()
+                << " ranks give groups of " << group_size << " (ranks_per_chain " << requested_group
+                << "); resume with a number of ranks that gives " << c.group_size()
+                << " worker(s) per chain, e.g. the checkpointed run's " << plan.resume->n_ranks()
+                << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Rank 0: ranks_per_chain that the worker count cannot give, and workers left idle.
+void warn_about_groups(const parallel::Layout& layout, int requested_group) {
+  if (requested_group <= 1) return;
+  const int used = static_cast<int>(layout.groups.front().size());
+  const int idle = static_cast<int>(layout.workers.size() - layout.groups.size() * used);
+  if (used < requested_group)
+    spdlog::warn("ranks_per_chain = {} but only {} worker rank(s): each chain runs on {} "
+                 "(draws are identical; only the speed differs)", requested_group, used, used);
+  if (idle > 0)
+    spdlog::warn("{} worker rank(s) idle: {} workers do not divide into groups of {}", idle,
+                 layout.workers.size(), used);
+}
+
+// Every rank takes part (the communicator split is collective); nullopt when a resume cannot
+// continue on these ranks.
+std::optional<Ranks> arrange_ranks(mpi::communicator& world, const RunPlan& plan) {
+  const int requested_group = requested_group_size(plan);
+  Ranks r;
+  r.layout = parallel::make_layout(world.size(), requested_group);
+  r.group_size = static_cast<int>(r.layout.groups.front().size());
+  if (!resume_fits_groups(plan, r.group_size, requested_group, world)) return std::nullopt;
+  // The ranks of one chain get their own communicator.
   const int rank = world.rank();
-  const auto wall_start = Clock::now();
-
-  Agreed agreed;
-  if (rank == 0) agreed = load_on_rank0(o);
-  mpi::broadcast(world, agreed.ok, 0);
-  if (!agreed.ok) {
-    if (rank == 0) std::cerr << "pemc-dist: error: " << agreed.error << "\n";
-    return kExitConfig;
-  }
-  if (rank == 0) {
-    for (const auto& n : agreed.notes) {
-      if (n.rfind("warn:", 0) == 0)
-        spdlog::warn("{}", n.substr(5));
-      else
-        spdlog::info("{}", n.substr(n.find(':') + 1));
-    }
-    for (const auto& w : agreed.warnings) std::cerr << "pemc-dist: warning: " << w << "\n";
-  }
-  mpi::broadcast(world, agreed.plan_bytes, 0);
-  mpi::broadcast(world, agreed.task_begin, 0);
-  mpi::broadcast(world, agreed.task_end, 0);
-  mpi::broadcast(world, agreed.resume_bytes, 0);
-  v1::RunConfig plan;
-  plan.ParseFromString(agreed.plan_bytes);
-  std::optional<v1::Checkpoint> resume;
-  if (!agreed.resume_bytes.empty()) {
-    resume.emplace();
-    resume->ParseFromString(agreed.resume_bytes);
-  }
-  const auto runs = runs_of_plan(plan);
-  const auto all_tasks = config::enumerate_tasks(runs);
-  const std::vector<config::Task> tasks(all_tasks.begin() + agreed.task_begin,
-                                        all_tasks.begin() + agreed.task_end);
-  if (o.validate_only) {
-    if (rank == 0) {
-      std::cout << "pemc-dist: " << o.config_path.string() << ": OK (";
-      if (runs.size() == 1)
-        std::cout << config::target_kind_name(plan.target()) << " target, "
-                  << config::sampler_kind_name(plan.sampler()) << " sampler, ";
-      else
-        std::cout << "study of " << runs.size() << " runs, ";
-      std::cout << all_tasks.size() << " task(s)";
-      if (tasks.size() != all_tasks.size())
-        std::cout << ", running tasks " << agreed.task_begin << ".." << agreed.task_end - 1;
-      std::cout << ")\n";
-    }
-    return kExitOk;
-  }
-
-  // Chains spanning several ranks: one group size for the job (the largest any run asks for).
-  int requested_group = 1;
-  for (const auto& run : runs)
-    requested_group = std::max(requested_group, config::ranks_per_chain(run.sampler()));
-  const auto layout = parallel::make_layout(world.size(), requested_group);
-  const int group_size = static_cast<int>(layout.groups.front().size());
-  if (resume) {
-    // Independent chains can move to any rank; a chain spread over a group continues only on a
-    // group of the same size (its state is split and ordered by the group's members).
-    for (const auto& c : resume->in_progress()) {
-      if (c.group_size() == group_size) continue;
-      if (rank == 0)
-        std::cerr << "pemc-dist: error: cannot resume: chain " << c.chain_id() << " of the checkpoint "
-                  << "ran on " << c.group_size() << " rank(s) per chain, but " << world.size()
-                  << " ranks give groups of " << group_size << " (ranks_per_chain " << requested_group
-                  << "); resume with a number of ranks that gives " << c.group_size()
-                  << " worker(s) per chain, e.g. the checkpointed run's " << resume->n_ranks() << "\n";
-      return kExitConfig;
-    }
-  }
-  // The ranks of one chain get their own communicator (every rank takes part in the split).
-  const int my_group = layout.group_of(rank);
+  const int my_group = r.layout.group_of(rank);
   MPI_Comm group_raw = MPI_COMM_NULL;
   MPI_Comm_split(static_cast<MPI_Comm>(world), my_group >= 0 ? my_group : MPI_UNDEFINED, rank,
                  &group_raw);
-  parallel::GroupCommPtr group;
   if (group_raw != MPI_COMM_NULL) {
     mpi::communicator group_comm(group_raw, mpi::comm_take_ownership);
-    if (group_comm.size() > 1) group = std::make_shared<parallel::MpiGroupComm>(group_comm);
+    if (group_comm.size() > 1) r.group = std::make_shared<parallel::MpiGroupComm>(group_comm);
   }
-  if (rank == 0 && requested_group > 1) {
-    const int used = static_cast<int>(layout.groups.front().size());
-    const int idle = static_cast<int>(layout.workers.size() - layout.groups.size() * used);
-    if (used < requested_group)
-      spdlog::warn("ranks_per_chain = {} but only {} worker rank(s): each chain runs on {} "
-                   "(draws are identical; only the speed differs)", requested_group, used, used);
-    if (idle > 0)
-      spdlog::warn("{} worker rank(s) idle: {} workers do not divide into groups of {}", idle,
-                   layout.workers.size(), used);
-  }
+  if (rank == 0) warn_about_groups(r.layout, requested_group);
+  return r;
+}
 
-  // Every rank builds the targets it needs from the agreed plan; the collector opens the output.
-  // A failure anywhere is reported before any work starts.
-  std::string local_error;
+// What a rank builds before any work starts: its targets and, on the collector, the open output.
+struct RankSetup {
+  std::vector<targets::TargetPtr> targets;  // one per run
   std::unique_ptr<Collector> collector;
-  std::vector<targets::TargetPtr> setup_targets(runs.size());
+};
+
+void build_rank_setup(const RunOptions& o, const RunPlan& plan, bool is_collector,
+                      RankSetup& setup) {
+  setup.targets.resize(plan.runs.size());
+  for (std::size_t r = 0; r < plan.runs.size(); ++r)
+    setup.targets[r] = config::make_target(plan.runs[r].target());
+  if (!is_collector) return;
+  const auto ckpt = checkpoint_path(plan.config);
+  if (plan.resume) {
+    setup.collector = std::make_unique<Collector>(plan.config.output().path(), *plan.resume, ckpt);
+  } else {
+    setup.collector = std::make_unique<Collector>(plan.config.output().path(), o.overwrite);
+    // A checkpoint left by an earlier run of this output no longer describes the file.
+    std::error_code ec;
+    std::filesystem::remove(ckpt, ec);
+  }
+}
+
+// Every rank builds what it needs from the agreed plan; a failure anywhere is reported (by rank 0)
+// before any work starts, and the run ends with nullopt.
+std::optional<RankSetup> set_up_rank(const RunOptions& o, const RunPlan& plan,
+                                     const parallel::Layout& layout, mpi::communicator& world) {
+  const int rank = world.rank();
+  RankSetup setup;
+  std::string local_error;
   try {
-    for (std::size_t r = 0; r < runs.size(); ++r)
-      setup_targets[r] = config::make_target(runs[r].target());
-    if (rank == layout.collector) {
-      if (resume) {
-        collector =
-            std::make_unique<Collector>(plan.output().path(), *resume, checkpoint_path(plan));
-      } else {
-        collector = std::make_unique<Collector>(plan.output().path(), o.overwrite);
-        // A checkpoint left by an earlier run of this output no longer describes the file.
-        std::error_code ec;
-        std::filesystem::remove(checkpoint_path(plan), ec);
-      }
-    }
+    build_rank_setup(o, plan, rank == layout.collector, setup);
   } catch (const Error& e) {
     local_error = e.what();
   }
@@ -1302,146 +944,94 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   for (std::size_t r = 0; r < errors.size(); ++r) {
     if (errors[r].empty()) continue;
     if (rank == 0) std::cerr << "pemc-dist: error (rank " << r << "): " << errors[r] << "\n";
-    return kExitConfig;
+    return std::nullopt;
   }
+  return setup;
+}
 
-  RankLoop::CheckpointOptions ck;
-  ck.resume = resume ? &*resume : nullptr;
-  ck.every_seconds = plan.checkpoint().every_seconds();
-  ck.every_iterations = plan.checkpoint().every_iterations();
-  ck.stop_after_iterations = o.stop_after_iterations;
-  RankLoop loop(world, layout, runs, tasks, collector.get(), ck);
-  if (collector) {
-    Collector::CheckpointSetup setup;
-    setup.path = checkpoint_path(plan);
-    setup.leaders = loop.leaders();
-    setup.started = wall_start;
-    auto& b = setup.base;
-    b.set_format_version(kCheckpointFormatVersion);
-    b.set_program_version(std::string(kVersion));
-    b.set_config_hash(config_hash(plan));
-    b.set_task_begin(agreed.task_begin);
-    b.set_task_end(agreed.task_end);
-    b.set_n_ranks(world.size());
-    b.set_group_size(group_size);
-    b.set_output_path(plan.output().path());
-    *b.mutable_plan() = hashed_plan(plan);
-    for (const auto& w : plan_options(o)) b.add_options(w);
-    setup.resume_command = resume_command(o, plan.output().path());
-    collector->set_checkpointing(std::move(setup));
-  }
-  for (std::size_t r = 0; r < runs.size(); ++r) loop.adopt_target(static_cast<int>(r), setup_targets[r]);
-  if (collector && !resume) {
-    v1::Header h;
-    *h.mutable_config() = plan;
-    h.set_program_version(std::string(kVersion));
-    h.set_n_ranks(world.size());
-    h.set_start_time_unix_ms(unix_ms());
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      const auto setup = config::make_sampler(runs[r].sampler(), setup_targets[r]);
-      auto* info = h.add_runs();
-      info->set_name(runs[r].name());
-      info->set_dim(setup.space->dim());
-      info->set_original_dim(setup.space->original_dim());
-      info->set_target_name(config::target_kind_name(runs[r].target()));
-      info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
-      for (const auto& name : setup_targets[r]->output_names()) info->add_output_names(name);
-    }
-    h.set_dim(h.runs(0).dim());
-    h.set_original_dim(h.runs(0).original_dim());
-    h.set_target_name(h.runs(0).target_name());
-    h.set_sampler_name(h.runs(0).sampler_name());
-    h.set_config_path(o.config_path.string());
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    h.set_hostname(host);
-    h.set_n_chains(loop.n_chains());
-    h.set_task_begin(agreed.task_begin);
-    h.set_task_end(agreed.task_end);
-    h.set_n_tasks(static_cast<int>(all_tasks.size()));
-    collector->write_header(h);
-  }
-  if (rank == 0 && resume)
-    spdlog::info("resuming from checkpoint {} ({}): {} finished and {} running chain(s), "
-                 "records cut back to {} bytes", resume->sequence(),
-                 checkpoint_path(plan).string(), resume->completed_size(),
-                 resume->in_progress_size(), resume->record_bytes());
-  if (rank == 0) {
-    if (runs.size() == 1)
-      spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | {} chains of {} on {} "
-                   "(dim {}) | {} warmup + {} iterations",
-                   kVersion, world.size(), layout.collector, layout.workers.size(),
-                   loop.n_chains(), config::sampler_kind_name(plan.sampler()),
-                   config::target_kind_name(plan.target()), setup_targets[0]->dim(),
-                   plan.warmup(), plan.iterations());
-    else
-      spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | study of {} runs, "
-                   "tasks {}..{} of {}",
-                   kVersion, world.size(), layout.collector, layout.workers.size(), runs.size(),
-                   agreed.task_begin, agreed.task_end - 1, all_tasks.size());
-  }
-
+// Plays this rank's roles to the end. On the collector an error ends in its abort path: write what
+// it holds where the file still takes it, and say what is on disk (the job is aborted next).
+void play_roles(RankLoop& loop, const parallel::Layout& layout, int rank,
+                parallel::GroupCommPtr group, Collector* collector) {
   try {
-    if (layout.is_worker(rank)) loop.run_worker(group);
+    if (layout.is_worker(rank)) loop.run_worker(std::move(group));
     loop.serve_until_done();
   } catch (const std::exception& e) {
     if (!collector) throw;
-    // The collector's abort path: write what it holds where the file still takes it, and say what
-    // is on disk (the job is aborted next).
     collector->salvage();
     throw IoError(std::string(e.what()) + "\n  on disk: " + collector->describe_on_disk());
   }
+}
 
+// The collector ends the output: a footer when every chain finished, else (stopped at a
+// checkpoint) no footer, since the run continues with --resume. Returns the run's exit code.
+int finish_output(const RunOptions& o, const RunPlan& plan, Collector& collector,
+                  Clock::time_point wall_start) {
+  const auto ckpt = checkpoint_path(plan.config);
   int exit_code = kExitOk;
-  if (collector && collector->n_finished() < static_cast<int>(tasks.size())) {
-    // Stopped at a checkpoint: no footer, the run continues with --resume.
-    collector->close_without_footer();
-    const auto level = spdlog::default_logger()->level();
-    spdlog::default_logger()->set_level(spdlog::level::from_str(o.log_level));
-    const auto& c = collector->last_checkpoint();
-    if (!collector->last_checkpoint_error().empty() || c.sequence() == 0) {
-      spdlog::error("stopped without a checkpoint: {}; on disk: {}",
-                    collector->last_checkpoint_error().empty() ? "no checkpoint was written"
-                                                               : collector->last_checkpoint_error(),
-                    collector->describe_on_disk());
-      exit_code = kExitInternal;
-    } else {
-      std::string at;
-      for (const auto& k : c.in_progress())
-        at += (at.empty() ? "" : ", ") + std::string("chain ") + std::to_string(k.chain_id()) +
-              " at iteration " + std::to_string(k.next_iteration());
-      spdlog::info(
-          "checkpointed ({} finished chain(s){}{}) to {} (records up to byte {}); resume "
-          "with: {}",
-          c.completed_size(), at.empty() ? "" : "; ", at, checkpoint_path(plan).string(),
-          c.record_bytes(), resume_command(o, plan.output().path()));
-      exit_code = kExitCheckpointed;
-    }
-    spdlog::default_logger()->set_level(level);
-  } else if (collector) {
-    const double wall = std::chrono::duration<double>(Clock::now() - wall_start).count();
-    const auto footer = collector->finish(wall);
-    std::error_code ec;
-    std::filesystem::remove(checkpoint_path(plan), ec);  // the run is complete: nothing to resume
-    if (!footer_ok(footer)) exit_code = kExitChainsFailed;
-    // The collector logs the summary it wrote at the coordinator's level, even on a rank whose
-    // own logging is reduced to warnings.
-    const auto level = spdlog::default_logger()->level();
-    spdlog::default_logger()->set_level(spdlog::level::from_str(o.log_level));
-    log_footer(footer, collector->path());
-    spdlog::default_logger()->set_level(level);
+  if (collector.n_finished() < static_cast<int>(plan.tasks.size())) {
+    collector.close_without_footer();
+    at_coordinator_level(o, [&] {
+      exit_code = log_stopped(collector.last_checkpoint(), collector.last_checkpoint_error(),
+                              collector.describe_on_disk(), ckpt,
+                              resume_command(o, plan.config.output().path()));
+    });
+    return exit_code;
   }
+  const double wall = std::chrono::duration<double>(Clock::now() - wall_start).count();
+  const auto footer = collector.finish(wall);
+  std::error_code ec;
+  std::filesystem::remove(ckpt, ec);  // the run is complete: nothing to resume
+  if (!footer_ok(footer)) exit_code = kExitChainsFailed;
+  // The collector logs the summary it wrote at the coordinator's level.
+  at_coordinator_level(o, [&] { log_footer(footer, collector.path()); });
+  return exit_code;
+}
+
+RankLoop::CheckpointOptions checkpoint_options(const RunOptions& o, const RunPlan& plan) {
+  RankLoop::CheckpointOptions ck;
+  ck.resume = plan.resume ? &*plan.resume : nullptr;
+  ck.every_seconds = plan.config.checkpoint().every_seconds();
+  ck.every_iterations = plan.config.checkpoint().every_iterations();
+  ck.stop_after_iterations = o.stop_after_iterations;
+  return ck;
+}
+
+int run_ranks(const RunOptions& o, mpi::communicator& world) {
+  const int rank = world.rank();
+  const auto wall_start = Clock::now();
+  AgreedPlan agreed;  // rank 0 holds the output locks in it until the run ends
+  if (rank == 0) agreed = agree_on_rank0(o);
+  const auto plan = share_plan(world, agreed);
+  if (!plan) return kExitConfig;
+  if (o.validate_only) {
+    if (rank == 0) print_validated(o, *plan);
+    return kExitOk;
+  }
+  const auto ranks = arrange_ranks(world, *plan);
+  if (!ranks) return kExitConfig;
+  const auto& layout = ranks->layout;
+  auto setup = set_up_rank(o, *plan, layout, world);
+  if (!setup) return kExitConfig;
+  Collector* collector = setup->collector.get();
+
+  RankLoop loop(world, layout, plan->runs, plan->tasks, collector, checkpoint_options(o, *plan));
+  if (collector)
+    collector->set_checkpointing(checkpoint_setup(o, *plan, loop.leaders(), world.size(),
+                                                  ranks->group_size, wall_start));
+  for (std::size_t r = 0; r < plan->runs.size(); ++r)
+    loop.adopt_target(static_cast<int>(r), setup->targets[r]);
+  if (collector && !plan->resume)
+    collector->write_header(make_header(o, *plan, setup->targets, world.size()));
+  if (rank == 0) log_start(*plan, layout, world.size(), setup->targets[0]->dim());
+
+  play_roles(loop, layout, rank, ranks->group, collector);
+  int exit_code = collector ? finish_output(o, *plan, *collector, wall_start) : kExitOk;
   mpi::broadcast(world, exit_code, layout.collector);
   return exit_code;
 }
 
 }  // namespace
-
-void install_stop_handlers() {
-  // Graceful stop: the handlers only set a flag; the event loops checkpoint and exit.
-  std::signal(SIGTERM, on_stop_signal);
-  std::signal(SIGUSR1, on_stop_signal);
-}
 
 int run(const RunOptions& o) {
   mpi::communicator world;
