@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::string_view kOkText = "ok";
 constexpr std::string_view kCheckpointedText = "checkpointed";
-constexpr std::string_view kRoundDoneText = "bootstrap round done";
+constexpr std::string_view kRoundDoneText = "round done";
 
 }  // namespace
 

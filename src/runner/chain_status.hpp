@@ -2,7 +2,7 @@
 // How a chain ended, as the runner branches on it. Records keep the status as text
 // (ChainSummary.status, Footer.status in records.proto): "ok", "failed: <why>" (or another text
 // saying why the chain failed), and two texts that never reach a file because the runner acts on
-// them first: "checkpointed" and "bootstrap round done". This file is the one mapping between them.
+// them first: "checkpointed" and "round done". This file is the one mapping between them.
 #include <string>
 #include <string_view>
 

@@ -19,7 +19,8 @@
 #include "config/factories.hpp"
 #include "config/study.hpp"
 #include "core/error.hpp"
-#include "extended/continuous_tempering_bootstrap.hpp"
+#include "config/multi_round.hpp"
+#include "extended/multi_round_run.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/messenger.hpp"
 #include "parallel/mpi_group_comm.hpp"
@@ -49,13 +50,30 @@ enum CheckpointTag : int {
   kTagCkptWritten = 24,  // collector -> coordinator: CheckpointPart {epoch, error}
 };
 
-// Continuous-tempering bootstrap rounds (src/extended/continuous_tempering_bootstrap.hpp).
-enum BootstrapTag : int {
-  kTagBootstrapReport = 31,  // group leader -> coordinator: BootstrapChainReport of one round
-  kTagBootstrapBase = 32,    // coordinator -> every worker: BootstrapBroadcast (next round's base)
+// Runs whose chains run in rounds (extended/multi_round_run.hpp).
+enum RoundTag : int {
+  kTagRoundReport = 31,     // group leader -> coordinator: int32 run index, then the chain's report
+  kTagRoundBroadcast = 32,  // coordinator -> every worker: int32 run index, int32 round, then what
+                            // that round needs
 };
-// take_next_task(): nothing to hand out now, but a bootstrap round still to finish will add items.
+// take_next_task(): nothing to hand out now, but a round still to finish will add items.
 constexpr int kWaitForRound = -2;
+
+// `ints` in native byte order, then `payload` (messages between ranks of one job).
+std::string with_int_prefix(std::initializer_list<std::int32_t> ints, const std::string& payload) {
+  std::string bytes(ints.size() * sizeof(std::int32_t), '\0');
+  std::memcpy(bytes.data(), std::data(ints), bytes.size());
+  return bytes + payload;
+}
+
+// The i-th int32 of with_int_prefix's bytes.
+std::int32_t int_prefix(const std::string& bytes, std::size_t i) {
+  if (bytes.size() < (i + 1) * sizeof(std::int32_t))
+    throw IoError("malformed round message (" + std::to_string(bytes.size()) + " bytes)");
+  std::int32_t v = 0;
+  std::memcpy(&v, bytes.data() + i * sizeof v, sizeof v);
+  return v;
+}
 
 // The per-rank event loop shared by the coordinator, collector and worker roles.
 class RankLoop {
@@ -83,15 +101,18 @@ class RankLoop {
         run_chain_length_(runs_.size(), 0),
         run_remaining_(runs_.size(), 0) {
     rank_ = messenger_.rank();
+    for (std::size_t r = 0; r < runs_.size(); ++r)
+      rounds_.push_back(config::make_multi_round_run(runs_[r], static_cast<int>(r)));
     for (const auto& t : tasks_) {
       const auto& run = runs_[static_cast<std::size_t>(t.run_index)];
-      const std::int64_t length =
-          run.warmup() + run.iterations() + extended::bootstrap_extra_iterations(run);
+      const auto& rounds = rounds_[static_cast<std::size_t>(t.run_index)];
+      const std::int64_t length = run.warmup() + run.iterations() +
+                                  (rounds ? rounds->extra_iterations_per_chain() : 0);
       total_iterations_ += length;
       run_chain_length_[static_cast<std::size_t>(t.run_index)] = length;
       run_remaining_[static_cast<std::size_t>(t.run_index)] += length;
     }
-    init_bootstrap();
+    init_rounds();
     progress_interval_ = runs_.front().logging().progress_interval_seconds();
     start_ = last_log_ = last_progress_send_ = last_checkpoint_ = Clock::now();
     // The task farm hands out what the checkpoint did not finish; running chains continue.
@@ -230,7 +251,7 @@ class RankLoop {
       double next = !leader ? -1.0 : stopped_ ? -1.0 : static_cast<double>(request_task());
       if (group) group->broadcast(std::span<double>(&next, 1), 0);
       if (next < 0) break;
-      // An item is a task index plus n_chains() x its bootstrap round (0 for other runs).
+      // An item is a task index plus n_chains() x its round (0 for runs without rounds).
       const int item = static_cast<int>(next);
       const int round = item / n_chains();
       const auto& task = tasks_[static_cast<std::size_t>(item % n_chains())];
@@ -242,8 +263,8 @@ class RankLoop {
       current_sampler_ = config::sampler_kind_name(run.sampler());
       in_chain_ = true;
       start_run_timing(static_cast<std::size_t>(task.run_index));
-      auto summary = is_bootstrap_run(task.run_index)
-                         ? run_bootstrap_item(task, round, cb, group)
+      auto summary = has_rounds(task.run_index)
+                         ? run_round_item(task, round, cb, group)
                          : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
                                      cb, group, resume);
       account_run_time(Clock::now());
@@ -353,7 +374,7 @@ class RankLoop {
   void start_epoch(bool stop) {
     epoch_active_ = true;
     stopping_ = stopping_ || stop;
-    if (stopping_) serve_bootstrap_waiting();  // ranks waiting for a bootstrap round: none left
+    if (stopping_) serve_round_waiting();  // ranks waiting for a round: none left
     ++epoch_;
     std::string bytes(2 * sizeof(std::int64_t), '\0');
     const std::int64_t v[2] = {epoch_, stop ? 1 : 0};
@@ -406,7 +427,7 @@ class RankLoop {
   // The coordinator hands out tasks in order (those a checkpoint left); -1 = none left, or stopping.
   int take_next_task() {
     if (stopping_) return -1;
-    if (next_task_ >= static_cast<int>(todo_.size())) return take_bootstrap_item();
+    if (next_task_ >= static_cast<int>(todo_.size())) return take_round_item();
     return todo_[static_cast<std::size_t>(next_task_++)];
   }
 
@@ -541,7 +562,7 @@ class RankLoop {
       case parallel::kTagTaskRequest: {
         const int task = take_next_task();
         if (task == kWaitForRound) {
-          bootstrap_waiting_.push_back(m.source);  // answered when the round completes
+          round_waiting_.push_back(m.source);  // answered when the round completes
           break;
         }
         std::string bytes(sizeof task, '\0');
@@ -557,13 +578,12 @@ class RankLoop {
         rank_progress_[source] = std::move(p);
         break;
       }
-      case kTagBootstrapReport:
-        on_bootstrap_report(m.bytes);
+      case kTagRoundReport:
+        on_round_report(m.bytes);
         break;
-      case kTagBootstrapBase: {
-        auto b = extended::BootstrapBroadcast::decode(m.bytes);
-        const auto key = std::make_pair(b.run_index, b.round);
-        bootstrap_bases_[key] = std::move(b);
+      case kTagRoundBroadcast: {
+        const auto key = std::make_pair(int_prefix(m.bytes, 0), int_prefix(m.bytes, 1));
+        round_broadcasts_[key] = m.bytes.substr(2 * sizeof(std::int32_t));
         break;
       }
       default:
@@ -608,136 +628,90 @@ class RankLoop {
     return work;
   }
 
-  // ---- continuous-tempering bootstrap rounds (src/extended/continuous_tempering_bootstrap.hpp) --
-  // Every round of every chain of a bootstrap run is an item of the task farm (task index +
+  // ---- runs whose chains run in rounds (extended/multi_round_run.hpp) ----
+  // Every round of every chain of such a run is an item of the task farm (task index +
   // n_chains() x round). Round 0 items are the ordinary tasks; the coordinator adds a run's items
-  // of round k + 1 once every live chain reported round k, after merging their accumulators in
-  // ascending global chain id, refitting the base to the pooled estimates, logging and recording
-  // them, and sending the new base to every worker. Workers asking meanwhile wait for an answer.
+  // of round k + 1 once the run's hook has pooled round k (and logged it), after writing the
+  // record it returns and sending its broadcast to every worker. Workers asking meanwhile wait for
+  // an answer.
 
-  void init_bootstrap() {
+  void init_rounds() {
     std::map<int, std::vector<int>> chains;
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const auto& t = tasks_[i];
-      if (!is_bootstrap_run(t.run_index)) continue;
+      if (!has_rounds(t.run_index)) continue;
       chains[t.run_index].push_back(t.id);
-      bootstrap_task_of_[t.id] = static_cast<int>(i);
+      round_task_of_[t.id] = static_cast<int>(i);
     }
-    for (auto& [r, ids] : chains) {
-      const auto& run = runs_[static_cast<std::size_t>(r)];
-      const auto s = *extended::bootstrap_settings(run);
-      bootstrap_.emplace(r, extended::BootstrapRounds(r, s, std::move(ids),
-                                                      run.sampler().continuous_tempering().base()));
-    }
+    for (auto& [r, ids] : chains) rounds_[static_cast<std::size_t>(r)]->set_chains(std::move(ids));
   }
 
-  bool is_bootstrap_run(int run_index) const {
-    return extended::bootstrap_settings(runs_[static_cast<std::size_t>(run_index)]).has_value();
+  bool has_rounds(int run_index) const {
+    return rounds_[static_cast<std::size_t>(run_index)] != nullptr;
   }
 
-  // Coordinator: an item of a later bootstrap round, kWaitForRound while a round is still running,
-  // -1 when nothing is left.
-  int take_bootstrap_item() {
-    if (!bootstrap_ready_.empty()) {
-      const int item = bootstrap_ready_.front();
-      bootstrap_ready_.pop_front();
+  // Coordinator: an item of a later round, kWaitForRound while a round is still running, -1 when
+  // nothing is left.
+  int take_round_item() {
+    if (!round_ready_.empty()) {
+      const int item = round_ready_.front();
+      round_ready_.pop_front();
       return item;
     }
-    for (const auto& [r, b] : bootstrap_)
-      if (b.round() < b.settings().rounds && !b.live_chains().empty()) return kWaitForRound;
+    for (const auto& rounds : rounds_)
+      if (rounds && rounds->rounds_pending()) return kWaitForRound;
     return -1;
   }
 
   // Coordinator: answers the ranks waiting for an item, as far as there are items (or none left).
-  void serve_bootstrap_waiting() {
-    while (!bootstrap_waiting_.empty()) {
+  void serve_round_waiting() {
+    while (!round_waiting_.empty()) {
       const int task = take_next_task();
       if (task == kWaitForRound) return;
       std::string bytes(sizeof task, '\0');
       std::memcpy(bytes.data(), &task, sizeof task);
-      deliver(bootstrap_waiting_.front(), parallel::kTagTaskAssign, std::move(bytes));
-      bootstrap_waiting_.pop_front();
+      deliver(round_waiting_.front(), parallel::kTagTaskAssign, std::move(bytes));
+      round_waiting_.pop_front();
     }
   }
 
-  // Coordinator: a chain finished a bootstrap round.
-  void on_bootstrap_report(const std::string& bytes) {
-    auto report = extended::BootstrapChainReport::decode(bytes);
-    const int chain = report.chain_id;
-    const auto at = bootstrap_task_of_.find(chain);
-    if (at == bootstrap_task_of_.end())
-      throw IoError("bootstrap report of chain " + std::to_string(chain) + ", not a bootstrap chain");
-    const int run_index = tasks_[static_cast<std::size_t>(at->second)].run_index;
-    const auto& run = runs_[static_cast<std::size_t>(run_index)];
-    auto& rounds = bootstrap_.at(run_index);
-    if (!report.ok())
-      spdlog::warn("{}: chain {} failed in bootstrap round {}; left out from now on: {}", run.name(),
-                   chain, report.round + 1, report.status);
-    const auto result = rounds.on_report(std::move(report));
-    if (!result) return;
+  // Coordinator: a chain finished a round.
+  void on_round_report(const std::string& bytes) {
+    const int run_index = int_prefix(bytes, 0);
+    if (run_index < 0 || run_index >= static_cast<int>(runs_.size()) || !has_rounds(run_index))
+      throw IoError("round report for run " + std::to_string(run_index) + ", which has no rounds");
+    auto& rounds = *rounds_[static_cast<std::size_t>(run_index)];
     const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
-    // The round, its refit and the choice of the next base (the refit, or an earlier round's base
-    // when the refit's round did worse: extended/continuous_tempering_base_choice.hpp).
-    const std::string line = run.name() + ": " + extended::describe(*result, rounds.settings());
-    if (!result->chosen_base)
-      spdlog::error("{}", line);
-    else if (!result->choice.warning.empty() || !result->choice.use_refit)
-      spdlog::warn("{}", line);
-    else
-      spdlog::info("{}", line);
-    for (Eigen::Index i = 0; i < result->mean.size(); ++i)
-      spdlog::debug("{}: bootstrap round {}: E[x{}] = {:.6g} ± {:.3g}, Var = {:.6g} ± {:.3g}",
-                    run.name(), result->round + 1, i, result->mean[i], result->mean_se[i],
-                    result->variance[i], result->variance_se[i]);
+    const auto end = rounds.on_report(bytes.substr(sizeof(std::int32_t)), secs);
+    if (!end) return;
     std::string frames;
-    records::append_frame(extended::bootstrap_snapshot(*result, run.name(), rounds.settings(), secs),
-                          frames);
+    records::append_frame(end->record, frames);
     deliver(layout_.collector, parallel::kTagRecords, std::move(frames));
-    const std::string base = rounds.broadcast(*result).encode();
-    for (int w : layout_.workers) deliver(w, kTagBootstrapBase, base);
-    for (int id : rounds.live_chains())
-      bootstrap_ready_.push_back(bootstrap_task_of_.at(id) + n_chains() * rounds.round());
-    serve_bootstrap_waiting();
+    const std::string broadcast = with_int_prefix({run_index, end->next_round}, end->broadcast);
+    for (int w : layout_.workers) deliver(w, kTagRoundBroadcast, broadcast);
+    for (int id : end->next_chains)
+      round_ready_.push_back(round_task_of_.at(id) + n_chains() * end->next_round);
+    serve_round_waiting();
   }
 
-  // Worker: round `round` of a bootstrap run's chain. A bootstrap round's draws go into the
-  // chain's accumulator (not to the records) and the leader reports it to the coordinator; the
-  // final round (round == rounds) is the chain's recorded run with the last refitted base.
-  // Returns the chain's final summary (its final round, or the failure that ended it), or one with
-  // status ChainStatus::kRoundDone after a bootstrap round that finished.
-  v1::ChainSummary run_bootstrap_item(const config::Task& task, int round, const ChainCallbacks& cb,
-                                      parallel::GroupCommPtr group) {
-    const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
-    const auto settings = *extended::bootstrap_settings(run);
-    const extended::BootstrapBroadcast* b = nullptr;
+  // Worker: round `round` of a chain of a run with rounds. An earlier round's draws go to the
+  // run's hook (not to the records) and the leader reports the round to the coordinator; the final
+  // round is the chain's recorded run. Returns the chain's final summary (its final round, or the
+  // failure that ended it), or one with status ChainStatus::kRoundDone after an earlier round.
+  v1::ChainSummary run_round_item(const config::Task& task, int round, const ChainCallbacks& cb,
+                                  parallel::GroupCommPtr group) {
+    const auto& rounds = *rounds_[static_cast<std::size_t>(task.run_index)];
+    const std::string* broadcast = nullptr;
     if (round > 0) {
       const auto key = std::make_pair(task.run_index, round);
-      while (!bootstrap_bases_.count(key)) service_wait();  // sent before the item; normally here
-      b = &bootstrap_bases_.at(key);
+      while (!round_broadcasts_.count(key)) service_wait();  // sent before the item; normally here
+      broadcast = &round_broadcasts_.at(key);
     }
-    v1::ChainSummary prior;  // this chain's bootstrap totals before this round
-    if (b)
-      if (const auto it = b->totals.find(task.id); it != b->totals.end()) prior = it->second;
-    auto failed = [&](const std::string& why, const v1::ChainSummary* this_round) {
-      v1::ChainSummary s;
-      s.set_chain_id(task.id);
-      s.set_seed(task.seed);
-      s.set_status(why);
-      if (this_round) {
-        s.set_n_gradient_evals(this_round->n_gradient_evals());
-        s.set_n_extended_gradient_evals(this_round->n_extended_gradient_evals());
-        s.set_wall_seconds(this_round->wall_seconds());
-        s.set_cpu_seconds(this_round->cpu_seconds());
-      }
-      extended::add_bootstrap_totals(s, prior, settings);
-      return s;
-    };
-    if (b && !b->base)
-      return failed(fmt::format("failed: bootstrap refit after round {} of {}: {}", round,
-                                settings.rounds, b->error), nullptr);
-    // A checkpoint holds neither the round nor the refitted base: such a chain's checkpoint
+    const auto item = rounds.start_round(task.id, task.seed, round, broadcast);
+    if (auto refused = item->refused()) return *refused;
+    // A checkpoint holds neither the round nor the pooled results: such a chain's checkpoint
     // fails (the runner's message names the sampler below), and --resume refuses these runs.
-    current_sampler_ = "continuous_tempering (with bootstrap rounds)";
+    current_sampler_ = rounds.sampler_name();
     ChainCallbacks round_cb = cb;
     if (cb.on_checkpoint)
       round_cb.on_checkpoint = [orig = cb.on_checkpoint](const v1::ChainCheckpoint& ck) {
@@ -745,55 +719,29 @@ class RankLoop {
         unusable.mutable_kernel()->Clear();
         orig(unusable);
       };
-    const auto config = extended::bootstrap_round_config(run, round, b ? &*b->base : nullptr);
-    const auto target = target_of(task.run_index);
-    if (round == settings.rounds) {
-      auto summary = run_chain(config, target, ChainTask{task.id, task.seed}, round_cb, group);
-      if (status_of(summary) != ChainStatus::kCheckpointed)
-        extended::add_bootstrap_totals(summary, prior, settings);
-      return summary;
-    }
     const bool leader = layout_.is_group_leader(rank_);
-    extended::BootstrapChainReport report;
-    report.chain_id = task.id;
-    report.round = round;
-    if (leader)
-      round_cb.emit = [&report](const v1::Record& r) {
-        if (r.has_draw() && !r.draw().warmup())
-          report.log_zeta = extended::add_ct_draw(report.acc, r.draw());
-      };
-    else
-      round_cb.emit = nullptr;
-    auto summary = run_chain(config, target,
-                             ChainTask{task.id, extended::bootstrap_round_seed(task.seed, round)},
-                             round_cb, group);
+    if (!item->is_final()) {
+      if (leader)
+        round_cb.emit = [&item](const v1::Record& r) { item->on_record(r); };
+      else
+        round_cb.emit = nullptr;
+    }
+    auto summary = run_chain(item->config(), target_of(task.run_index),
+                             ChainTask{task.id, item->seed()}, round_cb, group);
     if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
-    if (leader) {
-      report.status = summary.status();
-      const auto se = summary.estimates().find("log_z_se");  // the same draws as report.acc
-      if (se != summary.estimates().end()) report.log_z_se = se->second;
-      const auto batches = summary.estimates().find("log_z_batches");
-      if (batches != summary.estimates().end())
-        report.log_z_batches = static_cast<std::int64_t>(batches->second);
-      report.gradient_evals = summary.n_gradient_evals();
-      report.extended_gradient_evals = summary.n_extended_gradient_evals();
-      report.wall_seconds = summary.wall_seconds();
-      report.cpu_seconds = summary.cpu_seconds();
-      deliver(layout_.coordinator, kTagBootstrapReport, report.encode());
-    }
-    if (status_of(summary) == ChainStatus::kOk) {
-      set_status(summary, ChainStatus::kRoundDone);
-      return summary;
-    }
-    return failed(fmt::format("failed in bootstrap round {} of {}: {}", round + 1, settings.rounds,
-                              summary.status()), &summary);
+    auto outcome = item->finish(std::move(summary), leader);
+    if (!outcome.report.empty())
+      deliver(layout_.coordinator, kTagRoundReport,
+              with_int_prefix({task.run_index}, outcome.report));
+    if (outcome.round_done) set_status(outcome.summary, ChainStatus::kRoundDone);
+    return outcome.summary;
   }
 
-  std::map<int, extended::BootstrapRounds> bootstrap_;  // coordinator: by run index
-  std::map<int, int> bootstrap_task_of_;                 // chain id -> task index (bootstrap runs)
-  std::deque<int> bootstrap_ready_;                      // coordinator: items of later rounds
-  std::deque<int> bootstrap_waiting_;                    // coordinator: ranks waiting for an item
-  std::map<std::pair<int, int>, extended::BootstrapBroadcast> bootstrap_bases_;  // (run, round)
+  std::vector<std::unique_ptr<extended::MultiRoundRun>> rounds_;  // by run index (nullptr: none)
+  std::map<int, int> round_task_of_;  // chain id -> task index (runs with rounds)
+  std::deque<int> round_ready_;       // coordinator: items of later rounds
+  std::deque<int> round_waiting_;     // coordinator: ranks waiting for an item
+  std::map<std::pair<int, int>, std::string> round_broadcasts_;  // worker: by (run, round)
 
   CheckpointOptions ck_;
   std::map<int, const v1::ChainCheckpoint*> resume_of_;  // chain id -> its saved state

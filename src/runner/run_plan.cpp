@@ -12,9 +12,9 @@
 #include "config/factories.hpp"
 #include "config/init_point.hpp"
 #include "config/load.hpp"
+#include "config/multi_round.hpp"
 #include "config/validate.hpp"
 #include "core/error.hpp"
-#include "extended/continuous_tempering_bootstrap.hpp"
 #include "records/record_file.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/resume_command.hpp"
@@ -206,15 +206,15 @@ void validate_outputs(const v1::RunConfig& plan, const RunOptions& o, AgreedPlan
                          "to replace it, or --resume to continue it)");
 }
 
-// Runs with bootstrap rounds cannot be resumed: a checkpoint holds neither the round index nor the
-// refitted bases (and chains of one round are pooled before the next starts).
-void refuse_bootstrap_resume(const std::vector<v1::RunConfig>& runs,
-                             const std::filesystem::path& ckpt) {
-  for (const auto& run : runs)
-    if (extended::bootstrap_settings(run))
-      throw ConfigError(ckpt.string() + ": run '" + run.name() + "' has continuous tempering "
-                        "bootstrap rounds (sampler.continuous_tempering.bootstrap), which cannot be "
-                        "resumed from a checkpoint; start over with --overwrite");
+// Runs whose chains run in rounds cannot be resumed: a checkpoint holds neither the round nor what
+// the coordinator pooled (and chains of one round are pooled before the next starts).
+void refuse_multi_round_resume(const std::vector<v1::RunConfig>& runs,
+                               const std::filesystem::path& ckpt) {
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    if (const auto rounds = config::make_multi_round_run(runs[r], static_cast<int>(r)))
+      throw ConfigError(ckpt.string() + ": run '" + runs[r].name() + "' has " +
+                        rounds->describe() +
+                        ", which cannot be resumed from a checkpoint; start over with --overwrite");
 }
 
 // The checkpoint must be of this plan, these options and this task range.
@@ -245,7 +245,7 @@ void agree_on_resume(const v1::RunConfig& plan, const std::vector<v1::RunConfig>
   const auto ckpt = checkpoint_path(plan);
   std::error_code ec;
   if (std::filesystem::exists(ckpt, ec)) {
-    refuse_bootstrap_resume(runs, ckpt);
+    refuse_multi_round_resume(runs, ckpt);
     auto c = read_checkpoint(ckpt);
     check_checkpoint_matches(c, ckpt, plan, range);
     if (!std::filesystem::exists(plan.output().path(), ec))
