@@ -34,6 +34,8 @@ class CoordinatorProgress {
   // Every worker reported that it finished.
   bool all_finished(const std::vector<int>& workers) const;
   double seconds_since_start(Clock::time_point now) const;
+  // The iterations the job had left when this session began.
+  std::int64_t total_iterations() const { return total_iterations_; }
 
   // Logs the progress line when the interval has passed. `own_rank`'s progress is `own` (the
   // coordinator's chains, when it also runs some); `n_leaders`: chains running at once.
