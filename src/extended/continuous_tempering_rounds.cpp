@@ -8,6 +8,7 @@
 namespace pemc::extended {
 namespace {
 
+// ChainSummary.status of a chain that ran to the end (records.proto; the runner's kOk).
 constexpr const char* kOk = "ok";
 
 // One chain's round: the round's plain continuous-tempering run and, for a bootstrap round, the
@@ -18,7 +19,8 @@ class CtChainRound final : public ChainRound {
                std::uint64_t seed, int round, std::optional<BootstrapBroadcast> base)
       : settings_(settings), chain_id_(chain_id), seed_(seed), round_(round) {
     if (base)
-      if (const auto it = base->totals.find(chain_id); it != base->totals.end()) prior_ = it->second;
+      if (const auto it = base->totals.find(chain_id); it != base->totals.end())
+        prior_ = it->second;
     if (base && !base->base) {
       refused_ = failed(fmt::format("failed: bootstrap refit after round {} of {}: {}", round,
                                     settings.rounds, base->error),
@@ -103,8 +105,8 @@ class CtChainRound final : public ChainRound {
   BootstrapChainReport report_;
 };
 
-// The pooled round in the log: the round, its refit and the choice of the next base (the refit,
-// or an earlier round's base when the refit's round did worse: continuous_tempering_base_choice.hpp).
+// The pooled round in the log: the round, its refit and the choice of the next base (the refit, or
+// an earlier round's base when the refit's round did worse: continuous_tempering_base_choice.hpp).
 void log_round(const std::string& run_name, const BootstrapRoundResult& result,
                const BootstrapSettings& settings) {
   const std::string line = run_name + ": " + describe(result, settings);

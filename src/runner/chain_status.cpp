@@ -22,7 +22,8 @@ std::string status_text(ChainStatus status) {
     case ChainStatus::kFailed:
       break;
   }
-  throw std::logic_error("status_text: a failed chain's status needs its reason (failed_status_text)");
+  throw std::logic_error(
+      "status_text: a failed chain's status needs its reason (failed_status_text)");
 }
 
 std::string failed_status_text(std::string_view why) { return "failed: " + std::string(why); }

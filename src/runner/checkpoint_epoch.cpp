@@ -19,7 +19,8 @@ std::string EpochBegin::encode() const {
 EpochBegin EpochBegin::decode(const std::string& bytes) {
   std::int64_t v[2];
   if (bytes.size() != sizeof v)
-    throw IoError("malformed checkpoint epoch message (" + std::to_string(bytes.size()) + " bytes)");
+    throw IoError("malformed checkpoint epoch message (" + std::to_string(bytes.size()) +
+                  " bytes)");
   std::memcpy(v, bytes.data(), sizeof v);
   return {v[0], v[1] != 0};
 }

@@ -115,7 +115,8 @@ void RankLoop::handle(parallel::Message m) {
       on_worker_done(m.source, m.bytes);
       break;
     case kTagCkptRequest:
-      if (!epochs_.stop_requested()) spdlog::warn("rank {} asks to stop with a checkpoint", m.source);
+      if (!epochs_.stop_requested())
+        spdlog::warn("rank {} asks to stop with a checkpoint", m.source);
       epochs_.request_stop();
       break;
     case kTagCkptBegin:

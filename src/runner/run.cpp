@@ -55,12 +55,12 @@ bool resume_fits_groups(const RunPlan& plan, int group_size, int requested_group
   for (const auto& c : plan.resume->in_progress()) {
     if (c.group_size() == group_size) continue;
     if (world.rank() == 0)
-      std::cerr << "pemc-dist: error: cannot resume: chain " << c.chain_id() << " of the checkpoint "
-                << "ran on " << c.group_size() << " rank(s) per chain, but " << world.size()
-                << " ranks give groups of " << group_size << " (ranks_per_chain " << requested_group
-                << "); resume with a number of ranks that gives " << c.group_size()
-                << " worker(s) per chain, e.g. the checkpointed run's " << plan.resume->n_ranks()
-                << "\n";
+      std::cerr << "pemc-dist: error: cannot resume: chain " << c.chain_id()
+                << " of the checkpoint ran on " << c.group_size() << " rank(s) per chain, but "
+                << world.size() << " ranks give groups of " << group_size << " (ranks_per_chain "
+                << requested_group << "); resume with a number of ranks that gives "
+                << c.group_size() << " worker(s) per chain, e.g. the checkpointed run's "
+                << plan.resume->n_ranks() << "\n";
     return false;
   }
   return true;

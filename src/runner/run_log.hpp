@@ -1,6 +1,7 @@
 #pragma once
 // What a run says on its log besides progress: the logger itself, the start banner, --validate's
-// verdict, and the end (the footer's chain lines and totals, or where a stopped run's checkpoint is).
+// verdict, and the end (the footer's chain lines and totals, or where a stopped run's checkpoint
+// is).
 #include <cstdint>
 #include <filesystem>
 #include <functional>

@@ -51,12 +51,14 @@ void note_set_reach(const std::vector<v1::RunConfig>& raw,
     }
     const std::string set = "--set '" + o.overrides.sets[k] + "'";
     if (n_reached == 0)
-      throw ConfigError(set + " reaches no run of the study: " + missed +
-                        "; --set never switches a sampler, target or init (edit the config instead)");
+      throw ConfigError(
+          set + " reaches no run of the study: " + missed +
+          "; --set never switches a sampler, target or init (edit the config instead)");
     if (missed.empty())
       a.notes.push_back("info:" + set + " applies to every run of the study (" + reached + ")");
     else
-      a.notes.push_back("warn:" + set + " applies to run(s) " + reached + " only; not to " + missed);
+      a.notes.push_back("warn:" + set + " applies to run(s) " + reached + " only; not to " +
+                        missed);
   }
 }
 
@@ -169,8 +171,9 @@ v1::RunConfig plan_of(const config::LoadedConfig& loaded, const std::vector<v1::
   v1::RunConfig plan = study ? loaded.config : runs.front();
   plan.clear_runs();
   if (study) {
-    *plan.mutable_output() = runs.front().output();          // the study's output, overrides applied
-    *plan.mutable_checkpoint() = runs.front().checkpoint();  // likewise
+    // The study's output and checkpoint, with the command line's overrides.
+    *plan.mutable_output() = runs.front().output();
+    *plan.mutable_checkpoint() = runs.front().checkpoint();
     for (const auto& r : runs) *plan.add_runs() = r;
   }
   return plan;

@@ -206,7 +206,8 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
   if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
   auto outcome = item->finish(std::move(summary), leader);
   if (!outcome.report.empty())
-    deliver(layout_.coordinator, kTagRoundReport, with_int_prefix({task.run_index}, outcome.report));
+    deliver(layout_.coordinator, kTagRoundReport,
+            with_int_prefix({task.run_index}, outcome.report));
   if (outcome.round_done) set_status(outcome.summary, ChainStatus::kRoundDone);
   return outcome.summary;
 }

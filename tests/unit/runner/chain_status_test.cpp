@@ -20,7 +20,8 @@ TEST(ChainStatus, EveryTextMapsBack) {
     EXPECT_EQ(parse_chain_status(status_text(s)), s);
   EXPECT_EQ(parse_chain_status(failed_status_text("x")), ChainStatus::kFailed);
   // Failures name their round in texts of their own; anything unknown is a failure.
-  EXPECT_EQ(parse_chain_status("failed in bootstrap round 2 of 3: failed: x"), ChainStatus::kFailed);
+  EXPECT_EQ(parse_chain_status("failed in bootstrap round 2 of 3: failed: x"),
+            ChainStatus::kFailed);
   EXPECT_EQ(parse_chain_status(""), ChainStatus::kFailed);
   EXPECT_THROW(status_text(ChainStatus::kFailed), std::logic_error);
 }
