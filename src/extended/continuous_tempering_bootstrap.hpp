@@ -5,8 +5,8 @@
 // sampler.continuous_tempering.bootstrap (proto/pemc/v1/tempering.proto).
 //
 // What this file holds is everything about the rounds that does not need MPI, so that the
-// distributed runner (src/runner/run.cpp), tests/statistical/ct_study.cpp and the unit tests share
-// it:
+// distributed runner (through continuous_tempering_rounds.hpp), tests/statistical/ct_study.cpp
+// and the unit tests share it:
 //  - a round of a chain is a plain continuous-tempering run (bootstrap_round_config): round 0 with
 //    the configured base, later rounds with the previous round's refit as a user Gaussian; the
 //    bootstrap rounds (0 .. rounds-1) run `bootstrap.warmup` + `draws_per_round` iterations with

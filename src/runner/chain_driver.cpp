@@ -158,259 +158,379 @@ void report_degeneracy(const estimators::WeightDegeneracy& tracker, v1::ChainSum
   if (const auto w = estimators::degeneracy_warning(s)) summary.add_warnings(*w);
 }
 
+// What a chain counts, carried across a checkpoint.
+struct ChainCounts {
+  // Gradient evaluations of the sampler's own space (what kernels count, and checkpoints hold);
+  // the summary's n_gradient_evals is in target gradients: per_evaluation times these.
+  std::int64_t grad_evals = 0;
+  std::int64_t warmup_evals = 0;  // grad_evals when warmup ended
+  std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0;
+  double sum_accept = 0.0;
+};
+
+// A chain's wall time and its thread's CPU time, continuing a resumed chain's.
+class ChainClock {
+ public:
+  explicit ChainClock(const v1::ChainCheckpoint* resume)
+      : start_(std::chrono::steady_clock::now()),
+        earlier_seconds_(resume ? resume->wall_seconds() : 0.0),
+        cpu_start_(thread_cpu_seconds() - (resume ? resume->cpu_seconds() : 0.0)) {}
+  double wall_seconds() const {
+    return earlier_seconds_ +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  double cpu_seconds() const { return thread_cpu_seconds() - cpu_start_; }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  double earlier_seconds_;
+  double cpu_start_;
+};
+
+// One chain from its initial point (or checkpoint) to its end (or a stop checkpoint).
+class ChainRun {
+ public:
+  ChainRun(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
+           const ChainCallbacks& cb, parallel::GroupCommPtr group,
+           const v1::ChainCheckpoint* resume)
+      : config_(config),
+        target_(std::move(target)),
+        task_(task),
+        cb_(cb),
+        group_(std::move(group)),
+        resume_(resume),
+        group_size_(group_ ? group_->size() : 1),
+        clock_(resume) {}
+
+  // Runs the chain; the summary gets everything but its status (set only by a stop checkpoint)
+  // and the counts that finish() adds. Throws what the sampler or target throws.
+  void run(v1::ChainSummary& summary);
+  // The counts and times every summary ends with, whatever ended the chain.
+  void finish(v1::ChainSummary& summary) const;
+
+ private:
+  void build_sampler();
+  void restore_state();
+  void find_initial_point();
+  // Where the chain starts (0, or the checkpoint's iteration) with the kernel ready for it.
+  std::int64_t start_iteration();
+  // The boundary before iteration t (t > first): a checkpoint if the leader asks for one.
+  // Returns true when the chain stops there.
+  bool checkpoint_boundary(std::int64_t t);
+  v1::ChainCheckpoint save_checkpoint(std::int64_t t);
+  void iterate(std::int64_t t);
+  void write_draw(std::int64_t t, std::int64_t i, bool warmup,
+                  const kernels::TransitionStats& stats);
+  void write_snapshot(std::int64_t i);
+  void summarize(v1::ChainSummary& summary);
+  // Blocks: the full state, gathered at most once per iteration (see build_sampler).
+  void gather_state() {
+    if (state_gathered_) return;
+    blocks_->gather(state_.x);
+    state_gathered_ = true;
+  }
+
+  const v1::RunConfig& config_;
+  targets::TargetPtr target_;
+  ChainTask task_;
+  const ChainCallbacks& cb_;
+  parallel::GroupCommPtr group_;
+  const v1::ChainCheckpoint* resume_;
+  int group_size_;
+  ChainClock clock_;
+  ChainCounts counts_;
+  std::int64_t per_evaluation_ = 1;
+
+  config::SamplerSetup setup_;
+  kernels::Kernel* kernel_ = nullptr;
+  const targets::Target* space_ = nullptr;
+  const hmc::Partition* blocks_ = nullptr;
+  bool state_gathered_ = true;
+  kernels::ChainState state_;
+  std::int64_t n_warmup_ = 0, n_iter_ = 0;
+  int thin_ = 1;
+  int n_outputs_ = 0;
+  std::optional<estimators::WeightDegeneracy> degeneracy_;
+  bool track_betas_ = false;
+  v1::Record record_;    // the draw record, reused
+  v1::Record snapshot_;  // the running-estimates record, reused
+  std::map<std::string, double> running_;
+  SnapshotMoments moments_;
+  targets::WeightedView view_;
+};
+
+void ChainRun::build_sampler() {
+  setup_ = config::make_sampler(config_.sampler(), target_, group_);
+  kernel_ = setup_.kernel.get();
+  space_ = setup_.space.get();
+  per_evaluation_ = space_->target_gradients_per_evaluation();
+  // Snapshots carry running target moments: only then do kernels accumulate them (every member
+  // of a group alike, so checkpointed kernel states agree).
+  if (config_.output().estimates_every() > 0) kernel_->track_moments();
+  // Blocks: a transition moves only this member's pseudo-samples (and leaves the gradient's
+  // other entries zero), so the full state is gathered — once per iteration at most — where it
+  // is needed: before warmup adaptation (every member's adapter then sees the same draws, so
+  // step size and metric stay identical), before a record, and for a checkpoint.
+  blocks_ = distributed_partition(*space_);
+  state_.x.resize(space_->dim());
+}
+
+void ChainRun::restore_state() {
+  const auto& r = *resume_;
+  if (r.x_size() != space_->dim() || r.grad_size() != space_->dim())
+    throw DataError("checkpoint: chain " + std::to_string(task_.chain_id) + " has a state of " +
+                    std::to_string(r.x_size()) + " numbers, the sampler's space has " +
+                    std::to_string(space_->dim()));
+  state_.x = Eigen::Map<const Vector>(r.x().data(), r.x_size());
+  state_.grad = Eigen::Map<const Vector>(r.grad().data(), r.grad_size());
+  state_.potential = r.potential();
+  counts_.grad_evals = r.grad_evals();
+  // The checkpoint holds the full gradient; a member keeps its own entries (as a transition
+  // leaves them).
+  if (blocks_) blocks_->zero_nonlocal(state_.grad);
+}
+
+void ChainRun::find_initial_point() {
+  bool found = false;
+  for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
+    rng::Stream stream(task_.seed, rng::Domain::kInitialPoint, task_.chain_id, attempt);
+    space_->initial_point(
+        [&](VectorRef block) { config::draw_initial_point(config_.init(), stream, block); },
+        state_.x);
+    kernels::refresh(*space_, state_);
+    ++counts_.grad_evals;
+    found = std::isfinite(state_.potential);
+  }
+  if (!found)
+    throw NumericalError("no initial point with a finite potential in " +
+                         std::to_string(kMaxInitAttempts) + " attempts (check `init`)");
+}
+
+std::int64_t ChainRun::start_iteration() {
+  if (!resume_) {
+    if (n_warmup_ > 0) {
+      // Keyed by iteration 0 of the adaptation domain: resumed chains restore the found step.
+      rng::Stream adaptation_stream(task_.seed, rng::Domain::kAdaptation, task_.chain_id, 0);
+      counts_.grad_evals += kernel_->choose_initial_step_size(state_, adaptation_stream);
+      kernel_->begin_warmup(n_warmup_);
+    }
+    return 0;
+  }
+  const auto& r = *resume_;
+  const std::int64_t t_begin = r.next_iteration();
+  if (t_begin < 0 || t_begin > n_warmup_ + n_iter_)
+    throw DataError("checkpoint: chain " + std::to_string(task_.chain_id) + " at iteration " +
+                    std::to_string(t_begin) + ", outside this run's " +
+                    std::to_string(n_warmup_ + n_iter_));
+  counts_.n_divergent = r.n_divergent();
+  counts_.n_nonfinite = r.n_nonfinite();
+  counts_.n_written = r.n_written();
+  counts_.warmup_evals = r.warmup_evals();
+  counts_.sum_accept = r.sum_accept();
+  if (degeneracy_ && r.weight_degeneracy_size() > 0)
+    degeneracy_->restore(
+        std::span<const double>(r.weight_degeneracy().data(), r.weight_degeneracy_size()));
+  // The adapter exists from begin_warmup until the end_warmup at t == n_warmup.
+  if (n_warmup_ > 0 && t_begin <= n_warmup_) kernel_->begin_warmup(n_warmup_);
+  if (r.group_size() != group_size_)
+    throw DataError("checkpoint: chain " + std::to_string(task_.chain_id) + " was saved on " +
+                    std::to_string(r.group_size()) + " rank(s), now " +
+                    std::to_string(group_size_));
+  // Every member restores the leader's state: kernels whose members own parts of it (PT
+  // replicas) gathered them all when saving and take their own part back here.
+  kernel_->restore_state(r.kernel());
+  return t_begin;
+}
+
+v1::ChainCheckpoint ChainRun::save_checkpoint(std::int64_t t) {
+  v1::ChainCheckpoint ck;
+  ck.set_chain_id(task_.chain_id);
+  ck.set_seed(task_.seed);
+  ck.set_run_id(config_.name());
+  ck.set_next_iteration(t);
+  gather_state();
+  ck.mutable_x()->Add(state_.x.data(), state_.x.data() + state_.x.size());
+  ck.set_potential(state_.potential);
+  if (blocks_) {
+    Vector grad = state_.grad;  // the full gradient, from every member's own entries
+    blocks_->gather(grad);
+    ck.mutable_grad()->Add(grad.data(), grad.data() + grad.size());
+  } else {
+    ck.mutable_grad()->Add(state_.grad.data(), state_.grad.data() + state_.grad.size());
+  }
+  // A kernel without support leaves the state empty; the runner reports it.
+  if (kernel_->can_checkpoint()) kernel_->save_state(*ck.mutable_kernel());
+  ck.set_group_size(group_size_);
+  ck.set_n_divergent(counts_.n_divergent);
+  ck.set_n_nonfinite(counts_.n_nonfinite);
+  ck.set_n_written(counts_.n_written);
+  ck.set_warmup_evals(counts_.warmup_evals);
+  ck.set_grad_evals(counts_.grad_evals);
+  ck.set_sum_accept(counts_.sum_accept);
+  if (degeneracy_) {
+    const auto sums = degeneracy_->save();
+    ck.mutable_weight_degeneracy()->Assign(sums.begin(), sums.end());
+  }
+  ck.set_wall_seconds(clock_.wall_seconds());
+  ck.set_cpu_seconds(clock_.cpu_seconds());
+  return ck;
+}
+
+bool ChainRun::checkpoint_boundary(std::int64_t t) {
+  // Every member of a group checkpoints at the same boundary: the leader decides.
+  double action =
+      static_cast<double>(cb_.checkpoint_due ? cb_.checkpoint_due(t) : CheckpointAction::kNone);
+  if (group_ && group_->size() > 1) group_->broadcast(std::span<double>(&action, 1), 0);
+  if (action == 0.0) return false;
+  const auto ck = save_checkpoint(t);
+  if (cb_.on_checkpoint) call_runner(cb_.on_checkpoint, ck);
+  return action == static_cast<double>(CheckpointAction::kSaveAndStop);
+}
+
+void ChainRun::write_draw(std::int64_t t, std::int64_t i, bool warmup,
+                          const kernels::TransitionStats& stats) {
+  v1::Draw& draw = *record_.mutable_draw();
+  draw.set_iteration(i);
+  draw.set_warmup(warmup);
+  gather_state();
+  fill_draw(draw, state_, stats);
+  const bool has_view = fill_weighted_view(draw, *space_, state_, view_);
+  if (n_outputs_ > 0 && cb_.emit)
+    fill_outputs(draw, *target_, n_outputs_, state_, view_, has_view, task_, t);
+  if (cb_.emit) call_runner(cb_.emit, record_);
+  if (!warmup) ++counts_.n_written;
+  if (!warmup && degeneracy_ && has_view)
+    degeneracy_->add(std::span<const double>(view_.log_weights.data(),
+                                             static_cast<std::size_t>(view_.log_weights.size())),
+                     track_betas_ ? std::span<const double>(view_.extra)
+                                  : std::span<const double>());
+}
+
+// Running estimates (records.proto EstimatesSnapshot) after `i` post-warmup iterations.
+void ChainRun::write_snapshot(std::int64_t i) {
+  auto& snap = *snapshot_.mutable_estimates();
+  snap.set_iteration(i);
+  snap.set_wall_seconds(clock_.wall_seconds());
+  snap.set_n_gradient_evals(counts_.grad_evals * per_evaluation_);
+  snap.set_n_extended_gradient_evals(counts_.grad_evals);
+  running_.clear();
+  kernel_->report_estimates(running_);
+  snap.mutable_estimates()->clear();
+  for (const auto& [key, value] : running_) (*snap.mutable_estimates())[key] = value;
+  fill_moments(snap, *kernel_, moments_);
+  call_runner(cb_.emit, snapshot_);
+}
+
+void ChainRun::iterate(std::int64_t t) {
+  const bool warmup = t < n_warmup_;
+  if (t == n_warmup_ && n_warmup_ > 0) {
+    kernel_->end_warmup();
+    counts_.warmup_evals = counts_.grad_evals;
+  }
+  rng::Stream stream(task_.seed, rng::Domain::kTransition, task_.chain_id, t);
+  const auto stats = kernel_->transition(state_, stream);
+  state_gathered_ = blocks_ == nullptr;
+  counts_.grad_evals += stats.n_gradient_evals;
+  if (warmup) {
+    gather_state();
+    kernel_->adapt(t, state_, stats);
+  } else {
+    counts_.sum_accept += stats.accept_stat;
+    counts_.n_divergent += stats.divergent;
+    counts_.n_nonfinite += stats.nonfinite;
+  }
+  const std::int64_t i = warmup ? t : t - n_warmup_;
+  if ((warmup && config_.output().write_warmup()) || (!warmup && i % thin_ == 0))
+    write_draw(t, i, warmup, stats);
+  const std::int64_t estimates_every = config_.output().estimates_every();
+  if (!warmup && estimates_every > 0 && (i + 1) % estimates_every == 0 && cb_.emit)
+    write_snapshot(i + 1);
+  if (cb_.tick) call_runner(cb_.tick);
+}
+
+void ChainRun::summarize(v1::ChainSummary& summary) {
+  summary.set_n_draws(counts_.n_written);
+  summary.set_mean_accept_stat(n_iter_ > 0 ? counts_.sum_accept / static_cast<double>(n_iter_)
+                                           : 0.0);
+  summary.set_n_divergent(counts_.n_divergent);
+  summary.set_n_rejected_nonfinite(counts_.n_nonfinite);
+  summary.set_final_step_size(kernel_->step_size());
+  std::map<std::string, double> estimates;
+  kernel_->report_estimates(estimates);
+  // A log Z carries log_z_untrusted and its reasons (estimators/log_z_trust.hpp); the run-level
+  // check across chains is added with the footer (runner/log_z_checks.hpp).
+  estimators::annotate_log_z_trust(estimates);
+  for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
+  if (degeneracy_) report_degeneracy(*degeneracy_, summary);
+  summary.set_n_gradient_evals_warmup(counts_.warmup_evals * per_evaluation_);
+  summary.set_n_extended_gradient_evals_warmup(counts_.warmup_evals);
+}
+
+void ChainRun::run(v1::ChainSummary& summary) {
+  build_sampler();
+  if (resume_)
+    restore_state();
+  else
+    find_initial_point();
+  n_warmup_ = config_.warmup();
+  n_iter_ = config_.iterations();
+  thin_ = std::max(1, config_.output().thin());
+  v1::Draw& draw = *record_.mutable_draw();
+  draw.set_run_id(config_.name());
+  draw.set_chain_id(task_.chain_id);
+  draw.set_seed(task_.seed);
+  // Running estimates (records.proto EstimatesSnapshot), only where records are written.
+  snapshot_.mutable_estimates()->set_run_id(config_.name());
+  snapshot_.mutable_estimates()->set_chain_id(task_.chain_id);
+  snapshot_.mutable_estimates()->set_seed(task_.seed);
+  n_outputs_ = static_cast<int>(target_->output_names().size());
+  degeneracy_ = degeneracy_tracker(*space_);
+  // Fixed beta: no beta statistics (every beta_i is the same constant).
+  track_betas_ =
+      degeneracy_ && static_cast<const extended::PseudoExtendedTarget&>(*space_).beta_sampled();
+  const std::int64_t t_begin = start_iteration();
+  for (std::int64_t t = t_begin; t < n_warmup_ + n_iter_; ++t) {
+    if (t > t_begin && checkpoint_boundary(t)) {
+      set_status(summary, ChainStatus::kCheckpointed);
+      return;
+    }
+    iterate(t);
+  }
+  if (n_warmup_ > 0 && n_iter_ == 0) {
+    kernel_->end_warmup();
+    counts_.warmup_evals = counts_.grad_evals;
+  }
+  summarize(summary);
+}
+
+void ChainRun::finish(v1::ChainSummary& summary) const {
+  summary.set_n_gradient_evals(counts_.grad_evals * per_evaluation_);
+  summary.set_n_extended_gradient_evals(counts_.grad_evals);
+  summary.set_wall_seconds(clock_.wall_seconds());
+  summary.set_cpu_seconds(clock_.cpu_seconds());
+}
+
 }  // namespace
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
                            const ChainCallbacks& cb, parallel::GroupCommPtr group,
                            const v1::ChainCheckpoint* resume) {
-  const auto start = std::chrono::steady_clock::now();
   v1::ChainSummary summary;
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
-  summary.set_status("ok");
-  // Gradient evaluations of the sampler's own space (what kernels count, and checkpoints hold);
-  // the summary's n_gradient_evals is in target gradients: per_evaluation times these.
-  std::int64_t grad_evals = 0;
-  std::int64_t per_evaluation = 1;
-  const double earlier_seconds = resume ? resume->wall_seconds() : 0.0;
-  auto elapsed = [&] {
-    return earlier_seconds +
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  const double cpu_start = thread_cpu_seconds() - (resume ? resume->cpu_seconds() : 0.0);
-  auto cpu_used = [&] { return thread_cpu_seconds() - cpu_start; };
-  const int group_size = group ? group->size() : 1;
-
+  set_status(summary, ChainStatus::kOk);
+  ChainRun chain(config, std::move(target), task, cb, std::move(group), resume);
   try {
-    auto setup = config::make_sampler(config.sampler(), target, group);
-    auto& kernel = setup.kernel;
-    const targets::Target& space = *setup.space;
-    per_evaluation = space.target_gradients_per_evaluation();
-    // Snapshots carry running target moments: only then do kernels accumulate them (every member
-    // of a group alike, so checkpointed kernel states agree).
-    if (config.output().estimates_every() > 0) kernel->track_moments();
-    // Blocks: a transition moves only this member's pseudo-samples (and leaves the gradient's
-    // other entries zero), so the full state is gathered — once per iteration at most — where it
-    // is needed: before warmup adaptation (every member's adapter then sees the same draws, so
-    // step size and metric stay identical), before a record, and for a checkpoint.
-    const hmc::Partition* blocks = distributed_partition(space);
-    bool state_gathered = true;
-    kernels::ChainState state;
-    state.x.resize(space.dim());
-    bool found = resume != nullptr;
-    if (resume) {
-      if (resume->x_size() != space.dim() || resume->grad_size() != space.dim())
-        throw DataError("checkpoint: chain " + std::to_string(task.chain_id) + " has a state of " +
-                        std::to_string(resume->x_size()) + " numbers, the sampler's space has " +
-                        std::to_string(space.dim()));
-      state.x = Eigen::Map<const Vector>(resume->x().data(), resume->x_size());
-      state.grad = Eigen::Map<const Vector>(resume->grad().data(), resume->grad_size());
-      state.potential = resume->potential();
-      grad_evals = resume->grad_evals();
-      // The checkpoint holds the full gradient; a member keeps its own entries (as a transition
-      // leaves them).
-      if (blocks) blocks->zero_nonlocal(state.grad);
-    }
-    for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
-      rng::Stream stream(task.seed, rng::Domain::kInitialPoint, task.chain_id, attempt);
-      space.initial_point(
-          [&](VectorRef block) { config::draw_initial_point(config.init(), stream, block); }, state.x);
-      kernels::refresh(space, state);
-      ++grad_evals;
-      found = std::isfinite(state.potential);
-    }
-    if (!found)
-      throw NumericalError("no initial point with a finite potential in " +
-                           std::to_string(kMaxInitAttempts) + " attempts (check `init`)");
-
-    const std::int64_t n_warmup = config.warmup();
-    const std::int64_t n_iter = config.iterations();
-    const int thin = std::max(1, config.output().thin());
-    v1::Record record;
-    v1::Draw& draw = *record.mutable_draw();
-    draw.set_run_id(config.name());
-    draw.set_chain_id(task.chain_id);
-    draw.set_seed(task.seed);
-
-    // Running estimates (records.proto EstimatesSnapshot), only where records are written.
-    const std::int64_t estimates_every = config.output().estimates_every();
-    v1::Record snapshot;
-    snapshot.mutable_estimates()->set_run_id(config.name());
-    snapshot.mutable_estimates()->set_chain_id(task.chain_id);
-    snapshot.mutable_estimates()->set_seed(task.seed);
-    std::map<std::string, double> running;
-    SnapshotMoments moments;
-
-    std::int64_t n_divergent = 0, n_nonfinite = 0, n_written = 0, warmup_evals = 0;
-    double sum_accept = 0.0;
-    targets::WeightedView view;
-    const auto n_outputs = static_cast<int>(target->output_names().size());
-    auto degeneracy = degeneracy_tracker(space);
-    // Fixed beta: no beta statistics (every beta_i is the same constant).
-    const bool track_betas =
-        degeneracy && static_cast<const extended::PseudoExtendedTarget&>(space).beta_sampled();
-    std::int64_t t_begin = 0;
-    if (resume) {
-      t_begin = resume->next_iteration();
-      if (t_begin < 0 || t_begin > n_warmup + n_iter)
-        throw DataError("checkpoint: chain " + std::to_string(task.chain_id) + " at iteration " +
-                        std::to_string(t_begin) + ", outside this run's " +
-                        std::to_string(n_warmup + n_iter));
-      n_divergent = resume->n_divergent();
-      n_nonfinite = resume->n_nonfinite();
-      n_written = resume->n_written();
-      warmup_evals = resume->warmup_evals();
-      sum_accept = resume->sum_accept();
-      if (degeneracy && resume->weight_degeneracy_size() > 0)
-        degeneracy->restore(std::span<const double>(resume->weight_degeneracy().data(),
-                                                    resume->weight_degeneracy_size()));
-      // The adapter exists from begin_warmup until the end_warmup at t == n_warmup.
-      if (n_warmup > 0 && t_begin <= n_warmup) kernel->begin_warmup(n_warmup);
-      if (resume->group_size() != group_size)
-        throw DataError("checkpoint: chain " + std::to_string(task.chain_id) + " was saved on " +
-                        std::to_string(resume->group_size()) + " rank(s), now " +
-                        std::to_string(group_size));
-      // Every member restores the leader's state: kernels whose members own parts of it (PT
-      // replicas) gathered them all when saving and take their own part back here.
-      kernel->restore_state(resume->kernel());
-    } else if (n_warmup > 0) {
-      // Keyed by iteration 0 of the adaptation domain: resumed chains restore the found step.
-      rng::Stream adaptation_stream(task.seed, rng::Domain::kAdaptation, task.chain_id, 0);
-      grad_evals += kernel->choose_initial_step_size(state, adaptation_stream);
-      kernel->begin_warmup(n_warmup);
-    }
-    auto gather_state = [&] {
-      if (state_gathered) return;
-      blocks->gather(state.x);
-      state_gathered = true;
-    };
-    for (std::int64_t t = t_begin; t < n_warmup + n_iter; ++t) {
-      if (t > t_begin) {
-        // Every member of a group checkpoints at the same boundary: the leader decides.
-        double action = static_cast<double>(
-            cb.checkpoint_due ? cb.checkpoint_due(t) : CheckpointAction::kNone);
-        if (group && group->size() > 1) group->broadcast(std::span<double>(&action, 1), 0);
-        if (action != 0.0) {
-          v1::ChainCheckpoint ck;
-          ck.set_chain_id(task.chain_id);
-          ck.set_seed(task.seed);
-          ck.set_run_id(config.name());
-          ck.set_next_iteration(t);
-          gather_state();
-          ck.mutable_x()->Add(state.x.data(), state.x.data() + state.x.size());
-          ck.set_potential(state.potential);
-          if (blocks) {
-            Vector grad = state.grad;  // the full gradient, from every member's own entries
-            blocks->gather(grad);
-            ck.mutable_grad()->Add(grad.data(), grad.data() + grad.size());
-          } else {
-            ck.mutable_grad()->Add(state.grad.data(), state.grad.data() + state.grad.size());
-          }
-          // A kernel without support leaves the state empty; the runner reports it.
-          if (kernel->can_checkpoint()) kernel->save_state(*ck.mutable_kernel());
-          ck.set_group_size(group_size);
-          ck.set_n_divergent(n_divergent);
-          ck.set_n_nonfinite(n_nonfinite);
-          ck.set_n_written(n_written);
-          ck.set_warmup_evals(warmup_evals);
-          ck.set_grad_evals(grad_evals);
-          ck.set_sum_accept(sum_accept);
-          if (degeneracy) {
-            const auto sums = degeneracy->save();
-            ck.mutable_weight_degeneracy()->Assign(sums.begin(), sums.end());
-          }
-          ck.set_wall_seconds(elapsed());
-          ck.set_cpu_seconds(cpu_used());
-          if (cb.on_checkpoint) call_runner(cb.on_checkpoint, ck);
-          if (action == static_cast<double>(CheckpointAction::kSaveAndStop)) {
-            summary.set_status(kStatusCheckpointed);
-            summary.set_n_gradient_evals(grad_evals * per_evaluation);
-            summary.set_n_extended_gradient_evals(grad_evals);
-            summary.set_wall_seconds(elapsed());
-            summary.set_cpu_seconds(cpu_used());
-            return summary;
-          }
-        }
-      }
-      const bool warmup = t < n_warmup;
-      if (t == n_warmup && n_warmup > 0) {
-        kernel->end_warmup();
-        warmup_evals = grad_evals;
-      }
-      rng::Stream stream(task.seed, rng::Domain::kTransition, task.chain_id, t);
-      const auto stats = kernel->transition(state, stream);
-      state_gathered = blocks == nullptr;
-      grad_evals += stats.n_gradient_evals;
-      if (warmup) {
-        gather_state();
-        kernel->adapt(t, state, stats);
-      } else {
-        sum_accept += stats.accept_stat;
-        n_divergent += stats.divergent;
-        n_nonfinite += stats.nonfinite;
-      }
-      const std::int64_t i = warmup ? t : t - n_warmup;
-      if ((warmup && config.output().write_warmup()) || (!warmup && i % thin == 0)) {
-        draw.set_iteration(i);
-        draw.set_warmup(warmup);
-        gather_state();
-        fill_draw(draw, state, stats);
-        const bool has_view = fill_weighted_view(draw, space, state, view);
-        if (n_outputs > 0 && cb.emit)
-          fill_outputs(draw, *target, n_outputs, state, view, has_view, task, t);
-        if (cb.emit) call_runner(cb.emit, record);
-        if (!warmup) ++n_written;
-        if (!warmup && degeneracy && has_view)
-          degeneracy->add(std::span<const double>(view.log_weights.data(),
-                                                  static_cast<std::size_t>(view.log_weights.size())),
-                          track_betas ? std::span<const double>(view.extra)
-                                      : std::span<const double>());
-      }
-      if (!warmup && estimates_every > 0 && (i + 1) % estimates_every == 0 && cb.emit) {
-        auto& snap = *snapshot.mutable_estimates();
-        snap.set_iteration(i + 1);
-        snap.set_wall_seconds(elapsed());
-        snap.set_n_gradient_evals(grad_evals * per_evaluation);
-        snap.set_n_extended_gradient_evals(grad_evals);
-        running.clear();
-        kernel->report_estimates(running);
-        snap.mutable_estimates()->clear();
-        for (const auto& [key, value] : running) (*snap.mutable_estimates())[key] = value;
-        fill_moments(snap, *kernel, moments);
-        call_runner(cb.emit, snapshot);
-      }
-      if (cb.tick) call_runner(cb.tick);
-    }
-    if (n_warmup > 0 && n_iter == 0) {
-      kernel->end_warmup();
-      warmup_evals = grad_evals;
-    }
-    summary.set_n_draws(n_written);
-    summary.set_mean_accept_stat(n_iter > 0 ? sum_accept / static_cast<double>(n_iter) : 0.0);
-    summary.set_n_divergent(n_divergent);
-    summary.set_n_rejected_nonfinite(n_nonfinite);
-    summary.set_final_step_size(kernel->step_size());
-    std::map<std::string, double> estimates;
-    kernel->report_estimates(estimates);
-    // A log Z carries log_z_untrusted and its reasons (estimators/log_z_trust.hpp); the run-level
-    // check across chains is added with the footer (runner/log_z_checks.hpp).
-    estimators::annotate_log_z_trust(estimates);
-    for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
-    if (degeneracy) report_degeneracy(*degeneracy, summary);
-    summary.set_n_gradient_evals_warmup(warmup_evals * per_evaluation);
-    summary.set_n_extended_gradient_evals_warmup(warmup_evals);
+    chain.run(summary);
   } catch (const CallbackFailure& f) {
     std::rethrow_exception(f.error);
   } catch (const Error& e) {
-    summary.set_status(std::string("failed: ") + e.what());
+    summary.set_status(failed_status_text(e.what()));
   } catch (const std::exception& e) {
     // A user target (e.g. a plugin) may throw anything; it still ends only this chain.
-    summary.set_status(std::string("failed: unexpected exception: ") + e.what());
+    summary.set_status(failed_status_text(std::string("unexpected exception: ") + e.what()));
   }
-  summary.set_n_gradient_evals(grad_evals * per_evaluation);
-  summary.set_n_extended_gradient_evals(grad_evals);
-  summary.set_wall_seconds(elapsed());
-  summary.set_cpu_seconds(cpu_used());
+  chain.finish(summary);
   return summary;
 }
 

@@ -10,6 +10,7 @@
 #include "pemc/v1/config.pb.h"
 #include "parallel/group_comm.hpp"
 #include "pemc/v1/records.pb.h"
+#include "runner/chain_status.hpp"
 #include "targets/target.hpp"
 
 namespace pemc::runner {
@@ -32,10 +33,7 @@ struct ChainCallbacks {
   std::function<void(const pemc::v1::ChainCheckpoint&)> on_checkpoint;
 };
 
-// The status of a chain that stopped at a checkpoint (kSaveAndStop): it is not finished.
-inline constexpr const char* kStatusCheckpointed = "checkpointed";
-
-// Runs the chain to completion (or to a kSaveAndStop checkpoint). With `resume`, continues from
+// Runs the chain to completion (or to a kSaveAndStop checkpoint: status ChainStatus::kCheckpointed). With `resume`, continues from
 // that checkpoint instead of the initial point: the rest of the chain, its records and its summary
 // are bit-identical to the uninterrupted chain's (wall time excepted). Numerical failure (no finite initial point, an exception from the
 // target) ends only this chain: the summary's status says why.

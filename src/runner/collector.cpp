@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "runner/chain_status.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/log_z_checks.hpp"
 
@@ -182,7 +183,7 @@ v1::Footer Collector::finish(double wall_seconds) {
   int failed = 0;
   double cpu_seconds = 0.0;
   for (auto& [id, c] : chains_) {
-    if (c.status() != "ok") ++failed;
+    if (status_of(c) != ChainStatus::kOk) ++failed;
     cpu_seconds += c.cpu_seconds();
     *footer.add_chains() = c;
   }
@@ -192,7 +193,7 @@ v1::Footer Collector::finish(double wall_seconds) {
   footer.set_wall_seconds(earlier_wall_seconds_ + wall_seconds);
   footer.set_end_time_unix_ms(unix_ms_now());
   footer.set_n_records(writer_.records_written());
-  footer.set_status(failed == 0 ? "ok" : std::to_string(failed) + " chain(s) failed");
+  footer.set_status(footer_status_text(failed));
   v1::Record r;
   *r.mutable_footer() = footer;
   writer_.write(r);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "estimators/log_z_trust.hpp"
+#include "runner/chain_status.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -18,7 +19,7 @@ std::map<std::string, double> to_map(const google::protobuf::Map<std::string, do
 void annotate_log_z_agreement(v1::Footer& footer) {
   std::map<std::string, std::vector<int>> by_run;
   for (int i = 0; i < footer.chains_size(); ++i)
-    if (footer.chains(i).status() == "ok") by_run[footer.chains(i).run_id()].push_back(i);
+    if (status_of(footer.chains(i)) == ChainStatus::kOk) by_run[footer.chains(i).run_id()].push_back(i);
   for (const auto& [run, indices] : by_run) {
     std::vector<std::map<std::string, double>> maps;
     maps.reserve(indices.size());
@@ -36,7 +37,7 @@ void annotate_log_z_agreement(v1::Footer& footer) {
 std::vector<std::string> log_z_warnings(const v1::Footer& footer) {
   std::vector<std::string> out;
   for (const auto& c : footer.chains()) {
-    if (c.status() != "ok") continue;
+    if (status_of(c) != ChainStatus::kOk) continue;
     const auto e = to_map(c.estimates());
     if (!estimators::log_z_untrusted(e)) continue;
     out.push_back(fmt::format("{} chain {} seed {}: {}", c.run_id(), c.chain_id(), c.seed(),

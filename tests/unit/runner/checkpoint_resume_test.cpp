@@ -83,7 +83,7 @@ void check_round_trips(const std::string& text, const std::vector<std::int64_t>&
     SCOPED_TRACE("stop at iteration " + std::to_string(k));
     v1::ChainCheckpoint saved;
     const auto first = run(config, target, k, &saved, nullptr);
-    ASSERT_EQ(first.summary.status(), kStatusCheckpointed);
+    ASSERT_EQ(status_of(first.summary), ChainStatus::kCheckpointed);
     ASSERT_EQ(saved.next_iteration(), k);
     ASSERT_FALSE(saved.kernel().kind().empty()) << "the kernel saved no state";
     const auto second = run(config, target, 0, nullptr, &saved);

@@ -1,0 +1,234 @@
+#include "runner/rank_loop.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "config/multi_round.hpp"
+#include "core/error.hpp"
+#include "runner/rank_messages.hpp"
+#include "runner/stop_signal.hpp"
+
+namespace pemc::runner {
+namespace {
+
+std::vector<std::unique_ptr<extended::MultiRoundRun>> make_rounds(
+    const std::vector<v1::RunConfig>& runs) {
+  std::vector<std::unique_ptr<extended::MultiRoundRun>> rounds;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    rounds.push_back(config::make_multi_round_run(runs[r], static_cast<int>(r)));
+  return rounds;
+}
+
+std::vector<std::int64_t> extra_iterations(
+    const std::vector<std::unique_ptr<extended::MultiRoundRun>>& rounds) {
+  std::vector<std::int64_t> extra;
+  for (const auto& r : rounds) extra.push_back(r ? r->extra_iterations_per_chain() : 0);
+  return extra;
+}
+
+// The task farm hands out what the checkpoint did not finish (running chains continue).
+std::vector<int> tasks_to_do(const std::vector<config::Task>& tasks, const v1::Checkpoint* resume) {
+  std::set<int> finished;
+  if (resume)
+    for (const auto& c : resume->completed()) finished.insert(c.chain_id());
+  std::vector<int> todo;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (!finished.count(tasks[i].id)) todo.push_back(static_cast<int>(i));
+  return todo;
+}
+
+}  // namespace
+
+RankLoop::RankLoop(boost::mpi::communicator world, parallel::Layout layout,
+                   std::vector<v1::RunConfig> runs, std::vector<config::Task> tasks,
+                   Collector* collector, CheckpointOptions ck)
+    : messenger_(world),
+      layout_(std::move(layout)),
+      rank_(messenger_.rank()),
+      runs_(std::move(runs)),
+      tasks_(std::move(tasks)),
+      ck_(ck),
+      epochs_(ck.every_seconds, ck.every_iterations, Clock::now(),
+              ck.resume ? ck.resume->sequence() : 0, ck.resume ? ck.resume->record_bytes() : 0),
+      rounds_(make_rounds(runs_)),
+      collector_(collector),
+      farm_(tasks_to_do(tasks_, ck.resume), [this] { return rounds_pending(); }),
+      progress_(runs_, tasks_, extra_iterations(rounds_), layout_.n_ranks, ck.resume, Clock::now()),
+      targets_(runs_.size()),
+      my_progress_(runs_.size()),
+      last_progress_send_(Clock::now()) {
+  init_rounds();
+  if (ck_.resume)
+    for (const auto& c : ck_.resume->in_progress()) resume_of_[c.chain_id()] = &c;
+  for (const auto& g : layout_.groups) leaders_.push_back(g.front());
+}
+
+void RankLoop::adopt_target(int run_index, targets::TargetPtr t) {
+  targets_[static_cast<std::size_t>(run_index)] = std::move(t);
+}
+
+void RankLoop::serve_until_done() {
+  while (!roles_done()) {
+    if (!handle_pending()) {
+      log_progress_if_due();
+      check_checkpoint_triggers();
+      usleep(200);
+    }
+  }
+  messenger_.wait_all();
+}
+
+bool RankLoop::roles_done() const {
+  if (is_collector() && collector_->workers_done() < static_cast<int>(layout_.workers.size()))
+    return false;
+  if (is_coordinator() && !progress_.all_finished(layout_.workers)) return false;
+  return true;
+}
+
+// Record batches are flow-controlled (synchronous sends, see parallel/messenger.hpp).
+void RankLoop::deliver(int dest, int tag, std::string bytes) {
+  if (dest == rank_) {
+    handle(parallel::Message{rank_, tag, std::move(bytes)});
+  } else {
+    messenger_.send(dest, tag, std::move(bytes),
+                    tag == parallel::kTagRecords ? parallel::SendMode::kSynchronous
+                                                 : parallel::SendMode::kStandard);
+  }
+}
+
+bool RankLoop::handle_pending() {
+  auto m = messenger_.poll();
+  if (!m) return false;
+  handle(std::move(*m));
+  return true;
+}
+
+void RankLoop::handle(parallel::Message m) {
+  switch (m.tag) {
+    case parallel::kTagRecords:
+      collector_->on_records(m.source, m.bytes);
+      break;
+    case parallel::kTagDone:
+      on_worker_done(m.source, m.bytes);
+      break;
+    case kTagCkptRequest:
+      if (!epochs_.stop_requested())
+        spdlog::warn("rank {} asks to stop with a checkpoint", m.source);
+      epochs_.request_stop();
+      break;
+    case kTagCkptBegin:
+      on_epoch_begin(m.bytes);
+      break;
+    case kTagCkptPart:
+      on_checkpoint_part(m.source, m.bytes);
+      break;
+    case kTagCkptWritten:
+      on_checkpoint_written(m.bytes);
+      break;
+    case parallel::kTagTaskRequest:
+      on_task_request(m.source);
+      break;
+    case parallel::kTagProgress:
+      on_progress(m.source, m.bytes);
+      break;
+    case kTagRoundReport:
+      on_round_report(m.bytes);
+      break;
+    case kTagRoundBroadcast: {
+      const auto key = std::make_pair(int_prefix(m.bytes, 0), int_prefix(m.bytes, 1));
+      round_broadcasts_[key] = after_int_prefix(m.bytes, 2);
+      break;
+    }
+    default:
+      throw IoError("unexpected message tag " + std::to_string(m.tag) + " from rank " +
+                    std::to_string(m.source));
+  }
+}
+
+void RankLoop::pump_if_due() {
+  const auto now = Clock::now();
+  if (now - last_pump_ < std::chrono::milliseconds(5)) return;
+  last_pump_ = now;
+  account_run_time(now);
+  // Bounded: a collector that is also a worker must get back to its own chain and to the
+  // checkpoint triggers even while record batches keep arriving.
+  for (int i = 0; i < kMaxMessagesPerPump && handle_pending(); ++i) {
+  }
+  check_checkpoint_triggers();
+  if (!is_coordinator() && now - last_progress_send_ > std::chrono::seconds(1))
+    send_progress(false);
+  if (is_coordinator()) {
+    progress_.set_own_iterations(rank_, local_iterations_);
+    log_progress_if_due();
+  }
+}
+
+void RankLoop::service_wait() {
+  if (!handle_pending()) {
+    check_checkpoint_triggers();
+    usleep(100);
+  }
+}
+
+// Says what happens and what is on disk now: the checkpoint is not written yet (it needs every
+// chain's answer), and a job killed meanwhile (mpirun's SIGKILL after a crash) leaves only what is
+// on disk at this point plus the records that reach the file before the kill.
+void RankLoop::notice_stop_signal() {
+  signal_seen_ = true;
+  const int sig = stop_signal();
+  std::string line = fmt::format("signal {} ({}) received: ", sig, stop_signal_name(sig));
+  if (is_coordinator())
+    line +=
+        "stopping; the checkpoint needs every chain's state at its next iteration ('checkpoint N "
+        "written' follows once it is on disk)";
+  else if (is_collector())
+    line += "writing the records the chains send";
+  else
+    line += "sending this rank's records, stopping at the next iteration";
+  if (is_collector())
+    line += "; on disk now: " + collector_->describe_on_disk(/*final=*/false);
+  else if (is_coordinator())
+    line += epochs_.last_written_sequence() > 0
+                ? fmt::format("; on disk now: checkpoint {} (records up to byte {})",
+                              epochs_.last_written_sequence(), epochs_.last_written_bytes())
+                : std::string("; on disk now: no checkpoint yet");
+  if (is_coordinator() || is_collector())
+    spdlog::warn("{}", line);
+  else
+    spdlog::info("{}", line);
+  request_stop();
+}
+
+void RankLoop::request_stop() {
+  if (epochs_.stop_requested()) return;
+  epochs_.request_stop();
+  if (!is_coordinator()) deliver(layout_.coordinator, kTagCkptRequest, std::string());
+}
+
+void RankLoop::on_worker_done(int source, const std::string& bytes) {
+  v1::Footer part;
+  if (!part.ParseFromString(bytes))
+    throw IoError("collector: malformed done message from rank " + std::to_string(source));
+  if (collector_->on_worker_done(source, part)) report_written();
+}
+
+void RankLoop::on_checkpoint_part(int source, const std::string& bytes) {
+  v1::CheckpointPart part;
+  if (!part.ParseFromString(bytes))
+    throw IoError("collector: malformed checkpoint part from rank " + std::to_string(source));
+  if (collector_->on_checkpoint_part(source, part)) report_written();
+}
+
+void RankLoop::report_written() {
+  v1::CheckpointPart w;
+  w.set_epoch(collector_->last_checkpoint().sequence());
+  w.set_error(collector_->last_checkpoint_error());
+  w.set_record_bytes(collector_->last_checkpoint().record_bytes());
+  w.set_n_records(collector_->last_checkpoint().n_records());
+  deliver(layout_.coordinator, kTagCkptWritten, w.SerializeAsString());
+}
+
+}  // namespace pemc::runner

@@ -1,0 +1,156 @@
+#pragma once
+// The per-rank event loop of one run. A rank plays one or more roles, all served by this loop:
+//  - coordinator (coordinator.cpp): hands out tasks (task_farm.hpp), collects progress and logs it
+//    (coordinator_progress.hpp), opens checkpoint epochs (checkpoint_epoch.hpp) and, for runs whose
+//    chains run in rounds, pools each round through the run's hook (extended/multi_round_run.hpp);
+//  - collector (collector.hpp): writes the records, checkpoints and the footer;
+//  - worker (worker.cpp): runs the chains it is given (chain_driver.hpp), alone or as a group;
+//    a group's leader sends the records and answers checkpoint epochs.
+// Messages to a role on the same rank are handed over directly; the loop polls for the others
+// between a chain's iterations and while idle (rank_loop.cpp).
+#include <boost/mpi/communicator.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/study.hpp"
+#include "extended/multi_round_run.hpp"
+#include "parallel/group_comm.hpp"
+#include "parallel/layout.hpp"
+#include "parallel/messenger.hpp"
+#include "pemc/v1/checkpoint.pb.h"
+#include "pemc/v1/config.pb.h"
+#include "pemc/v1/records.pb.h"
+#include "runner/chain_driver.hpp"
+#include "runner/checkpoint_epoch.hpp"
+#include "runner/collector.hpp"
+#include "runner/coordinator_progress.hpp"
+#include "runner/progress_model.hpp"
+#include "runner/task_farm.hpp"
+#include "targets/target.hpp"
+
+namespace pemc::runner {
+
+class RecordBatch;
+
+class RankLoop {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  struct CheckpointOptions {
+    const pemc::v1::Checkpoint* resume = nullptr;  // continue from here
+    double every_seconds = 0.0;
+    std::int64_t every_iterations = 0;
+    std::int64_t stop_after_iterations = 0;
+  };
+
+  // `collector`: this rank's collector role, or nullptr.
+  RankLoop(boost::mpi::communicator world, parallel::Layout layout,
+           std::vector<pemc::v1::RunConfig> runs, std::vector<config::Task> tasks,
+           Collector* collector, CheckpointOptions ck);
+
+  // The ranks that answer a checkpoint epoch (one per group).
+  const std::vector<int>& leaders() const { return leaders_; }
+  int n_chains() const { return static_cast<int>(tasks_.size()); }
+  // A target this rank built already (each rank otherwise builds its own on first use).
+  void adopt_target(int run_index, targets::TargetPtr t);
+
+  // Worker role: asks for tasks and runs them until none is left.
+  void run_worker(parallel::GroupCommPtr group);
+  // Serves messages until every role this rank plays is complete.
+  void serve_until_done();
+
+ private:
+  // ---- the event loop (rank_loop.cpp)
+  bool is_collector() const { return rank_ == layout_.collector; }
+  bool is_coordinator() const { return rank_ == layout_.coordinator; }
+  bool roles_done() const;
+  // Sends to `dest`, or hands the message to this rank's own role directly.
+  void deliver(int dest, int tag, std::string bytes);
+  bool handle_pending();
+  void handle(parallel::Message m);
+  // Between a chain's iterations: messages, checkpoint triggers and progress, at most every 5 ms.
+  void pump_if_due();
+  // Waits for a message (a worker holding for a round's broadcast or a checkpoint epoch).
+  void service_wait();
+  // A stop signal, once: says what happens and what is on disk, and asks for a stop.
+  void notice_stop_signal();
+  void request_stop();
+
+  // ---- collector role (rank_loop.cpp)
+  void on_worker_done(int source, const std::string& bytes);
+  void on_checkpoint_part(int source, const std::string& bytes);
+  void report_written();
+
+  // ---- coordinator role (coordinator.cpp)
+  void check_checkpoint_triggers();
+  void open_epoch(bool stop);
+  void on_checkpoint_written(const std::string& bytes);
+  void on_task_request(int source);
+  void assign_waiting();
+  void on_progress(int source, const std::string& bytes);
+  void log_progress_if_due();
+  void init_rounds();
+  bool has_rounds(int run_index) const;
+  bool rounds_pending() const;
+  void on_round_report(const std::string& bytes);
+
+  // ---- worker role (worker.cpp)
+  ChainCallbacks chain_callbacks(bool leader, RecordBatch& batch, pemc::v1::Footer& mine);
+  void work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbacks& cb,
+                 pemc::v1::Footer& mine, RecordBatch& batch);
+  void flush_before_failing(RecordBatch& batch);
+  pemc::v1::ChainSummary run_round_item(const config::Task& task, int round,
+                                        const ChainCallbacks& cb, parallel::GroupCommPtr group);
+  int request_task();
+  void send_progress(bool finished);
+  void start_run_timing(std::size_t run_index);
+  void account_run_time(Clock::time_point now);
+  // A leader's answer to the pending epoch; `part` holds its running chain's state, if any.
+  void answer_epoch(pemc::v1::CheckpointPart part, const pemc::v1::Footer& mine);
+  void on_epoch_begin(const std::string& bytes);
+  targets::TargetPtr target_of(int run_index);
+
+  // Every rank.
+  static constexpr int kMaxMessagesPerPump = 64;
+  parallel::Messenger messenger_;
+  parallel::Layout layout_;
+  int rank_ = 0;
+  std::vector<pemc::v1::RunConfig> runs_;
+  std::vector<config::Task> tasks_;
+  std::vector<int> leaders_;
+  CheckpointOptions ck_;
+  CheckpointEpochs epochs_;
+  bool signal_seen_ = false;
+  Clock::time_point last_pump_{};
+  std::vector<std::unique_ptr<extended::MultiRoundRun>> rounds_;  // by run (nullptr: no rounds)
+
+  // Collector.
+  Collector* collector_;
+
+  // Coordinator.
+  TaskFarm farm_;
+  CoordinatorProgress progress_;
+  std::map<int, int> round_task_of_;  // chain id -> task index (runs with rounds)
+
+  // Worker.
+  std::vector<targets::TargetPtr> targets_;               // by run, built on first use
+  std::map<int, const pemc::v1::ChainCheckpoint*> resume_of_;  // chain id -> its saved state
+  std::map<std::pair<int, int>, std::string> round_broadcasts_;  // by (run, round)
+  LeaderEpoch leader_epoch_;
+  bool in_chain_ = false, done_sent_ = false;
+  const pemc::v1::Footer* mine_ = nullptr;  // the chains this rank finished, while run_worker runs
+  std::string current_sampler_;             // for the message when a chain cannot checkpoint
+  std::int64_t local_iterations_ = 0;       // a group's chain counts once, on its leader
+  WorkerProgress my_progress_;              // this rank's chains, per run
+  std::size_t current_run_ = 0;             // the run of the chain this rank is running
+  Clock::time_point run_time_charged_;      // my_progress_.seconds holds the time up to here
+  Clock::time_point last_progress_send_;
+};
+
+}  // namespace pemc::runner

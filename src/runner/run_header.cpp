@@ -1,0 +1,79 @@
+#include "runner/run_header.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "config/factories.hpp"
+#include "core/version.hpp"
+#include "runner/checkpoint.hpp"
+#include "runner/resume_command.hpp"
+
+namespace pemc::runner {
+namespace {
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+v1::Header make_header(const RunOptions& o, const RunPlan& plan,
+                       const std::vector<targets::TargetPtr>& targets, int n_ranks) {
+  const auto& runs = plan.runs;
+  v1::Header h;
+  *h.mutable_config() = plan.config;
+  h.set_program_version(std::string(kVersion));
+  h.set_n_ranks(n_ranks);
+  h.set_start_time_unix_ms(unix_ms());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const auto setup = config::make_sampler(runs[r].sampler(), targets[r]);
+    auto* info = h.add_runs();
+    info->set_name(runs[r].name());
+    info->set_dim(setup.space->dim());
+    info->set_original_dim(setup.space->original_dim());
+    info->set_target_name(config::target_kind_name(runs[r].target()));
+    info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
+    for (const auto& name : targets[r]->output_names()) info->add_output_names(name);
+  }
+  h.set_dim(h.runs(0).dim());
+  h.set_original_dim(h.runs(0).original_dim());
+  h.set_target_name(h.runs(0).target_name());
+  h.set_sampler_name(h.runs(0).sampler_name());
+  h.set_config_path(o.config_path.string());
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  h.set_hostname(host);
+  h.set_n_chains(static_cast<int>(plan.tasks.size()));
+  h.set_task_begin(plan.task_begin);
+  h.set_task_end(plan.task_end);
+  h.set_n_tasks(static_cast<int>(plan.all_tasks.size()));
+  return h;
+}
+
+Collector::CheckpointSetup checkpoint_setup(const RunOptions& o, const RunPlan& plan,
+                                           std::vector<int> leaders, int n_ranks, int group_size,
+                                           std::chrono::steady_clock::time_point started) {
+  Collector::CheckpointSetup setup;
+  setup.path = checkpoint_path(plan.config);
+  setup.leaders = std::move(leaders);
+  setup.started = started;
+  auto& b = setup.base;
+  b.set_format_version(kCheckpointFormatVersion);
+  b.set_program_version(std::string(kVersion));
+  b.set_config_hash(config_hash(plan.config));
+  b.set_task_begin(plan.task_begin);
+  b.set_task_end(plan.task_end);
+  b.set_n_ranks(n_ranks);
+  b.set_group_size(group_size);
+  b.set_output_path(plan.config.output().path());
+  *b.mutable_plan() = hashed_plan(plan.config);
+  for (const auto& w : plan_options(o)) b.add_options(w);
+  setup.resume_command = resume_command(o, plan.config.output().path());
+  return setup;
+}
+
+}  // namespace pemc::runner

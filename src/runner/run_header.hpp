@@ -1,0 +1,25 @@
+#pragma once
+// What the collector writes before any record (the Header) and what every checkpoint of the run
+// carries (Collector::CheckpointSetup): both describe the agreed plan on this job's ranks.
+#include <chrono>
+#include <vector>
+
+#include "pemc/v1/records.pb.h"
+#include "runner/collector.hpp"
+#include "runner/run.hpp"
+#include "runner/run_plan.hpp"
+#include "targets/target.hpp"
+
+namespace pemc::runner {
+
+// The output's header: the plan, each run's space (built from `targets`, one per run), the host
+// and the task range.
+pemc::v1::Header make_header(const RunOptions& o, const RunPlan& plan,
+                             const std::vector<targets::TargetPtr>& targets, int n_ranks);
+
+// How the collector writes this run's checkpoints.
+Collector::CheckpointSetup checkpoint_setup(const RunOptions& o, const RunPlan& plan,
+                                           std::vector<int> leaders, int n_ranks, int group_size,
+                                           std::chrono::steady_clock::time_point started);
+
+}  // namespace pemc::runner

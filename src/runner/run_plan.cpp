@@ -1,0 +1,348 @@
+#include "runner/run_plan.hpp"
+
+#include <boost/mpi/collectives.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <new>
+
+#include "config/defaults.hpp"
+#include "config/factories.hpp"
+#include "config/init_point.hpp"
+#include "config/load.hpp"
+#include "config/multi_round.hpp"
+#include "config/validate.hpp"
+#include "core/error.hpp"
+#include "records/record_file.hpp"
+#include "runner/checkpoint.hpp"
+#include "runner/resume_command.hpp"
+
+namespace pemc::runner {
+namespace {
+
+namespace mpi = boost::mpi;
+
+// A plain config: overrides, defaults, validation.
+v1::RunConfig resolve_plain_run(config::LoadedConfig& loaded, const RunOptions& o) {
+  config::apply_overrides(loaded, o.overrides);
+  config::apply_defaults(loaded);
+  config::validate(loaded);
+  return loaded.config;
+}
+
+// Notes which runs of a study each --set reached; one that reaches no run is an error.
+// skipped[i][k]: why --set k did not reach run i (empty: it did).
+void note_set_reach(const std::vector<v1::RunConfig>& raw,
+                    const std::vector<std::vector<std::string>>& skipped, const RunOptions& o,
+                    AgreedPlan& a) {
+  for (std::size_t k = 0; k < o.overrides.sets.size(); ++k) {
+    std::string reached, missed;
+    std::size_t n_reached = 0;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      const std::string& why = skipped[i][k];
+      if (why.empty()) {
+        reached += (reached.empty() ? "'" : ", '") + raw[i].name() + "'";
+        ++n_reached;
+      } else {
+        missed += (missed.empty() ? "'" : ", '") + raw[i].name() + "' (" + why + ")";
+      }
+    }
+    const std::string set = "--set '" + o.overrides.sets[k] + "'";
+    if (n_reached == 0)
+      throw ConfigError(
+          set + " reaches no run of the study: " + missed +
+          "; --set never switches a sampler, target or init (edit the config instead)");
+    if (missed.empty())
+      a.notes.push_back("info:" + set + " applies to every run of the study (" + reached + ")");
+    else
+      a.notes.push_back("warn:" + set + " applies to run(s) " + reached + " only; not to " +
+                        missed);
+  }
+}
+
+// The study's own fields (output, checkpoint: shared by every run) are checked once, for the study,
+// with the command line's overrides of them.
+void validate_study_fields(const config::LoadedConfig& loaded, const RunOptions& o) {
+  config::LoadedConfig shared{loaded.config, loaded.path, loaded.source};
+  shared.config.clear_runs();
+  config::CommandLineOverrides shared_o;
+  shared_o.output = o.overrides.output;
+  for (const auto& s : o.overrides.sets)
+    if (s.rfind("output.", 0) == 0 || s.rfind("checkpoint.", 0) == 0) shared_o.sets.push_back(s);
+  config::apply_overrides(shared, shared_o);
+  config::validate(shared, config::Scope::kShared);
+}
+
+// A study: command-line overrides and defaults apply to every run; a --set into a oneof member
+// (sampler.nuts.*) reaches the runs that have that member and no other (never switching a run's
+// sampler or target).
+std::vector<v1::RunConfig> resolve_study_runs(const config::LoadedConfig& loaded,
+                                              const std::vector<config::LoadedConfig>& included,
+                                              const RunOptions& o, AgreedPlan& a) {
+  const auto raw = config::expand_runs(loaded.config);
+  std::vector<v1::RunConfig> runs;
+  std::vector<std::vector<std::string>> skipped(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    // Entries from run_files are located in their own file.
+    const config::LoadedConfig* origin = &loaded;
+    for (const auto& inc : included)
+      if (inc.config.name() == raw[i].name()) origin = &inc;
+    config::LoadedConfig lc{raw[i], origin->path, origin->source};
+    try {
+      skipped[i] = config::apply_overrides(lc, o.overrides, /*skip_oneof_mismatches=*/true);
+      config::apply_defaults(lc);
+      config::validate(lc, config::Scope::kRun);
+    } catch (const ConfigError& e) {
+      throw ConfigError("run '" + raw[i].name() + "' (runs[" + std::to_string(i) + "]): " +
+                        e.what());
+    }
+    runs.push_back(lc.config);
+  }
+  note_set_reach(raw, skipped, o, a);
+  validate_study_fields(loaded, o);
+  return runs;
+}
+
+// Sizes the config alone does not fix (a plugin's or data file's dimension times a dense metric or
+// N pseudo-samples) are known only once built: too large is a config error, not a crash.
+// dim < 0: the target itself failed to build.
+ConfigError out_of_memory_error(const v1::RunConfig& run, std::int64_t dim, bool study) {
+  const std::string prefix = study ? "run '" + run.name() + "': " : std::string();
+  if (dim < 0) {
+    // The target itself: its data, not the sampler's settings.
+    std::string data;
+    const auto& t = run.target();
+    if (t.has_horseshoe_logistic()) data = t.horseshoe_logistic().data_file();
+    if (t.has_radon()) data = t.radon().data_file();
+    return ConfigError(prefix + "building the " + config::target_kind_name(t) +
+                       " target needs more memory than can be allocated (std::bad_alloc)" +
+                       (data.empty() ? std::string("; its size is set by its own files or plugin")
+                                     : "; its data file '" + data +
+                                           "' is too large for the "
+                                           "memory this process may use"));
+  }
+  return ConfigError(prefix + "building the " + config::sampler_kind_name(run.sampler()) +
+                     " sampler for the " + config::target_kind_name(run.target()) +
+                     " target of dimension " + std::to_string(dim) +
+                     " needs more memory than can be allocated (std::bad_alloc); reduce the "
+                     "dimension, the number of pseudo-samples or use a diagonal metric");
+}
+
+// Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
+// Defaults that depend on the target's dimension are filled in here, so that the recorded config
+// holds the values the run uses.
+void build_each_run(std::vector<v1::RunConfig>& runs, bool study, AgreedPlan& a) {
+  for (auto& run : runs) {
+    std::int64_t dim = -1;
+    try {
+      auto target = config::make_target(run.target());
+      dim = target->dim();
+      // init's lengths need the dimension, which some targets know only once built.
+      config::check_init_dimension(run.init(), target->original_dim());
+      for (const auto& filled : config::apply_dimension_defaults(run, dim))
+        a.notes.push_back("info:" + (study ? "run '" + run.name() + "': " : std::string()) +
+                          filled);
+      (void)config::make_sampler(run.sampler(), target);
+    } catch (const std::bad_alloc&) {
+      throw out_of_memory_error(run, dim, study);
+    } catch (const Error& e) {
+      if (!study) throw;
+      throw ConfigError("run '" + run.name() + "': " + e.what());
+    }
+  }
+}
+
+// The tasks this job runs: --task-range, a Slurm array's share, or all.
+config::TaskRange choose_task_range(const RunOptions& o, int n_tasks) {
+  if (!o.task_range.empty()) return config::parse_task_range(o.task_range, n_tasks);
+  if (o.array_task_size > 0) {
+    const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
+    if (!id) throw ConfigError("--array-task-size needs SLURM_ARRAY_TASK_ID (a job array)");
+    return config::array_task_range(std::atoi(id), o.array_task_size, n_tasks);
+  }
+  return config::TaskRange{0, n_tasks};
+}
+
+// The plan: the plain run, or the study with its resolved runs.
+v1::RunConfig plan_of(const config::LoadedConfig& loaded, const std::vector<v1::RunConfig>& runs,
+                      bool study) {
+  v1::RunConfig plan = study ? loaded.config : runs.front();
+  plan.clear_runs();
+  if (study) {
+    // The study's output and checkpoint, with the command line's overrides.
+    *plan.mutable_output() = runs.front().output();
+    *plan.mutable_checkpoint() = runs.front().checkpoint();
+    for (const auto& r : runs) *plan.add_runs() = r;
+  }
+  return plan;
+}
+
+// One writer per output (output_lock.hpp): the locks are taken before the output or its checkpoint
+// is looked at, and held until rank 0 returns, after the collector has closed the file.
+void lock_outputs(const v1::RunConfig& plan, AgreedPlan& a) {
+  std::vector<std::filesystem::path> paths{plan.output().path()};
+  if (!plan.checkpoint().path().empty()) paths.push_back(plan.checkpoint().path());
+  for (const auto& p : paths) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(p, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+      continue;  // /dev/null, a pipe
+    std::string warning;
+    auto lock = OutputLock::acquire(p, &warning);
+    if (!warning.empty()) a.notes.push_back("warn:" + warning);
+    if (lock) a.locks.push_back(std::move(lock));
+  }
+}
+
+// --validate: what the run would refuse or meet (an existing output, a job holding it).
+void validate_outputs(const v1::RunConfig& plan, const RunOptions& o, AgreedPlan& a) {
+  const std::string out = plan.output().path();
+  if (const auto who = OutputLock::holder(out))
+    a.warnings.push_back(out + " is in use by another pemc-dist job (" + *who +
+                         "): the run would be refused while that job holds it");
+  std::error_code ec;
+  if (!o.resume && !o.overwrite && std::filesystem::is_regular_file(out, ec))
+    a.warnings.push_back(out +
+                         ": output file already exists: the run would refuse it (use --overwrite "
+                         "to replace it, or --resume to continue it)");
+}
+
+// Runs whose chains run in rounds cannot be resumed: a checkpoint holds neither the round nor what
+// the coordinator pooled (and chains of one round are pooled before the next starts).
+void refuse_multi_round_resume(const std::vector<v1::RunConfig>& runs,
+                               const std::filesystem::path& ckpt) {
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    if (const auto rounds = config::make_multi_round_run(runs[r], static_cast<int>(r)))
+      throw ConfigError(ckpt.string() + ": run '" + runs[r].name() + "' has " +
+                        rounds->describe() +
+                        ", which cannot be resumed from a checkpoint; start over with --overwrite");
+}
+
+// The checkpoint must be of this plan, these options and this task range.
+void check_checkpoint_matches(const v1::Checkpoint& c, const std::filesystem::path& ckpt,
+                              const v1::RunConfig& plan, config::TaskRange range) {
+  if (c.config_hash() != config_hash(plan)) {
+    std::string msg = ckpt.string() +
+                      ": the checkpoint was written for a different config "
+                      "(or command-line options):";
+    for (const auto& d : describe_plan_differences(c.plan(), hashed_plan(plan))) msg += "\n  " + d;
+    msg += "\nthe checkpointed run's options were: " +
+           (c.options().empty() ? std::string("none besides --output")
+                                : join_words({c.options().begin(), c.options().end()})) +
+           "; resume with the same config and options (and --output " +
+           shell_quote(plan.output().path()) + "), or start over with --overwrite";
+    throw ConfigError(msg);
+  }
+  if (c.task_begin() != range.begin || c.task_end() != range.end)
+    throw ConfigError(ckpt.string() + ": the checkpoint covers tasks " +
+                      std::to_string(c.task_begin()) + ".." + std::to_string(c.task_end() - 1) +
+                      ", this run tasks " + std::to_string(range.begin) + ".." +
+                      std::to_string(range.end - 1) + " (--task-range/--array-task-size)");
+}
+
+// --resume: the checkpoint to continue from (into a.resume_bytes), or none when nothing ran yet.
+void agree_on_resume(const v1::RunConfig& plan, const std::vector<v1::RunConfig>& runs,
+                     config::TaskRange range, const RunOptions& o, AgreedPlan& a) {
+  const auto ckpt = checkpoint_path(plan);
+  std::error_code ec;
+  if (std::filesystem::exists(ckpt, ec)) {
+    refuse_multi_round_resume(runs, ckpt);
+    auto c = read_checkpoint(ckpt);
+    check_checkpoint_matches(c, ckpt, plan, range);
+    if (!std::filesystem::exists(plan.output().path(), ec))
+      throw ConfigError(ckpt.string() + ": the checkpoint's record file " + plan.output().path() +
+                        " does not exist");
+    // The run itself checks the record file while cutting it back; --validate reads it here.
+    if (o.validate_only)
+      check_record_prefix(plan.output().path(), c.record_bytes(), c.records_crc32());
+    a.resume_bytes = c.SerializeAsString();
+  } else if (std::filesystem::exists(plan.output().path(), ec)) {
+    throw ConfigError("--resume: " + plan.output().path() + " exists but has no checkpoint (" +
+                      ckpt.string() + "); use --overwrite to start over");
+  }
+  // No output and no checkpoint: nothing ran yet, start from the beginning.
+}
+
+void agree(const RunOptions& o, AgreedPlan& a) {
+  auto loaded = config::load_config(o.config_path);
+  const auto included = config::include_run_files(loaded);
+  const bool study = !loaded.config.runs().empty();
+  std::vector<v1::RunConfig> runs;
+  if (study)
+    runs = resolve_study_runs(loaded, included, o, a);
+  else
+    runs.push_back(resolve_plain_run(loaded, o));
+  build_each_run(runs, study, a);
+  const auto range =
+      choose_task_range(o, static_cast<int>(config::enumerate_tasks(runs).size()));
+  const v1::RunConfig plan = plan_of(loaded, runs, study);
+  a.plan_bytes = plan.SerializeAsString();
+  a.task_begin = range.begin;
+  a.task_end = range.end;
+  if (o.resume && o.overwrite) throw ConfigError("--resume and --overwrite exclude each other");
+  // From here on the output and its checkpoint are looked at: hold them first.
+  if (o.validate_only)
+    validate_outputs(plan, o, a);
+  else
+    lock_outputs(plan, a);
+  if (o.resume) agree_on_resume(plan, runs, range, o, a);
+}
+
+// Rank 0: the notes and --validate warnings of the agreed plan.
+void log_notes(const AgreedPlan& agreed) {
+  for (const auto& n : agreed.notes) {
+    if (n.rfind("warn:", 0) == 0)
+      spdlog::warn("{}", n.substr(5));
+    else
+      spdlog::info("{}", n.substr(n.find(':') + 1));
+  }
+  for (const auto& w : agreed.warnings) std::cerr << "pemc-dist: warning: " << w << "\n";
+}
+
+}  // namespace
+
+AgreedPlan agree_on_rank0(const RunOptions& o) {
+  AgreedPlan a;
+  try {
+    agree(o, a);
+    a.ok = true;
+  } catch (const Error& e) {
+    a.error = e.what();
+  }
+  return a;
+}
+
+std::optional<RunPlan> share_plan(mpi::communicator& world, AgreedPlan& agreed) {
+  const int rank = world.rank();
+  mpi::broadcast(world, agreed.ok, 0);
+  if (!agreed.ok) {
+    if (rank == 0) std::cerr << "pemc-dist: error: " << agreed.error << "\n";
+    return std::nullopt;
+  }
+  if (rank == 0) log_notes(agreed);
+  mpi::broadcast(world, agreed.plan_bytes, 0);
+  mpi::broadcast(world, agreed.task_begin, 0);
+  mpi::broadcast(world, agreed.task_end, 0);
+  mpi::broadcast(world, agreed.resume_bytes, 0);
+  RunPlan p;
+  p.config.ParseFromString(agreed.plan_bytes);
+  if (!agreed.resume_bytes.empty()) {
+    p.resume.emplace();
+    p.resume->ParseFromString(agreed.resume_bytes);
+  }
+  p.runs = runs_of_plan(p.config);
+  p.all_tasks = config::enumerate_tasks(p.runs);
+  p.task_begin = agreed.task_begin;
+  p.task_end = agreed.task_end;
+  p.tasks.assign(p.all_tasks.begin() + p.task_begin, p.all_tasks.begin() + p.task_end);
+  return p;
+}
+
+std::vector<v1::RunConfig> runs_of_plan(const v1::RunConfig& plan) {
+  if (plan.runs().empty()) return {plan};
+  return {plan.runs().begin(), plan.runs().end()};
+}
+
+}  // namespace pemc::runner

@@ -1,0 +1,276 @@
+// The worker role of the rank loop (rank_loop.hpp): ask the coordinator for tasks until none is
+// left (a task farm: short and long tasks share the ranks without idle time) and run them; a
+// group's leader asks and tells its members, sends the records and answers checkpoint epochs.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <functional>
+
+#include "config/factories.hpp"
+#include "records/record_file.hpp"
+#include "runner/chain_status.hpp"
+#include "runner/rank_loop.hpp"
+#include "runner/rank_messages.hpp"
+#include "runner/stop_signal.hpp"
+
+namespace pemc::runner {
+
+// A leader's records on their way to the collector, framed into batches of flush_every records
+// (or 1 MiB).
+class RecordBatch {
+ public:
+  explicit RecordBatch(std::function<void(std::string)> send) : send_(std::move(send)) {}
+
+  void set_flush_every(std::int64_t n) { flush_every_ = n; }
+  void add(const v1::Record& r) {
+    records::append_frame(r, bytes_);
+    if (++n_records_ >= flush_every_ || bytes_.size() >= (1u << 20)) ship();
+  }
+  void ship() {
+    if (n_records_ == 0) return;
+    send_(std::move(bytes_));
+    bytes_.clear();
+    n_records_ = 0;
+  }
+  // A stop signal may be the job's end (mpirun's SIGTERM after another rank crashed, shortly
+  // followed by SIGKILL): the records held now go out at once, not at the next batch.
+  void ship_once_on_stop_signal() {
+    if (shipped_on_stop_) return;
+    shipped_on_stop_ = true;
+    ship();
+  }
+
+ private:
+  std::function<void(std::string)> send_;
+  std::string bytes_;
+  std::int64_t n_records_ = 0;
+  std::int64_t flush_every_ = 64;
+  bool shipped_on_stop_ = false;
+};
+
+void RankLoop::run_worker(parallel::GroupCommPtr group) {
+  const bool leader = layout_.is_group_leader(rank_);
+  v1::Footer mine;
+  mine_ = &mine;
+  // mine_ must not outlive `mine` (serve_until_done() reads it after this returns or throws).
+  struct ForgetMine {
+    const v1::Footer*& p;
+    ~ForgetMine() { p = nullptr; }
+  } forget_mine{mine_};
+  RecordBatch batch([this](std::string bytes) {
+    deliver(layout_.collector, parallel::kTagRecords, std::move(bytes));
+  });
+  ChainCallbacks cb = chain_callbacks(leader, batch, mine);
+  try {
+    work_loop(leader, group, cb, mine, batch);
+  } catch (...) {
+    if (leader) flush_before_failing(batch);
+    throw;
+  }
+  done_sent_ = true;
+  deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
+  send_progress(/*finished=*/true);
+}
+
+// What the chain driver calls: the leader writes records, counts progress and answers checkpoint
+// epochs at iteration boundaries; every member pumps the event loop once per iteration.
+ChainCallbacks RankLoop::chain_callbacks(bool leader, RecordBatch& batch, v1::Footer& mine) {
+  ChainCallbacks cb;
+  cb.tick = [this, leader, &batch] {
+    if (leader) {
+      ++local_iterations_;
+      ++my_progress_.iterations[current_run_];
+      if (stop_signal() != 0) batch.ship_once_on_stop_signal();
+    }
+    pump_if_due();
+  };
+  if (!leader) return cb;
+  cb.emit = [&batch](const v1::Record& r) { batch.add(r); };
+  cb.checkpoint_due = [this](std::int64_t t) {
+    if (ck_.stop_after_iterations > 0 && t == ck_.stop_after_iterations &&
+        !epochs_.stop_requested()) {
+      // Testing: the same path as a signal, at a known iteration of this chain.
+      request_stop();
+      while (!leader_epoch_.open()) service_wait();
+    }
+    if (!leader_epoch_.open()) return CheckpointAction::kNone;
+    return leader_epoch_.pending_stop ? CheckpointAction::kSaveAndStop : CheckpointAction::kSave;
+  };
+  cb.on_checkpoint = [this, &batch, &mine](const v1::ChainCheckpoint& ck) {
+    batch.ship();
+    v1::CheckpointPart part;
+    if (ck.kernel().kind().empty())
+      part.set_error("the " + current_sampler_ + " sampler cannot save a checkpoint");
+    else
+      *part.add_in_progress() = ck;
+    answer_epoch(part, mine);
+  };
+  return cb;
+}
+
+// This rank fails (the job is aborted next): send what its chain holds to the collector and give
+// the sends a moment to complete, so that the file keeps them.
+void RankLoop::flush_before_failing(RecordBatch& batch) {
+  try {
+    batch.ship();
+    const auto deadline = Clock::now() + std::chrono::seconds(3);
+    while (messenger_.in_flight() > 0 && Clock::now() < deadline) {
+      if (auto m = messenger_.poll(); m && is_collector()) handle(std::move(*m));
+      usleep(100);
+    }
+  } catch (...) {
+  }
+}
+
+void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbacks& cb,
+                         v1::Footer& mine, RecordBatch& batch) {
+  while (layout_.group_of(rank_) >= 0) {
+    double next = !leader                ? -1.0
+                  : leader_epoch_.stopped ? -1.0
+                                          : static_cast<double>(request_task());
+    if (group) group->broadcast(std::span<double>(&next, 1), 0);
+    if (next < 0) break;
+    // An item is a task index plus n_chains() x its round (0 for runs without rounds).
+    const int item = static_cast<int>(next);
+    const int round = item / n_chains();
+    const auto& task = tasks_[static_cast<std::size_t>(item % n_chains())];
+    const auto& run = runs_[static_cast<std::size_t>(task.run_index)];
+    batch.set_flush_every(std::max(1, run.output().flush_every()));
+    spdlog::debug("task {} (run {}, seed {}) starting", task.id, run.name(), task.seed);
+    const auto resume_it = resume_of_.find(task.id);
+    const v1::ChainCheckpoint* resume = resume_it == resume_of_.end() ? nullptr : resume_it->second;
+    current_sampler_ = config::sampler_kind_name(run.sampler());
+    in_chain_ = true;
+    start_run_timing(static_cast<std::size_t>(task.run_index));
+    auto summary = has_rounds(task.run_index)
+                       ? run_round_item(task, round, cb, group)
+                       : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
+                                   cb, group, resume);
+    account_run_time(Clock::now());
+    in_chain_ = false;
+    const ChainStatus status = status_of(summary);
+    if (status == ChainStatus::kRoundDone) continue;  // reported to the coordinator
+    if (status == ChainStatus::kCheckpointed) {
+      if (leader) batch.ship();
+      break;  // stopped at the checkpoint: not finished, not reported
+    }
+    if (!leader) continue;
+    summary.set_rank(rank_);
+    summary.set_run_id(run.name());
+    if (status != ChainStatus::kOk)
+      spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
+                    summary.status());
+    for (const auto& w : summary.warnings())
+      spdlog::warn("run {} chain {} (seed {}): {}", run.name(), task.id, task.seed, w);
+    *mine.add_chains() = summary;
+    batch.ship();
+    // An epoch that arrived during the chain's last iteration: answer between chains.
+    if (leader_epoch_.open()) answer_epoch(v1::CheckpointPart(), mine);
+  }
+}
+
+// Round `round` of a chain of a run with rounds. An earlier round's draws go to the run's hook
+// (not to the records) and the leader reports the round to the coordinator; the final round is
+// the chain's recorded run. Returns the chain's final summary (its final round, or the failure
+// that ended it), or one with status ChainStatus::kRoundDone after an earlier round.
+v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
+                                          const ChainCallbacks& cb, parallel::GroupCommPtr group) {
+  const auto& rounds = *rounds_[static_cast<std::size_t>(task.run_index)];
+  const std::string* broadcast = nullptr;
+  if (round > 0) {
+    const auto key = std::make_pair(task.run_index, round);
+    while (!round_broadcasts_.count(key)) service_wait();  // sent before the item; normally here
+    broadcast = &round_broadcasts_.at(key);
+  }
+  const auto item = rounds.start_round(task.id, task.seed, round, broadcast);
+  if (auto refused = item->refused()) return *refused;
+  // A checkpoint holds neither the round nor the pooled results: such a chain's checkpoint fails
+  // (the message names the sampler below), and --resume refuses these runs.
+  current_sampler_ = rounds.sampler_name();
+  ChainCallbacks round_cb = cb;
+  if (cb.on_checkpoint)
+    round_cb.on_checkpoint = [orig = cb.on_checkpoint](const v1::ChainCheckpoint& ck) {
+      v1::ChainCheckpoint unusable = ck;
+      unusable.mutable_kernel()->Clear();
+      orig(unusable);
+    };
+  const bool leader = layout_.is_group_leader(rank_);
+  if (!item->is_final()) {
+    if (leader)
+      round_cb.emit = [&item](const v1::Record& r) { item->on_record(r); };
+    else
+      round_cb.emit = nullptr;
+  }
+  auto summary = run_chain(item->config(), target_of(task.run_index),
+                           ChainTask{task.id, item->seed()}, round_cb, group);
+  if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
+  auto outcome = item->finish(std::move(summary), leader);
+  if (!outcome.report.empty())
+    deliver(layout_.coordinator, kTagRoundReport,
+            with_int_prefix({task.run_index}, outcome.report));
+  if (outcome.round_done) set_status(outcome.summary, ChainStatus::kRoundDone);
+  return outcome.summary;
+}
+
+int RankLoop::request_task() {
+  if (rank_ == layout_.coordinator) {
+    int item;
+    while ((item = farm_.take()) == TaskFarm::kWaitForRound) service_wait();
+    return item;
+  }
+  messenger_.send(layout_.coordinator, parallel::kTagTaskRequest, std::string());
+  while (true) {
+    auto m = messenger_.poll();
+    if (!m) {
+      usleep(100);
+      continue;
+    }
+    if (m->tag == parallel::kTagTaskAssign) return decode_task(m->bytes);
+    handle(std::move(*m));
+  }
+}
+
+void RankLoop::send_progress(bool finished) {
+  my_progress_.finished = finished;
+  deliver(layout_.coordinator, parallel::kTagProgress, my_progress_.encode());
+  last_progress_send_ = Clock::now();
+}
+
+// The time a worker's leader spends in each run's chains (progress_model.hpp), charged to the
+// running chain's run at each pump and when the chain ends: no clock read per iteration.
+void RankLoop::start_run_timing(std::size_t run_index) {
+  current_run_ = run_index;
+  run_time_charged_ = Clock::now();
+}
+
+void RankLoop::account_run_time(Clock::time_point now) {
+  if (!in_chain_ || !layout_.is_group_leader(rank_)) return;
+  my_progress_.seconds[current_run_] +=
+      std::chrono::duration<double>(now - run_time_charged_).count();
+  run_time_charged_ = now;
+}
+
+void RankLoop::answer_epoch(v1::CheckpointPart part, const v1::Footer& mine) {
+  part.set_epoch(leader_epoch_.pending);
+  for (const auto& c : mine.chains()) *part.add_completed() = c;
+  leader_epoch_.answered();
+  deliver(layout_.collector, kTagCkptPart, part.SerializeAsString());
+}
+
+void RankLoop::on_epoch_begin(const std::string& bytes) {
+  const auto begin = EpochBegin::decode(bytes);
+  if (done_sent_ || leader_epoch_.stopped || !layout_.is_group_leader(rank_))
+    return;  // nothing to save
+  leader_epoch_.pending = begin.epoch;
+  leader_epoch_.pending_stop = begin.stop;
+  if (!in_chain_) answer_epoch(v1::CheckpointPart(), mine_ ? *mine_ : v1::Footer());
+}
+
+// This rank's target for a run, built on first use (each rank reads its own data files).
+targets::TargetPtr RankLoop::target_of(int run_index) {
+  auto& t = targets_[static_cast<std::size_t>(run_index)];
+  if (!t) t = config::make_target(runs_[static_cast<std::size_t>(run_index)].target());
+  return t;
+}
+
+}  // namespace pemc::runner
