@@ -139,7 +139,7 @@ PseudoExtendedTarget::PseudoExtendedTarget(targets::TargetPtr base, PseudoExtend
     log_range_ = std::log(hi - lo);
   }
   // The extended state must fit a Target's int dimension; one that does not (more than 2^31
-  // doubles, 16 GiB) cannot be allocated either, which is how callers report it (runner/run.cpp
+  // doubles, 16 GiB) cannot be allocated either, which is how callers report it (runner/run_plan.cpp
   // turns std::bad_alloc into a size error naming the sampler and the target's dimension).
   const std::int64_t dim = static_cast<std::int64_t>(n_) * (d_ + (options_.fixed_beta ? 0 : 1));
   if (dim > std::numeric_limits<int>::max()) throw std::bad_alloc();

@@ -66,8 +66,8 @@ void setup_logging(const RunOptions& o, int rank) {
 void print_validated(const RunOptions& o, const RunPlan& plan) {
   std::cout << "pemc-dist: " << o.config_path.string() << ": OK (";
   if (plan.runs.size() == 1)
-    std::cout << config::target_kind_name(plan.config.target()) << " target, "
-              << config::sampler_kind_name(plan.config.sampler()) << " sampler, ";
+    std::cout << config::target_kind_name(plan.runs.front().target()) << " target, "
+              << config::sampler_kind_name(plan.runs.front().sampler()) << " sampler, ";
   else
     std::cout << "study of " << plan.runs.size() << " runs, ";
   std::cout << plan.all_tasks.size() << " task(s)";
@@ -84,7 +84,8 @@ void log_start(const RunPlan& plan, const parallel::Layout& layout, int n_ranks,
                  "records cut back to {} bytes", r->sequence(),
                  checkpoint_path(plan.config).string(), r->completed_size(),
                  r->in_progress_size(), r->record_bytes());
-  const auto& c = plan.config;
+  // The run itself, not the plan: a study of one run keeps its sampler (and maybe its lengths) there.
+  const auto& c = plan.runs.front();
   if (plan.runs.size() == 1)
     spdlog::info("pemc {} | {} ranks (collector rank {}, {} workers) | {} chains of {} on {} "
                  "(dim {}) | {} warmup + {} iterations",

@@ -28,4 +28,17 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q "task-range" "$WORK/log" || fail "--task-range 5:99 not refused"
-echo "5 passed, 0 failed"
+# A study of one run is described by that run's sampler and target (they are not at the top level).
+cat > "$WORK/one.pbtxt" <<CFG
+target { gaussian { mean: [0, 0] variance: [1, 1] } }
+warmup: 20
+iterations: 20
+seeds { values: [1, 2] }
+output { path: "$WORK/one.pemc" }
+runs { name: "only" sampler { nuts { step_size: 0.1 } } }
+CFG
+"$DIST" "$WORK/one.pbtxt" --validate > "$WORK/one.validate" 2>&1 || fail "one-run study invalid"
+grep -q "gaussian target, nuts sampler, 2 task(s)" "$WORK/one.validate" || fail "one-run study's --validate line: $(cat "$WORK/one.validate")"
+run_mpi 2 "$DIST" "$WORK/one.pbtxt" > "$WORK/one.log" 2>&1
+grep -q "2 chains of nuts on gaussian (dim 2)" "$WORK/one.log" || fail "one-run study's start line: $(grep chains "$WORK/one.log")"
+echo "6 passed, 0 failed"
