@@ -19,26 +19,13 @@
 #include "targets/boltzmann.hpp"
 #include "targets/gaussian.hpp"
 #include "targets/mixture.hpp"
+#include "support/random_matrices.hpp"
 
 namespace pemc::extended {
 namespace {
 
-Matrix random_spd(int d, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> n(0.0, 1.0);
-  Matrix a(d, d);
-  for (int i = 0; i < d; ++i)
-    for (int j = 0; j < d; ++j) a(i, j) = n(gen);
-  return a * a.transpose() / d + 0.5 * Matrix::Identity(d, d);
-}
-
-Vector random_vector(int d, std::uint64_t seed, double scale = 1.0) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> n(0.0, scale);
-  Vector v(d);
-  for (int i = 0; i < d; ++i) v[i] = n(gen);
-  return v;
-}
+using test::random_spd;
+using test::random_vector;
 
 // Exposes a Gaussian as a Target for the shared gradient check.
 class BaseAsTarget final : public targets::Target {
