@@ -1,6 +1,8 @@
 // pemc-report: read record files written by pemc-dist. Thin: each subcommand calls src/report/.
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <iostream>
 #include <sstream>
 
@@ -186,193 +188,296 @@ int cmd_plot(const std::vector<std::string>& files, const std::string& kind, con
   return damaged ? 1 : 0;
 }
 
+// One subcommand: its CLI11 node, and what runs when the command line chose it. Each add_* below
+// declares a subcommand's arguments (held by the closure) and returns it; main adds them in the
+// order --help lists them.
+struct Subcommand {
+  CLI::App* node;
+  std::function<int()> run;
+};
+
+Subcommand add_summarize(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> files;
+    std::string format = "table";
+    bool no_truth = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("summarize", "Per-chain estimates and costs");
+  sub->add_option("files", a->files, "Record files")->required()->check(CLI::ExistingFile);
+  sub->add_option("--format", a->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  sub->add_flag("--no-truth", a->no_truth, "Do not rebuild the target to compare with its exact truth");
+  return {sub, [a] {
+            pemc::report::SummarizeOptions options;
+            options.with_truth = !a->no_truth;
+            return cmd_summarize(a->files, a->format, options);
+          }};
+}
+
+Subcommand add_verify(CLI::App& app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto* sub = app.add_subcommand("verify", "Check every record's checksum");
+  sub->add_option("files", *files, "Record files")->required()->check(CLI::ExistingFile);
+  return {sub, [files] { return cmd_verify(*files); }};
+}
+
+Subcommand add_export(CLI::App& app) {
+  struct Args {
+    std::string file;
+    pemc::report::ExportOptions options;
+    bool estimates = false, moments = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "export", "Draws for other tools: CSV (one row per sample), CmdStan CSV or ArviZ netCDF");
+  sub->add_option("file", a->file, "Record file")->required()->check(CLI::ExistingFile);
+  sub->add_option("--format", a->options.format,
+                  "csv (default), cmdstan (one CmdStan CSV per chain) or netcdf (ArviZ "
+                  "InferenceData, one file per run)");
+  sub->add_option("--output-dir", a->options.output_dir,
+                  "Directory for the files (cmdstan, netcdf; csv: one file per run instead of "
+                  "stdout); must be new or empty unless --overwrite");
+  sub->add_flag("--overwrite", a->options.overwrite,
+                "Write into an --output-dir that already holds files");
+  sub->add_flag("--resample", a->options.resample,
+                "cmdstan: weighted samplers' runs as one sample per draw, drawn by its normalised "
+                "weight (CmdStan CSV has no place for weights)");
+  sub->add_option("--seed", a->options.seed, "Seed of --resample (default 1)");
+  sub->add_option("--run", a->options.run_filter, "Only this run");
+  sub->add_flag("--include-warmup", a->options.include_warmup, "Also export warmup draws");
+  sub->add_flag("--estimates", a->estimates,
+                "Export the running estimates (EstimatesSnapshot records) instead of the draws");
+  sub->add_flag("--moments", a->moments,
+                "With --estimates: also the running mean and covariance (upper triangle) and the "
+                "base density's mean, covariance and log zeta");
+  return {sub, [a] {
+            if (!a->estimates) return cmd_export(a->file, a->options);
+            pemc::report::export_estimates_csv(a->file, std::cout, a->moments);
+            std::cout.flush();
+            return warn_damaged({a->file}, "exported", /*unfinished=*/true);
+          }};
+}
+
+Subcommand add_truth(CLI::App& app) {
+  struct Args {
+    std::string config, format = "table", relaxation_dir;
+    bool overwrite = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("truth", "Exact truth of a config's target (mean, second moment, log Z)");
+  sub->add_option("config", a->config, "Run config")->required()->check(CLI::ExistingFile);
+  sub->add_option("--format", a->format, "json")->check(CLI::IsMember({"json"}));
+  sub->add_option("--write-relaxation", a->relaxation_dir,
+                  "Boltzmann targets: also write the solved relaxation (Q, b, D, W as plain "
+                  "text, relaxation.json) into this directory (new or empty unless --overwrite)");
+  sub->add_flag("--overwrite", a->overwrite,
+                "With --write-relaxation: write into a directory that already holds files");
+  return {sub, [a] {
+            if (a->relaxation_dir.empty()) {
+              std::cout << pemc::report::truth_of_config(a->config);
+              return 0;
+            }
+            // Everything checked before anything is written.
+            const auto t = pemc::report::target_of_config(a->config);
+            pemc::report::prepare_relaxation_dir(*t.target, a->relaxation_dir, a->overwrite);
+            const auto known = t.target->truth();
+            for (const auto& f :
+                 pemc::report::write_relaxation(*t.target, a->relaxation_dir, known.log_z))
+              std::cerr << "pemc-report: wrote " << f.string() << "\n";
+            std::cout << pemc::report::truth_to_json(t.kind, t.target->dim(), known);
+            return 0;
+          }};
+}
+
+Subcommand add_compare(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> files;
+    std::string format = "markdown", estimates;
+    pemc::report::CompareOptions options;
+    bool no_truth = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "compare", "Runs compared over seeds: mean ± sd, RMSE vs truth, cost (paper-style table)");
+  sub->add_option("files", a->files, "Record files (chains are grouped across files)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--format", a->format, "markdown, csv or json")
+      ->check(CLI::IsMember({"markdown", "csv", "json"}));
+  sub->add_option("--by", a->options.by, "Group chains by run_id, sampler, target or file")
+      ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
+  sub->add_option("--coords", a->options.show_coordinates,
+                  "Quantities shown individually in markdown/csv (default 4; the tables say "
+                  "when they cut; RMSE 'all' and json cover every one)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--estimates", a->estimates,
+                  "Sampler estimates shown as markdown columns, comma separated "
+                  "(default log_z,log_z_ratio; json and csv hold all)");
+  sub->add_flag("--include-incomplete", a->options.include_incomplete,
+                "Also use chains whose status is not ok (failed or unfinished)");
+  sub->add_flag("--no-truth", a->no_truth, "Do not rebuild targets for their exact truth");
+  return {sub, [a] {
+            a->options.with_truth = !a->no_truth;
+            if (!a->estimates.empty()) {
+              a->options.show_estimates.clear();
+              std::stringstream names(a->estimates);
+              for (std::string name; std::getline(names, name, ',');)
+                if (!name.empty()) a->options.show_estimates.push_back(name);
+            }
+            return cmd_compare(a->files, a->format, a->options);
+          }};
+}
+
+Subcommand add_diagnose(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> files;
+    std::string format = "table";
+    pemc::report::TraceOptions options;
+    bool no_potential = false;
+    int show = 10;
+  };
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "diagnose", "R-hat, bulk/tail ESS, Kish ESS, acceptance, divergences per run and chain");
+  sub->add_option("files", a->files, "Record files (chains are grouped across files)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--format", a->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  sub->add_option("--coords", a->show,
+                  "Table: show the N worst quantities (by R-hat, then bulk ESS; default 10). "
+                  "Every quantity is diagnosed; the headline and --format json cover all")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-draws", a->options.max_draws_per_chain,
+                  "Keep at most this many draws per chain in memory (thinned; default 100000)")
+      ->check(CLI::Range(std::int64_t{8}, std::int64_t{1} << 40));
+  sub->add_option("--run", a->options.run_filter, "Only this run");
+  sub->add_flag("--no-potential", a->no_potential, "Do not diagnose the potential");
+  return {sub, [a] {
+            a->options.with_potential = !a->no_potential;
+            return cmd_diagnose(a->files, a->format, a->options, a->show);
+          }};
+}
+
+Subcommand add_plot(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> files;
+    std::string kind = "scatter", dims, quantities, output;
+    pemc::report::PlotOptions options;
+    bool no_contours = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto& o = a->options;
+  auto* sub = app.add_subcommand("plot", "PNG/SVG figures through gnuplot");
+  sub->add_option("files", a->files, "Record files")->required()->check(CLI::ExistingFile);
+  sub->add_option("--kind", a->kind,
+                  "scatter, trace, hist, rmse-vs-n, rmse-vs-time, estimate-vs-time, error-vs-time or "
+                  "schedule")
+      ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time",
+                             "estimate-vs-time", "error-vs-time", "schedule"}));
+  sub->add_option("--output,-o", a->output, "Image file (.png or .svg)")->required();
+  sub->add_option("--quantities", a->quantities,
+                  "Quantities by name, e.g. mu,theta[1] or x[1],x[2] (scatter: two; default the "
+                  "first one or two); a Stan model's are its constrained outputs");
+  sub->add_option("--dims", a->dims,
+                  "Quantities by 0-based position instead, e.g. 0,1 (0 is x[1], or a Stan "
+                  "model's first output)");
+  sub->add_option("--run", o.run_filter, "Only this run");
+  sub->add_option("--max-points", o.max_points,
+                  "scatter/hist: resampled points per run (default 5000 / 20000)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--trace-points", o.trace_points, "trace: draws per chain (thinned; default 4000)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--width", o.width, "Pixels (default from the panels)");
+  sub->add_option("--height", o.height, "Pixels (default from the panels)");
+  sub->add_flag("--no-contours", a->no_contours, "scatter: no target density contours");
+  sub->add_option("--x-field", o.x_field,
+                  "rmse-vs-n: config field for the x axis (dotted path, 'auto' or 'order')");
+  sub->add_option("--metric", o.metric, "rmse plots: mean, second_moment, log_z or all")
+      ->check(CLI::IsMember({"mean", "second_moment", "log_z", "all"}));
+  sub->add_option("--by", o.compare.by, "rmse plots: group chains by run_id, sampler, target or file")
+      ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
+  sub->add_option("--estimate", o.estimate,
+                  "estimate-vs-time, error-vs-time: the running estimate (default log_z)");
+  sub->add_option("--normalise", o.normalise,
+                  "error-vs-time: none, or base (divide each chain's error by the base density's "
+                  "own error: the CT paper's Figure 2)")
+      ->check(CLI::IsMember({"none", "base"}));
+  sub->add_option("--title", o.title, "Figure title");
+  sub->add_option("--seed", o.seed, "Seed of the weighted resampling (default 1)");
+  sub->add_option("--gnuplot", o.gnuplot, "gnuplot program (default: gnuplot on PATH)");
+  sub->add_flag("--keep-temp", o.keep_temp, "Keep the gnuplot script and data");
+  return {sub, [a] {
+            a->options.contours = !a->no_contours;
+            a->options.output = a->output;
+            return cmd_plot(a->files, a->kind, a->dims, a->quantities, a->options);
+          }};
+}
+
+Subcommand add_errors(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> files;
+    std::string estimate = "log_z", normalise = "none", run;
+    bool final_only = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "errors", "Error of a running estimate against the exact value over run time, as CSV "
+                "(the numbers of plot --kind error-vs-time; one curve per file)");
+  sub->add_option("files", a->files, "Record files")->required()->check(CLI::ExistingFile);
+  sub->add_option("--estimate", a->estimate, "log_z, mean or covariance (default log_z)")
+      ->check(CLI::IsMember({"log_z", "mean", "covariance"}));
+  sub->add_option("--normalise", a->normalise, "none or base (default none)")
+      ->check(CLI::IsMember({"none", "base"}));
+  sub->add_option("--run", a->run, "Only this run");
+  sub->add_flag("--final", a->final_only, "Only each file's last snapshot");
+  return {sub, [a] {
+            std::vector<std::string> notes;
+            pemc::report::write_error_curves_csv(
+                to_paths(a->files), pemc::report::parse_error_quantity(a->estimate),
+                pemc::report::parse_normalise(a->normalise), a->run, a->final_only, std::cout,
+                notes);
+            for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+            std::cout.flush();
+            return warn_damaged(a->files, "used");
+          }};
+}
+
+Subcommand add_reference(CLI::App& app) {
+  struct Args {
+    std::string file, db, name, format = "table";
+    pemc::report::ReferenceCheckOptions options;
+  };
+  auto a = std::make_shared<Args>();
+  auto& o = a->options;
+  auto* sub = app.add_subcommand(
+      "reference", "Check a run's named outputs against a posteriordb reference posterior "
+                   "(z-scores of means and second moments; exit 3 when any |z| > --threshold)");
+  sub->add_option("file", a->file, "Record file")->required()->check(CLI::ExistingFile);
+  sub->add_option("--posteriordb", a->db,
+                  "posteriordb folder (with reference/<posterior>.json.zip and .info.json)");
+  sub->add_option("--posterior", a->name, "Posterior name, e.g. eight_schools-eight_schools_noncentered");
+  sub->add_option("--draws", o.reference_draws,
+                  "Reference draws (.json or .json.zip) instead of --posteriordb/--posterior");
+  sub->add_option("--info", o.reference_info, "The reference's .info.json (its bulk ESS per quantity)");
+  sub->add_option("--run", o.run_filter, "The run to check (studies)");
+  sub->add_option("--threshold", o.threshold, "Largest |z| that passes (default 4)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--worst", o.show_worst, "Rows shown (default 8)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--format", a->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  return {sub, [a] { return cmd_reference(a->file, a->db, a->name, a->format, a->options); }};
+}
+
 }  // namespace
 
+// Exit codes: 0 ok; 1 an error, or damaged input; 2 a command line CLI11 refuses; 3 reference:
+// some |z| above the threshold.
 int main(int argc, char** argv) {
   CLI::App app{"pemc-report: summaries, checks and exports of pemc record files"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pemc-report " + std::string(pemc::kVersion));
-
-  std::vector<std::string> files;
-  std::string format = "table";
-  auto* summarize = app.add_subcommand("summarize", "Per-chain estimates and costs");
-  summarize->add_option("files", files, "Record files")->required()->check(CLI::ExistingFile);
-  summarize->add_option("--format", format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}));
-  pemc::report::SummarizeOptions summarize_options;
-  bool no_truth = false;
-  summarize->add_flag("--no-truth", no_truth,
-                      "Do not rebuild the target to compare with its exact truth");
-
-  auto* verify = app.add_subcommand("verify", "Check every record's checksum");
-  verify->add_option("files", files, "Record files")->required()->check(CLI::ExistingFile);
-
-  std::string export_file;
-  pemc::report::ExportOptions export_options;
-  auto* exp = app.add_subcommand(
-      "export", "Draws for other tools: CSV (one row per sample), CmdStan CSV or ArviZ netCDF");
-  exp->add_option("file", export_file, "Record file")->required()->check(CLI::ExistingFile);
-  exp->add_option("--format", export_options.format,
-                  "csv (default), cmdstan (one CmdStan CSV per chain) or netcdf (ArviZ "
-                  "InferenceData, one file per run)");
-  exp->add_option("--output-dir", export_options.output_dir,
-                  "Directory for the files (cmdstan, netcdf; csv: one file per run instead of "
-                  "stdout); must be new or empty unless --overwrite");
-  exp->add_flag("--overwrite", export_options.overwrite,
-                "Write into an --output-dir that already holds files");
-  exp->add_flag("--resample", export_options.resample,
-                "cmdstan: weighted samplers' runs as one sample per draw, drawn by its normalised "
-                "weight (CmdStan CSV has no place for weights)");
-  exp->add_option("--seed", export_options.seed, "Seed of --resample (default 1)");
-  exp->add_option("--run", export_options.run_filter, "Only this run");
-  exp->add_flag("--include-warmup", export_options.include_warmup, "Also export warmup draws");
-  bool export_estimates = false, export_moments = false;
-  exp->add_flag("--estimates", export_estimates,
-                "Export the running estimates (EstimatesSnapshot records) instead of the draws");
-  exp->add_flag("--moments", export_moments,
-                "With --estimates: also the running mean and covariance (upper triangle) and the "
-                "base density's mean, covariance and log zeta");
-
-  std::string truth_config;
-  auto* truth = app.add_subcommand("truth", "Exact truth of a config's target (mean, second moment, log Z)");
-  truth->add_option("config", truth_config, "Run config")->required()->check(CLI::ExistingFile);
-  truth->add_option("--format", format, "json")->check(CLI::IsMember({"json"}));
-  std::string relaxation_dir;
-  bool relaxation_overwrite = false;
-  truth->add_option("--write-relaxation", relaxation_dir,
-                    "Boltzmann targets: also write the solved relaxation (Q, b, D, W as plain "
-                    "text, relaxation.json) into this directory (new or empty unless --overwrite)");
-  truth->add_flag("--overwrite", relaxation_overwrite,
-                  "With --write-relaxation: write into a directory that already holds files");
-
-  std::vector<std::string> compare_files;
-  std::string compare_format = "markdown";
-  pemc::report::CompareOptions compare_options;
-  bool compare_no_truth = false;
-  auto* compare = app.add_subcommand(
-      "compare", "Runs compared over seeds: mean ± sd, RMSE vs truth, cost (paper-style table)");
-  compare->add_option("files", compare_files, "Record files (chains are grouped across files)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  compare->add_option("--format", compare_format, "markdown, csv or json")
-      ->check(CLI::IsMember({"markdown", "csv", "json"}));
-  compare->add_option("--by", compare_options.by, "Group chains by run_id, sampler, target or file")
-      ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
-  compare->add_option("--coords", compare_options.show_coordinates,
-                      "Quantities shown individually in markdown/csv (default 4; the tables say "
-                      "when they cut; RMSE 'all' and json cover every one)")
-      ->check(CLI::PositiveNumber);
-  std::string compare_estimates;
-  compare->add_option("--estimates", compare_estimates,
-                      "Sampler estimates shown as markdown columns, comma separated "
-                      "(default log_z,log_z_ratio; json and csv hold all)");
-  compare->add_flag("--include-incomplete", compare_options.include_incomplete,
-                    "Also use chains whose status is not ok (failed or unfinished)");
-  compare->add_flag("--no-truth", compare_no_truth, "Do not rebuild targets for their exact truth");
-
-  std::vector<std::string> diagnose_files;
-  std::string diagnose_format = "table";
-  pemc::report::TraceOptions trace_options;
-  bool no_potential = false;
-  auto* diagnose = app.add_subcommand(
-      "diagnose", "R-hat, bulk/tail ESS, Kish ESS, acceptance, divergences per run and chain");
-  diagnose->add_option("files", diagnose_files, "Record files (chains are grouped across files)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  diagnose->add_option("--format", diagnose_format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}));
-  int diagnose_show = 10;
-  diagnose->add_option("--coords", diagnose_show,
-                       "Table: show the N worst quantities (by R-hat, then bulk ESS; default 10). "
-                       "Every quantity is diagnosed; the headline and --format json cover all")
-      ->check(CLI::PositiveNumber);
-  diagnose->add_option("--max-draws", trace_options.max_draws_per_chain,
-                       "Keep at most this many draws per chain in memory (thinned; default 100000)")
-      ->check(CLI::Range(std::int64_t{8}, std::int64_t{1} << 40));
-  diagnose->add_option("--run", trace_options.run_filter, "Only this run");
-  diagnose->add_flag("--no-potential", no_potential, "Do not diagnose the potential");
-
-  std::vector<std::string> plot_files;
-  std::string plot_kind = "scatter", plot_dims, plot_quantities;
-  pemc::report::PlotOptions plot_options;
-  bool no_contours = false;
-  std::string plot_output;
-  auto* plot = app.add_subcommand("plot", "PNG/SVG figures through gnuplot");
-  plot->add_option("files", plot_files, "Record files")->required()->check(CLI::ExistingFile);
-  plot->add_option("--kind", plot_kind,
-                   "scatter, trace, hist, rmse-vs-n, rmse-vs-time, estimate-vs-time, error-vs-time or "
-                   "schedule")
-      ->check(CLI::IsMember({"scatter", "trace", "hist", "rmse-vs-n", "rmse-vs-time",
-                             "estimate-vs-time", "error-vs-time", "schedule"}));
-  plot->add_option("--output,-o", plot_output, "Image file (.png or .svg)")->required();
-  plot->add_option("--quantities", plot_quantities,
-                   "Quantities by name, e.g. mu,theta[1] or x[1],x[2] (scatter: two; default the "
-                   "first one or two); a Stan model's are its constrained outputs");
-  plot->add_option("--dims", plot_dims,
-                   "Quantities by 0-based position instead, e.g. 0,1 (0 is x[1], or a Stan "
-                   "model's first output)");
-  plot->add_option("--run", plot_options.run_filter, "Only this run");
-  plot->add_option("--max-points", plot_options.max_points,
-                   "scatter/hist: resampled points per run (default 5000 / 20000)")
-      ->check(CLI::PositiveNumber);
-  plot->add_option("--trace-points", plot_options.trace_points,
-                   "trace: draws per chain (thinned; default 4000)")
-      ->check(CLI::PositiveNumber);
-  plot->add_option("--width", plot_options.width, "Pixels (default from the panels)");
-  plot->add_option("--height", plot_options.height, "Pixels (default from the panels)");
-  plot->add_flag("--no-contours", no_contours, "scatter: no target density contours");
-  plot->add_option("--x-field", plot_options.x_field,
-                   "rmse-vs-n: config field for the x axis (dotted path, 'auto' or 'order')");
-  plot->add_option("--metric", plot_options.metric, "rmse plots: mean, second_moment, log_z or all")
-      ->check(CLI::IsMember({"mean", "second_moment", "log_z", "all"}));
-  plot->add_option("--by", plot_options.compare.by, "rmse plots: group chains by run_id, sampler, target or file")
-      ->check(CLI::IsMember({"run_id", "sampler", "target", "file"}));
-  plot->add_option("--estimate", plot_options.estimate,
-                   "estimate-vs-time, error-vs-time: the running estimate (default log_z)");
-  plot->add_option("--normalise", plot_options.normalise,
-                   "error-vs-time: none, or base (divide each chain's error by the base density's "
-                   "own error: the CT paper's Figure 2)")
-      ->check(CLI::IsMember({"none", "base"}));
-  plot->add_option("--title", plot_options.title, "Figure title");
-  plot->add_option("--seed", plot_options.seed, "Seed of the weighted resampling (default 1)");
-  plot->add_option("--gnuplot", plot_options.gnuplot, "gnuplot program (default: gnuplot on PATH)");
-  plot->add_flag("--keep-temp", plot_options.keep_temp, "Keep the gnuplot script and data");
-
-  std::vector<std::string> errors_files;
-  std::string errors_estimate = "log_z", errors_normalise = "none", errors_run;
-  bool errors_final = false;
-  auto* errors = app.add_subcommand(
-      "errors", "Error of a running estimate against the exact value over run time, as CSV "
-                "(the numbers of plot --kind error-vs-time; one curve per file)");
-  errors->add_option("files", errors_files, "Record files")->required()->check(CLI::ExistingFile);
-  errors->add_option("--estimate", errors_estimate, "log_z, mean or covariance (default log_z)")
-      ->check(CLI::IsMember({"log_z", "mean", "covariance"}));
-  errors->add_option("--normalise", errors_normalise, "none or base (default none)")
-      ->check(CLI::IsMember({"none", "base"}));
-  errors->add_option("--run", errors_run, "Only this run");
-  errors->add_flag("--final", errors_final, "Only each file's last snapshot");
-
-  std::string reference_file, reference_db, reference_name, reference_format = "table";
-  pemc::report::ReferenceCheckOptions reference_options;
-  auto* reference = app.add_subcommand(
-      "reference", "Check a run's named outputs against a posteriordb reference posterior "
-                   "(z-scores of means and second moments; exit 3 when any |z| > --threshold)");
-  reference->add_option("file", reference_file, "Record file")->required()->check(CLI::ExistingFile);
-  reference->add_option("--posteriordb", reference_db,
-                        "posteriordb folder (with reference/<posterior>.json.zip and .info.json)");
-  reference->add_option("--posterior", reference_name, "Posterior name, e.g. eight_schools-eight_schools_noncentered");
-  reference->add_option("--draws", reference_options.reference_draws,
-                        "Reference draws (.json or .json.zip) instead of --posteriordb/--posterior");
-  reference->add_option("--info", reference_options.reference_info,
-                        "The reference's .info.json (its bulk ESS per quantity)");
-  reference->add_option("--run", reference_options.run_filter, "The run to check (studies)");
-  reference->add_option("--threshold", reference_options.threshold, "Largest |z| that passes (default 4)")
-      ->check(CLI::PositiveNumber);
-  reference->add_option("--worst", reference_options.show_worst, "Rows shown (default 8)")
-      ->check(CLI::NonNegativeNumber);
-  reference->add_option("--format", reference_format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}));
-
+  const std::vector<Subcommand> subcommands = {
+      add_summarize(app), add_verify(app),  add_export(app), add_truth(app),     add_compare(app),
+      add_diagnose(app),  add_plot(app),    add_errors(app), add_reference(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -380,63 +485,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    summarize_options.with_truth = !no_truth;
-    if (*summarize) return cmd_summarize(files, format, summarize_options);
-    if (*compare) {
-      compare_options.with_truth = !compare_no_truth;
-      if (!compare_estimates.empty()) {
-        compare_options.show_estimates.clear();
-        std::stringstream names(compare_estimates);
-        for (std::string name; std::getline(names, name, ',');)
-          if (!name.empty()) compare_options.show_estimates.push_back(name);
-      }
-      return cmd_compare(compare_files, compare_format, compare_options);
-    }
-    if (*diagnose) {
-      trace_options.with_potential = !no_potential;
-      return cmd_diagnose(diagnose_files, diagnose_format, trace_options, diagnose_show);
-    }
-    if (*plot) {
-      plot_options.contours = !no_contours;
-      plot_options.output = plot_output;
-      return cmd_plot(plot_files, plot_kind, plot_dims, plot_quantities, plot_options);
-    }
-    if (*errors) {
-      std::vector<std::string> notes;
-      std::vector<std::filesystem::path> paths(errors_files.begin(), errors_files.end());
-      pemc::report::write_error_curves_csv(
-          paths, pemc::report::parse_error_quantity(errors_estimate),
-          pemc::report::parse_normalise(errors_normalise), errors_run, errors_final, std::cout,
-          notes);
-      for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-      std::cout.flush();
-      return warn_damaged(errors_files, "used");
-    }
-    if (*reference) return cmd_reference(reference_file, reference_db, reference_name,
-                                         reference_format, reference_options);
-    if (*verify) return cmd_verify(files);
-    if (*truth) {
-      if (relaxation_dir.empty()) {
-        std::cout << pemc::report::truth_of_config(truth_config);
-        return 0;
-      }
-      // Everything checked before anything is written.
-      const auto t = pemc::report::target_of_config(truth_config);
-      pemc::report::prepare_relaxation_dir(*t.target, relaxation_dir, relaxation_overwrite);
-      const auto known = t.target->truth();
-      for (const auto& f : pemc::report::write_relaxation(*t.target, relaxation_dir, known.log_z))
-        std::cerr << "pemc-report: wrote " << f.string() << "\n";
-      std::cout << pemc::report::truth_to_json(t.kind, t.target->dim(), known);
-      return 0;
-    }
-    if (*exp) {
-      if (export_estimates) {
-        pemc::report::export_estimates_csv(export_file, std::cout, export_moments);
-        std::cout.flush();
-        return warn_damaged({export_file}, "exported", /*unfinished=*/true);
-      }
-      return cmd_export(export_file, export_options);
-    }
+    for (const auto& s : subcommands)
+      if (s.node->parsed()) return s.run();
   } catch (const pemc::Error& e) {
     std::cerr << "pemc-report: error: " << e.what() << "\n";
     return 1;

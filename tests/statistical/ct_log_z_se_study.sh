@@ -69,14 +69,13 @@ rms_z = math.sqrt(sum(v * v for v in trusted) / len(trusted)) if trusted else fl
 t = mean / (sd / math.sqrt(n))
 secs = sum(r["cpu_seconds"] for r in ok)
 calibration_ok = len(trusted) < 16 or 0.7 <= rms_z <= 1.5
-if n != len(runs):
+mostly_flagged = 2 * doubted > n
+if n != len(runs) or not ((abs(t) < 3 and calibration_ok) or mostly_flagged):
     verdict = "FAIL"
-elif abs(t) < 3 and calibration_ok:
-    verdict = "pass"
-elif 2 * doubted > n:
-    verdict = "flagged"
+elif mostly_flagged:
+    verdict = "flagged"  # most chains warned: their SEs were not checked
 else:
-    verdict = "FAIL"
+    verdict = "pass"
 print(f"| {units} | {n} | {len(trusted)} | {truth:.4f} | {mean:+.4f} ± {sd / math.sqrt(n):.4f} | {t:+.2f} | "
       f"{sd:.4f} | {sum(se) / n:.4f} | {rms_z:.2f} | {max(abs(v) for v in z):.2f} | {secs:.0f} | {verdict} |")
 sys.exit(0 if verdict != "FAIL" else 1)
