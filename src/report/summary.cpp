@@ -124,162 +124,208 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
+using ChainKey = std::pair<std::string, int>;  // (run name, chain id)
+
+// What one record file's header says about its runs (a single-run file has one run, named ""
+// in run_targets), and its chains' running sums as the draws stream past.
+class FileScan {
+ public:
+  FileScan(const std::filesystem::path& path, const SummarizeOptions& options)
+      : path_(path), options_(options) {}
+
+  void read(records::RecordReader& reader, FileSummary& out);
+  // One summary per chain seen, in (run, chain) order, with its footer entry when there is one.
+  void summarise_chains(FileSummary& out) const;
+  // error_mean / error_second_moment against each run's exact truth, or a note why not.
+  void attach_truth_errors(FileSummary& out) const;
+
+ private:
+  void read_header(const v1::Header& header);
+  void add_draw_record(const v1::Draw& d, std::int64_t record_index);
+  ChainRunSummary chain_summary(const ChainKey& key, const ChainAccumulator& acc,
+                                const std::map<int, const v1::ChainSummary*>& by_chain,
+                                bool has_footer) const;
+  // The key of run_targets_ for a run: its name in a study, "" for a single-run file.
+  std::string target_key(const std::string& run_id) const {
+    return run_configs_.count(run_id) ? run_id : std::string();
+  }
+
+  std::filesystem::path path_;
+  SummarizeOptions options_;
+  v1::Header header_;
+  v1::Footer footer_;
+  int dim_ = 0;
+  std::map<ChainKey, ChainAccumulator> chains_;
+  std::map<ChainKey, std::int64_t> draws_;
+  // Studies: per run name, its original-space dimension, sampler, named outputs and resolved config.
+  std::map<std::string, int> run_dims_;
+  std::map<std::string, std::string> run_sampler_;
+  std::map<std::string, std::vector<std::string>> run_outputs_;
+  std::map<std::string, const v1::RunConfig*> run_configs_;
+  // With with_truth: each run's target, rebuilt once from the header, or why it could not be.
+  std::map<std::string, targets::TargetPtr> run_targets_;
+  std::map<std::string, std::string> run_target_errors_;
+  Vector scratch_;
+};
+
+void FileScan::read(records::RecordReader& reader, FileSummary& out) {
+  v1::Record record;
+  while (reader.next(record)) {
+    switch (record.kind_case()) {
+      case v1::Record::kHeader: read_header(record.header()); break;
+      case v1::Record::kDraw:
+        if (!record.draw().warmup()) add_draw_record(record.draw(), reader.records_read() - 1);
+        break;
+      case v1::Record::kFooter:
+        footer_ = record.footer();
+        out.has_footer = true;
+        break;
+      default: break;
+    }
+  }
+  out.n_records = reader.records_read();
+  out.problem = reader.problem();
+}
+
+void FileScan::read_header(const v1::Header& header) {
+  header_ = header;
+  dim_ = header.original_dim() > 0 ? header.original_dim() : header.dim();
+  for (const auto& info : header.runs()) {
+    run_dims_[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
+    run_sampler_[info.name()] = info.sampler_name();
+    run_outputs_[info.name()].assign(info.output_names().begin(), info.output_names().end());
+  }
+  // Pointers into header_, which is not assigned again.
+  for (const auto& run : header_.config().runs()) run_configs_[run.name()] = &run;
+  if (!options_.with_truth || !header.has_config()) return;
+  const auto build = [&](const std::string& key, const v1::TargetConfig& config) {
+    try {
+      run_targets_[key] = config::make_target(config);
+    } catch (const std::exception& e) {
+      run_target_errors_[key] = e.what();
+    }
+  };
+  if (header.config().runs().empty()) build("", header.config().target());
+  for (const auto& run : header.config().runs()) build(run.name(), run.target());
+}
+
+void FileScan::add_draw_record(const v1::Draw& d, std::int64_t record_index) {
+  const ChainKey key(d.run_id(), d.chain_id());
+  auto [it, inserted] = chains_.try_emplace(key);
+  auto& acc = it->second;
+  if (inserted) {
+    const auto t = run_targets_.find(target_key(d.run_id()));
+    if (t != run_targets_.end() && t->second->n_test_points() > 0) acc.lpd.emplace(*t->second);
+  }
+  acc.seed = d.seed();
+  try {
+    const auto rd = run_dims_.find(d.run_id());
+    const int draw_dim = rd != run_dims_.end() ? rd->second : dim_;
+    const auto rs = run_sampler_.find(d.run_id());
+    const auto ro = run_outputs_.find(d.run_id());
+    add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(),
+             rs != run_sampler_.end() ? rs->second : header_.sampler_name(), acc, scratch_,
+             ro != run_outputs_.end() ? static_cast<int>(ro->second.size()) : 0);
+  } catch (const Error& e) {
+    // A well-framed record with unusable content (a state of the wrong dimension, a NaN log
+    // weight): say which record it is.
+    throw DataError(path_.string() + ": record " + std::to_string(record_index) + " (draw " +
+                    std::to_string(d.iteration()) + " of chain " + std::to_string(d.chain_id()) +
+                    "): " + e.what());
+  }
+  acc.sum_accept += d.accept_stat();
+  acc.n_divergent += d.divergent();
+  ++draws_[key];
+}
+
+ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumulator& acc,
+                                        const std::map<int, const v1::ChainSummary*>& by_chain,
+                                        bool has_footer) const {
+  ChainRunSummary s;
+  s.run_id = key.first;
+  s.chain_id = key.second;
+  s.seed = acc.seed;
+  const auto rc = run_configs_.find(key.first);
+  const v1::RunConfig& run_config = rc != run_configs_.end() ? *rc->second : header_.config();
+  s.sampler = config::sampler_kind_name(run_config.sampler());
+  s.target = config::target_kind_name(run_config.target());
+  s.n_draws = draws_.at(key);
+  const auto ro = run_outputs_.find(key.first);
+  s.names = quantity_names(ro != run_outputs_.end() ? ro->second : std::vector<std::string>{},
+                           static_cast<int>(acc.moments.mean().size()));
+  s.mean = acc.moments.mean();
+  s.second_moment = acc.moments.second_moment();
+  s.weighted = acc.weighted;
+  s.kish_ess = acc.moments.kish_ess();
+  s.mean_accept_stat = s.n_draws ? acc.sum_accept / static_cast<double>(s.n_draws) : 0.0;
+  s.n_divergent = acc.n_divergent;
+  if (acc.lpd) s.held_out_lpd = acc.lpd->value();
+  if (auto it = by_chain.find(key.second); it != by_chain.end()) {
+    const auto counts = gradient_counts(*it->second, run_config);
+    s.n_gradient_evals = counts.target;
+    s.n_extended_gradient_evals = counts.extended;
+    s.wall_seconds = it->second->wall_seconds();
+    s.cpu_seconds = it->second->cpu_seconds();
+    s.status = it->second->status();
+    for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
+    s.warnings.assign(it->second->warnings().begin(), it->second->warnings().end());
+  } else {
+    s.status = has_footer ? "missing from footer" : "incomplete: no footer";
+  }
+  return s;
+}
+
+void FileScan::summarise_chains(FileSummary& out) const {
+  std::map<int, const v1::ChainSummary*> by_chain;
+  for (const auto& c : footer_.chains()) by_chain[c.chain_id()] = &c;
+  for (const auto& [key, acc] : chains_)
+    out.runs.push_back(chain_summary(key, acc, by_chain, out.has_footer));
+}
+
+void FileScan::attach_truth_errors(FileSummary& out) const {
+  if (!(options_.with_truth && options_.truth_errors && header_.has_config() && !out.runs.empty())) {
+    if (!run_target_errors_.empty())
+      out.truth_note =
+          "target not rebuilt (no held-out lpd): " + run_target_errors_.begin()->second;
+    return;
+  }
+  // One truth per run (studies hold several targets), computed once each.
+  std::map<std::string, targets::Truth> truths;
+  try {
+    for (auto& r : out.runs) {
+      auto it = truths.find(r.run_id);
+      if (it == truths.end()) {
+        const std::string key = target_key(r.run_id);
+        const auto t = run_targets_.find(key);
+        if (t == run_targets_.end()) {
+          const auto e = run_target_errors_.find(key);
+          throw ConfigError(e != run_target_errors_.end()
+                                ? e->second
+                                : "no target config for run '" + r.run_id + "'");
+        }
+        it = truths.emplace(r.run_id, t->second->truth()).first;
+      }
+      const auto& truth = it->second;
+      if (truth.mean && truth.mean->size() == r.mean.size()) r.error_mean = r.mean - *truth.mean;
+      if (truth.second_moment && truth.second_moment->size() == r.second_moment.size())
+        r.error_second_moment = r.second_moment - *truth.second_moment;
+      if (!truth.mean) out.truth_note = "the target of run '" + r.run_id + "' has no known truth";
+    }
+  } catch (const std::exception& e) {
+    out.truth_note = std::string("truth not available: ") + e.what();
+  }
+}
+
 }  // namespace
 
 FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options) {
   FileSummary out;
   out.path = path;
   records::RecordReader reader(path);
-  v1::Record record;
-  v1::Header header;
-  v1::Footer footer;
-  std::map<std::pair<std::string, int>, ChainAccumulator> chains;
-  std::map<std::pair<std::string, int>, std::int64_t> draws;
-  int dim = 0;
-  // Studies: per run name, its original-space dimension and its resolved config.
-  std::map<std::string, int> run_dims;
-  std::map<std::string, std::string> run_sampler;
-  std::map<std::string, std::vector<std::string>> run_outputs;  // named outputs per run
-  std::map<std::string, const v1::RunConfig*> run_configs;
-  // With with_truth: each run's target, rebuilt once from the header (key: run name; "" for a
-  // single-run file), or why it could not be.
-  std::map<std::string, targets::TargetPtr> run_targets;
-  std::map<std::string, std::string> run_target_errors;
-  const auto target_key = [&](const std::string& run_id) {
-    return run_configs.count(run_id) ? run_id : std::string();
-  };
-  Vector scratch;
-  while (reader.next(record)) {
-    switch (record.kind_case()) {
-      case v1::Record::kHeader:
-        header = record.header();
-        dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
-        for (const auto& info : header.runs()) {
-          run_dims[info.name()] = info.original_dim() > 0 ? info.original_dim() : info.dim();
-          run_sampler[info.name()] = info.sampler_name();
-          run_outputs[info.name()].assign(info.output_names().begin(), info.output_names().end());
-        }
-        for (const auto& run : header.config().runs()) run_configs[run.name()] = &run;
-        if (options.with_truth && header.has_config()) {
-          const auto build = [&](const std::string& key, const v1::TargetConfig& config) {
-            try {
-              run_targets[key] = config::make_target(config);
-            } catch (const std::exception& e) {
-              run_target_errors[key] = e.what();
-            }
-          };
-          if (header.config().runs().empty()) build("", header.config().target());
-          for (const auto& run : header.config().runs()) build(run.name(), run.target());
-        }
-        break;
-      case v1::Record::kDraw: {
-        const auto& d = record.draw();
-        if (d.warmup()) break;
-        auto key = std::make_pair(d.run_id(), d.chain_id());
-        auto [it, inserted] = chains.try_emplace(key);
-        auto& acc = it->second;
-        if (inserted) {
-          const auto t = run_targets.find(target_key(d.run_id()));
-          if (t != run_targets.end() && t->second->n_test_points() > 0) acc.lpd.emplace(*t->second);
-        }
-        acc.seed = d.seed();
-        try {
-          const auto rd = run_dims.find(d.run_id());
-          const int draw_dim = rd != run_dims.end() ? rd->second : dim;
-          const auto rs = run_sampler.find(d.run_id());
-          const auto ro = run_outputs.find(d.run_id());
-          add_draw(d, draw_dim > 0 ? draw_dim : d.state_size(),
-                   rs != run_sampler.end() ? rs->second : header.sampler_name(), acc, scratch,
-                   ro != run_outputs.end() ? static_cast<int>(ro->second.size()) : 0);
-        } catch (const Error& e) {
-          // A well-framed record with unusable content (a state of the wrong dimension, a NaN
-          // log weight): say which record it is.
-          throw DataError(path.string() + ": record " +
-                          std::to_string(reader.records_read() - 1) + " (draw " +
-                          std::to_string(d.iteration()) + " of chain " +
-                          std::to_string(d.chain_id()) + "): " + e.what());
-        }
-        acc.sum_accept += d.accept_stat();
-        acc.n_divergent += d.divergent();
-        ++draws[key];
-        break;
-      }
-      case v1::Record::kFooter:
-        footer = record.footer();
-        out.has_footer = true;
-        break;
-      default:
-        break;
-    }
-  }
-  out.n_records = reader.records_read();
-  out.problem = reader.problem();
-
-  std::map<int, const v1::ChainSummary*> by_chain;
-  for (const auto& c : footer.chains()) by_chain[c.chain_id()] = &c;
-  for (auto& [key, acc] : chains) {
-    ChainRunSummary s;
-    s.run_id = key.first;
-    s.chain_id = key.second;
-    s.seed = acc.seed;
-    const auto rc = run_configs.find(key.first);
-    const v1::RunConfig& run_config = rc != run_configs.end() ? *rc->second : header.config();
-    s.sampler = config::sampler_kind_name(run_config.sampler());
-    s.target = config::target_kind_name(run_config.target());
-    s.n_draws = draws[key];
-    const auto ro = run_outputs.find(key.first);
-    s.names = quantity_names(ro != run_outputs.end() ? ro->second : std::vector<std::string>{},
-                             static_cast<int>(acc.moments.mean().size()));
-    s.mean = acc.moments.mean();
-    s.second_moment = acc.moments.second_moment();
-    s.weighted = acc.weighted;
-    s.kish_ess = acc.moments.kish_ess();
-    s.mean_accept_stat = s.n_draws ? acc.sum_accept / static_cast<double>(s.n_draws) : 0.0;
-    s.n_divergent = acc.n_divergent;
-    if (acc.lpd) s.held_out_lpd = acc.lpd->value();
-    if (auto it = by_chain.find(key.second); it != by_chain.end()) {
-      const auto counts = gradient_counts(*it->second, run_config);
-      s.n_gradient_evals = counts.target;
-      s.n_extended_gradient_evals = counts.extended;
-      s.wall_seconds = it->second->wall_seconds();
-      s.cpu_seconds = it->second->cpu_seconds();
-      s.status = it->second->status();
-      for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
-      s.warnings.assign(it->second->warnings().begin(), it->second->warnings().end());
-    } else {
-      s.status = out.has_footer ? "missing from footer" : "incomplete: no footer";
-    }
-    out.runs.push_back(std::move(s));
-  }
-  if (options.with_truth && options.truth_errors && header.has_config() && !out.runs.empty()) {
-    // One truth per run (studies hold several targets), computed once each.
-    std::map<std::string, targets::Truth> truths;
-    try {
-      for (auto& r : out.runs) {
-        auto it = truths.find(r.run_id);
-        if (it == truths.end()) {
-          const std::string key = target_key(r.run_id);
-          const auto t = run_targets.find(key);
-          if (t == run_targets.end()) {
-            const auto e = run_target_errors.find(key);
-            throw ConfigError(e != run_target_errors.end()
-                                  ? e->second
-                                  : "no target config for run '" + r.run_id + "'");
-          }
-          it = truths.emplace(r.run_id, t->second->truth()).first;
-        }
-        const auto& truth = it->second;
-        if (truth.mean && truth.mean->size() == r.mean.size()) r.error_mean = r.mean - *truth.mean;
-        if (truth.second_moment && truth.second_moment->size() == r.second_moment.size())
-          r.error_second_moment = r.second_moment - *truth.second_moment;
-        if (!truth.mean) out.truth_note = "the target of run '" + r.run_id + "' has no known truth";
-      }
-    } catch (const std::exception& e) {
-      out.truth_note = std::string("truth not available: ") + e.what();
-    }
-  } else if (!run_target_errors.empty()) {
-    out.truth_note = "target not rebuilt (no held-out lpd): " + run_target_errors.begin()->second;
-  }
+  FileScan scan(path, options);
+  scan.read(reader, out);
+  scan.summarise_chains(out);
+  scan.attach_truth_errors(out);
   return out;
 }
 
