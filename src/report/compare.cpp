@@ -202,21 +202,25 @@ std::optional<double> config_number(const v1::RunConfig& config, const std::stri
   return std::nullopt;
 }
 
-Comparison compare_chains(const std::vector<ComparedChain>& chains, const CompareOptions& options) {
-  if (options.by != "run_id" && options.by != "sampler" && options.by != "target" &&
-      options.by != "file")
-    throw ConfigError("compare --by '" + options.by + "': expected run_id, sampler, target or file");
-  Comparison out;
-  out.by = options.by;
+namespace {
+
+// The chains sorted into groups (in order of first appearance), each chain either a member or
+// excluded with its reason.
+struct Grouping {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ComparedChain*>> members;
   std::map<std::string, std::vector<ExcludedChain>> excluded;
+};
+
+Grouping group_chains(const std::vector<ComparedChain>& chains, const CompareOptions& options,
+                      std::vector<std::string>& notes) {
+  Grouping gr;
   std::set<std::tuple<std::string, std::string, std::uint64_t, int>> seen;
   for (const auto& c : chains) {
     const std::string key = group_key(c, options.by);
-    if (!members.count(key) && !excluded.count(key)) order.push_back(key);
+    if (!gr.members.count(key) && !gr.excluded.count(key)) gr.order.push_back(key);
     if (!seen.insert({key, c.summary.run_id, c.summary.seed, c.summary.chain_id}).second)
-      out.notes.push_back(fmt::format(
+      notes.push_back(fmt::format(
           "group '{}': chain {} (seed {}) of run '{}' appears more than once (the same file given "
           "twice, or overlapping task ranges): it is counted each time",
           key, c.summary.chain_id, c.summary.seed, c.summary.run_id));
@@ -226,145 +230,183 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
       reason = "status: " + s.status;
     else if (s.n_draws == 0 || !s.mean.allFinite() || !s.second_moment.allFinite())
       reason = "no usable draws (no positive weight)";
-    else if (auto it = members.find(key);
-             it != members.end() && !it->second.empty() &&
+    else if (auto it = gr.members.find(key);
+             it != gr.members.end() && !it->second.empty() &&
              it->second.front()->summary.mean.size() != s.mean.size())
       reason = fmt::format("dimension {} differs from the group's {}", s.mean.size(),
                            it->second.front()->summary.mean.size());
     if (!reason.empty())
-      excluded[key].push_back({c.file, s.chain_id, reason});
+      gr.excluded[key].push_back({c.file, s.chain_id, reason});
     else
-      members[key].push_back(&c);
+      gr.members[key].push_back(&c);
   }
+  return gr;
+}
 
-  for (const auto& key : order) {
-    CompareGroup g;
-    g.key = key;
-    g.excluded = excluded[key];
-    const auto& ms = members[key];
-    g.n_chains = static_cast<int>(ms.size());
-    std::set<std::string> samplers, targets, files;
-    for (const auto* c : ms) {
-      samplers.insert(c->summary.sampler);
-      targets.insert(c->summary.target);
-      files.insert(c->file);
-    }
-    auto join = [](const std::set<std::string>& s) {
-      std::string r;
-      for (const auto& x : s) r += (r.empty() ? "" : ", ") + x;
-      return r;
-    };
-    g.sampler = join(samplers);
-    g.target = join(targets);
-    g.files.assign(files.begin(), files.end());
-    if (ms.empty()) {
-      out.notes.push_back("group '" + key + "': every chain was excluded");
-      out.groups.push_back(std::move(g));
-      continue;
-    }
-    g.config = ms.front()->config;
-    g.dim = static_cast<int>(ms.front()->summary.mean.size());
-    g.names = ms.front()->summary.names;
+std::string joined(const std::set<std::string>& s) {
+  std::string r;
+  for (const auto& x : s) r += (r.empty() ? "" : ", ") + x;
+  return r;
+}
 
-    // One truth for the group, if all its chains share it.
-    const targets::Truth* truth = nullptr;
-    bool truth_consistent = true;
-    for (const auto* c : ms) {
-      if (!c->truth) {
-        truth_consistent = false;
-        break;
-      }
-      if (!truth)
-        truth = &*c->truth;
-      else if (!same_truth(*truth, *c->truth))
-        truth_consistent = false;
+// The group's truth when all its chains share one; null otherwise, with a note when some chain
+// had a truth (the chains' truths differ, or only some chains have one).
+const targets::Truth* group_truth(const std::vector<const ComparedChain*>& ms,
+                                  const std::string& key, std::vector<std::string>& notes) {
+  const targets::Truth* truth = nullptr;
+  bool consistent = true;
+  for (const auto* c : ms) {
+    if (!c->truth) {
+      consistent = false;
+      break;
     }
-    if (!truth_consistent) {
-      if (truth) out.notes.push_back("group '" + key + "' mixes targets: no RMSE against truth");
-      truth = nullptr;
-    }
-
-    std::vector<const Vector*> means, seconds;
-    double n = static_cast<double>(ms.size());
-    for (const auto* c : ms) {
-      means.push_back(&c->summary.mean);
-      seconds.push_back(&c->summary.second_moment);
-      g.wall_seconds_mean += c->summary.wall_seconds / n;
-      g.n_gradient_evals_mean += static_cast<double>(c->summary.n_gradient_evals) / n;
-      g.n_extended_gradient_evals_mean +=
-          static_cast<double>(c->summary.n_extended_gradient_evals) / n;
-      g.n_draws_mean += static_cast<double>(c->summary.n_draws) / n;
-      g.kish_ess_mean += c->summary.kish_ess / n;
-    }
-    moment_stats(means, truth && truth->mean ? &*truth->mean : nullptr, g.mean, g.rmse_all_mean);
-    moment_stats(seconds, truth && truth->second_moment ? &*truth->second_moment : nullptr,
-                 g.second_moment, g.rmse_all_second_moment);
-    if (g.rmse_all_mean) {
-      g.mse_x_time_mean = *g.rmse_all_mean * *g.rmse_all_mean * g.wall_seconds_mean;
-      g.mse_x_grad_evals_mean = *g.rmse_all_mean * *g.rmse_all_mean * g.n_gradient_evals_mean;
-    }
-    if (g.rmse_all_second_moment) {
-      const double mse = *g.rmse_all_second_moment * *g.rmse_all_second_moment;
-      g.mse_x_time_second_moment = mse * g.wall_seconds_mean;
-      g.mse_x_grad_evals_second_moment = mse * g.n_gradient_evals_mean;
-    }
-    if (truth) g.truth_log_z = truth->log_z;
-
-    // Chains that finished with warnings (e.g. degenerate pseudo-extended weights): one note per
-    // kind (the text before its first ':'), so a comparison never hides them.
-    std::map<std::string, int> warned;
-    for (const auto* c : ms)
-      for (const auto& w : c->summary.warnings) ++warned[w.substr(0, w.find(':'))];
-    for (const auto& [kind, count] : warned)
-      out.notes.push_back(fmt::format("group '{}': {} of {} chains warn: {} (pemc-report summarize "
-                                      "or diagnose shows why)",
-                                      key, count, ms.size(), kind));
-    std::map<std::string, std::vector<double>> values, ses;  // ses: each chain's <name>_se
-    for (const auto* c : ms)
-      for (const auto& [name, v] : c->summary.estimates) {
-        values[name].push_back(v);
-        const auto se = c->summary.estimates.find(name + "_se");
-        ses[name].push_back(se != c->summary.estimates.end() ? se->second : kNaN);
-      }
-    for (const auto& [name, vs] : values) {
-      EstimateStats e = scalar_stats(vs);
-      if (truth) e.truth = estimate_truth(*truth, name);
-      if (e.truth && e.n > 0) {
-        double mse = 0;
-        for (double v : vs)
-          if (std::isfinite(v)) mse += (v - *e.truth) * (v - *e.truth) / e.n;
-        e.rmse = std::sqrt(mse);
-      }
-      standard_error_stats(vs, ses.at(name), e);
-      if (name == "log_z" || name == "log_z_ratio") {
-        e.n_untrusted = 0;
-        for (const auto* c : ms) {
-          const auto it = c->summary.estimates.find("log_z_untrusted");
-          *e.n_untrusted += it != c->summary.estimates.end() && it->second == 1.0;
-        }
-      }
-      if (e.n_nonfinite > 0)
-        out.notes.push_back(fmt::format("group '{}': estimate {} is not finite in {} chain(s)",
-                                        key, name, e.n_nonfinite));
-      g.estimates[name] = e;
-    }
-    std::vector<double> lpds;
-    for (const auto* c : ms)
-      if (c->summary.held_out_lpd) lpds.push_back(*c->summary.held_out_lpd);
-    if (!lpds.empty()) {
-      g.held_out_lpd = scalar_stats(lpds);
-      if (g.held_out_lpd->n_nonfinite > 0)
-        out.notes.push_back(fmt::format("group '{}': held_out_lpd is not finite in {} chain(s)",
-                                        key, g.held_out_lpd->n_nonfinite));
-      if (lpds.size() != ms.size())
-        out.notes.push_back(fmt::format("group '{}': held_out_lpd known for {} of {} chains", key,
-                                        lpds.size(), ms.size()));
-    }
-    if (!g.excluded.empty())
-      out.notes.push_back(fmt::format("group '{}': {} chain(s) excluded (see \"excluded\")", key,
-                                      g.excluded.size()));
-    out.groups.push_back(std::move(g));
+    if (!truth)
+      truth = &*c->truth;
+    else if (!same_truth(*truth, *c->truth))
+      consistent = false;
   }
+  if (consistent) return truth;
+  if (truth) notes.push_back("group '" + key + "' mixes targets: no RMSE against truth");
+  return nullptr;
+}
+
+// Mean cost per chain, the moments over chains with their RMSE against the truth, and MSE x cost.
+void add_moments_and_cost(CompareGroup& g, const std::vector<const ComparedChain*>& ms,
+                          const targets::Truth* truth) {
+  std::vector<const Vector*> means, seconds;
+  double n = static_cast<double>(ms.size());
+  for (const auto* c : ms) {
+    means.push_back(&c->summary.mean);
+    seconds.push_back(&c->summary.second_moment);
+    g.wall_seconds_mean += c->summary.wall_seconds / n;
+    g.n_gradient_evals_mean += static_cast<double>(c->summary.n_gradient_evals) / n;
+    g.n_extended_gradient_evals_mean +=
+        static_cast<double>(c->summary.n_extended_gradient_evals) / n;
+    g.n_draws_mean += static_cast<double>(c->summary.n_draws) / n;
+    g.kish_ess_mean += c->summary.kish_ess / n;
+  }
+  moment_stats(means, truth && truth->mean ? &*truth->mean : nullptr, g.mean, g.rmse_all_mean);
+  moment_stats(seconds, truth && truth->second_moment ? &*truth->second_moment : nullptr,
+               g.second_moment, g.rmse_all_second_moment);
+  if (g.rmse_all_mean) {
+    g.mse_x_time_mean = *g.rmse_all_mean * *g.rmse_all_mean * g.wall_seconds_mean;
+    g.mse_x_grad_evals_mean = *g.rmse_all_mean * *g.rmse_all_mean * g.n_gradient_evals_mean;
+  }
+  if (g.rmse_all_second_moment) {
+    const double mse = *g.rmse_all_second_moment * *g.rmse_all_second_moment;
+    g.mse_x_time_second_moment = mse * g.wall_seconds_mean;
+    g.mse_x_grad_evals_second_moment = mse * g.n_gradient_evals_mean;
+  }
+  if (truth) g.truth_log_z = truth->log_z;
+}
+
+// Chains that finished with warnings (e.g. degenerate pseudo-extended weights): one note per kind
+// (the text before its first ':'), so a comparison never hides them.
+void note_warnings(const std::vector<const ComparedChain*>& ms, const std::string& key,
+                   std::vector<std::string>& notes) {
+  std::map<std::string, int> warned;
+  for (const auto* c : ms)
+    for (const auto& w : c->summary.warnings) ++warned[w.substr(0, w.find(':'))];
+  for (const auto& [kind, count] : warned)
+    notes.push_back(fmt::format("group '{}': {} of {} chains warn: {} (pemc-report summarize "
+                                "or diagnose shows why)",
+                                key, count, ms.size(), kind));
+}
+
+// Every sampler estimate over the group's chains: spread, RMSE against the truth, the chains' own
+// SEs (<name>_se) and, for log Z, how many chains flagged theirs untrusted.
+void add_estimates(CompareGroup& g, const std::vector<const ComparedChain*>& ms,
+                   const targets::Truth* truth, std::vector<std::string>& notes) {
+  std::map<std::string, std::vector<double>> values, ses;
+  for (const auto* c : ms)
+    for (const auto& [name, v] : c->summary.estimates) {
+      values[name].push_back(v);
+      const auto se = c->summary.estimates.find(name + "_se");
+      ses[name].push_back(se != c->summary.estimates.end() ? se->second : kNaN);
+    }
+  for (const auto& [name, vs] : values) {
+    EstimateStats e = scalar_stats(vs);
+    if (truth) e.truth = estimate_truth(*truth, name);
+    if (e.truth && e.n > 0) {
+      double mse = 0;
+      for (double v : vs)
+        if (std::isfinite(v)) mse += (v - *e.truth) * (v - *e.truth) / e.n;
+      e.rmse = std::sqrt(mse);
+    }
+    standard_error_stats(vs, ses.at(name), e);
+    if (name == "log_z" || name == "log_z_ratio") {
+      e.n_untrusted = 0;
+      for (const auto* c : ms) {
+        const auto it = c->summary.estimates.find("log_z_untrusted");
+        *e.n_untrusted += it != c->summary.estimates.end() && it->second == 1.0;
+      }
+    }
+    if (e.n_nonfinite > 0)
+      notes.push_back(fmt::format("group '{}': estimate {} is not finite in {} chain(s)", g.key,
+                                  name, e.n_nonfinite));
+    g.estimates[name] = e;
+  }
+}
+
+void add_held_out_lpd(CompareGroup& g, const std::vector<const ComparedChain*>& ms,
+                      std::vector<std::string>& notes) {
+  std::vector<double> lpds;
+  for (const auto* c : ms)
+    if (c->summary.held_out_lpd) lpds.push_back(*c->summary.held_out_lpd);
+  if (lpds.empty()) return;
+  g.held_out_lpd = scalar_stats(lpds);
+  if (g.held_out_lpd->n_nonfinite > 0)
+    notes.push_back(fmt::format("group '{}': held_out_lpd is not finite in {} chain(s)", g.key,
+                                g.held_out_lpd->n_nonfinite));
+  if (lpds.size() != ms.size())
+    notes.push_back(fmt::format("group '{}': held_out_lpd known for {} of {} chains", g.key,
+                                lpds.size(), ms.size()));
+}
+
+CompareGroup compare_group(const std::string& key, const std::vector<const ComparedChain*>& ms,
+                           std::vector<ExcludedChain> excluded, std::vector<std::string>& notes) {
+  CompareGroup g;
+  g.key = key;
+  g.excluded = std::move(excluded);
+  g.n_chains = static_cast<int>(ms.size());
+  std::set<std::string> samplers, targets, files;
+  for (const auto* c : ms) {
+    samplers.insert(c->summary.sampler);
+    targets.insert(c->summary.target);
+    files.insert(c->file);
+  }
+  g.sampler = joined(samplers);
+  g.target = joined(targets);
+  g.files.assign(files.begin(), files.end());
+  if (ms.empty()) {
+    notes.push_back("group '" + key + "': every chain was excluded");
+    return g;
+  }
+  g.config = ms.front()->config;
+  g.dim = static_cast<int>(ms.front()->summary.mean.size());
+  g.names = ms.front()->summary.names;
+  const targets::Truth* truth = group_truth(ms, key, notes);
+  add_moments_and_cost(g, ms, truth);
+  note_warnings(ms, key, notes);
+  add_estimates(g, ms, truth, notes);
+  add_held_out_lpd(g, ms, notes);
+  if (!g.excluded.empty())
+    notes.push_back(fmt::format("group '{}': {} chain(s) excluded (see \"excluded\")", key,
+                                g.excluded.size()));
+  return g;
+}
+
+}  // namespace
+
+Comparison compare_chains(const std::vector<ComparedChain>& chains, const CompareOptions& options) {
+  if (options.by != "run_id" && options.by != "sampler" && options.by != "target" &&
+      options.by != "file")
+    throw ConfigError("compare --by '" + options.by + "': expected run_id, sampler, target or file");
+  Comparison out;
+  out.by = options.by;
+  Grouping gr = group_chains(chains, options, out.notes);
+  for (const auto& key : gr.order)
+    out.groups.push_back(compare_group(key, gr.members[key], gr.excluded[key], out.notes));
   return out;
 }
 
