@@ -110,131 +110,155 @@ std::string fmt_num(double x, const char* spec = "{:.4g}") {
 
 }  // namespace
 
+namespace {
+
+struct RunMember {
+  const FileTraces* file;
+  const ChainTrace* chain;
+};
+
+// What a run's chains have in common: the quantities every chain holds, the draws every chain kept.
+struct RunShape {
+  std::size_t k = std::numeric_limits<std::size_t>::max();  // state or output coordinates
+  std::size_t n_used = std::numeric_limits<std::size_t>::max();
+  std::size_t n_max = 0;
+  bool with_potential = false, pseudo = false;
+  std::int64_t stride_min = std::numeric_limits<std::int64_t>::max();
+};
+
+// Surveys the chains (adding the run's divergences, largest thinning and duplicate-chain notes to
+// rd) and notes what the run-level diagnostics had to give up.
+RunShape survey_chains(const std::vector<RunMember>& members, const TraceOptions& options,
+                       RunDiagnostics& rd) {
+  RunShape sh;
+  sh.with_potential = options.with_potential;
+  std::set<std::pair<std::uint64_t, int>> identities;
+  for (const auto& m : members) {
+    sh.k = std::min(sh.k, m.chain->coords.size());
+    sh.n_used = std::min(sh.n_used, kept(*m.chain));
+    sh.n_max = std::max(sh.n_max, kept(*m.chain));
+    sh.with_potential = sh.with_potential && !m.chain->potential.empty();
+    sh.pseudo = sh.pseudo || m.chain->pseudo_samples;
+    sh.stride_min = std::min(sh.stride_min, m.chain->stride);
+    rd.thinned_by = std::max(rd.thinned_by, m.chain->stride);
+    rd.n_divergent += m.chain->n_divergent;
+    if (!identities.insert({m.chain->seed, m.chain->chain_id}).second)
+      rd.notes.push_back(fmt::format(
+          "chain {} (seed {}) appears in more than one file: identical chains make R-hat and "
+          "ESS look better than they are",
+          m.chain->chain_id, m.chain->seed));
+  }
+  const bool outputs = members.front().chain->named_outputs;
+  rd.quantity = std::string(outputs ? "outputs" : "state");
+  if (sh.pseudo)
+    rd.quantity = outputs ? "outputs_pseudo_sample_weighted_mean" : "pseudo_sample_weighted_mean";
+  rd.n_draws_used = static_cast<std::int64_t>(sh.n_used);
+  if (rd.thinned_by > 1)
+    rd.notes.push_back(fmt::format(
+        "draws thinned by up to {} to keep at most {} per chain in memory: ESS is that of the "
+        "thinned draws (a lower bound for the full chain when it is positively correlated)",
+        rd.thinned_by, options.max_draws_per_chain));
+  if (sh.stride_min != rd.thinned_by)
+    rd.notes.push_back("chains were thinned by different strides (different lengths); the "
+                       "run-level R-hat and ESS mix them");
+  if (sh.n_max != sh.n_used)
+    rd.notes.push_back(fmt::format("chains have different lengths: run-level diagnostics use the "
+                                   "first {} kept draws of each",
+                                   sh.n_used));
+  if (rd.n_divergent > 0)
+    rd.notes.push_back(fmt::format("{} divergent transitions after warmup", rd.n_divergent));
+  return sh;
+}
+
+// The quantity at position p of the diagnosed names: a coordinate, or (past k) the potential.
+std::size_t quantity_index(std::size_t p, std::size_t k) {
+  return p < k ? p : std::numeric_limits<std::size_t>::max();
+}
+
+ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::string>& names,
+                                std::size_t k, std::vector<std::string>& run_notes) {
+  ChainDiagnostics cd;
+  cd.file = c.file;
+  cd.chain_id = c.chain_id;
+  cd.seed = c.seed;
+  cd.n_draws = c.n_draws;
+  cd.n_draws_used = static_cast<std::int64_t>(kept(c));
+  cd.thinned_by = c.stride;
+  cd.status = c.status;
+  const double n = static_cast<double>(std::max<std::int64_t>(c.n_draws, 1));
+  cd.mean_accept_stat = c.sum_accept / n;
+  cd.n_divergent = c.n_divergent;
+  cd.mean_tree_depth = c.sum_tree_depth / n;
+  cd.max_tree_depth = c.max_tree_depth;
+  cd.mean_n_leapfrog = c.sum_leapfrog / n;
+  cd.step_size = c.last_step_size;
+  cd.weighted = c.weighted;
+  cd.kish_ess = c.moments.kish_ess();
+  cd.n_gradient_evals = c.n_gradient_evals;
+  cd.wall_seconds = c.wall_seconds;
+  cd.estimates = c.estimates;
+  cd.warnings = c.warnings;
+  for (std::size_t p = 0; p < names.size(); ++p)
+    cd.parameters.push_back(diagnose_parameter(
+        names[p], Spans{series(c, quantity_index(p, k), kept(c))}, nullptr));
+  if (c.status != "ok")
+    run_notes.push_back(fmt::format("chain {} ({}): status {}", c.chain_id, c.file, c.status));
+  if (c.weighted && cd.kish_ess < 0.01 * static_cast<double>(c.moments.count()))
+    run_notes.push_back(fmt::format(
+        "chain {}: Kish ESS {:.4g} of {} weighted samples — the weighted estimates rest on "
+        "very few draws",
+        c.chain_id, cd.kish_ess, c.moments.count()));
+  return cd;
+}
+
+RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMember>& members,
+                            const TraceOptions& options) {
+  RunDiagnostics rd;
+  rd.run_id = run_id;
+  const RunMeta meta = run_meta(members.front().file->header, run_id);
+  rd.sampler = meta.sampler;
+  rd.target = meta.target;
+  rd.n_chains = static_cast<int>(members.size());
+  const RunShape sh = survey_chains(members, options, rd);
+
+  std::vector<std::string> names;
+  const auto& first_names = members.front().chain->names;
+  for (std::size_t i = 0; i < sh.k; ++i)
+    names.push_back(i < first_names.size() ? first_names[i] : coordinate_name(static_cast<int>(i)));
+  if (sh.with_potential) names.push_back("potential");
+  for (std::size_t p = 0; p < names.size(); ++p) {
+    Spans spans;
+    for (const auto& m : members) spans.push_back(series(*m.chain, quantity_index(p, sh.k), sh.n_used));
+    rd.parameters.push_back(diagnose_parameter(names[p], spans, &rd.notes));
+  }
+  std::vector<double> rhats, bulk, tail;
+  for (const auto& p : rd.parameters) {
+    rhats.push_back(p.rhat);
+    bulk.push_back(p.ess_bulk);
+    tail.push_back(p.ess_tail);
+  }
+  rd.max_rhat = max_defined(rhats);
+  rd.min_ess_bulk = min_defined(bulk);
+  rd.min_ess_tail = min_defined(tail);
+
+  for (const auto& m : members) rd.chains.push_back(diagnose_chain(*m.chain, names, sh.k, rd.notes));
+  std::sort(rd.chains.begin(), rd.chains.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
+  });
+  rd.warnings = summarize_chain_warnings(rd.chains);
+  rd.log_z_agreement = check_log_z_trust(rd);
+  return rd;
+}
+
+}  // namespace
+
 std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files,
                                             const TraceOptions& options) {
-  struct Member {
-    const FileTraces* file;
-    const ChainTrace* chain;
-  };
-  std::map<std::string, std::vector<Member>> by_run;
+  std::map<std::string, std::vector<RunMember>> by_run;
   for (const auto& f : files)
     for (const auto& c : f.chains) by_run[c.run_id].push_back({&f, &c});
-
   std::vector<RunDiagnostics> out;
-  for (const auto& [run_id, members] : by_run) {
-    RunDiagnostics rd;
-    rd.run_id = run_id;
-    const RunMeta meta = run_meta(members.front().file->header, run_id);
-    rd.sampler = meta.sampler;
-    rd.target = meta.target;
-    rd.n_chains = static_cast<int>(members.size());
-
-    std::size_t k = std::numeric_limits<std::size_t>::max();
-    std::size_t n_used = std::numeric_limits<std::size_t>::max(), n_max = 0;
-    bool with_potential = options.with_potential, pseudo = false;
-    std::int64_t stride_min = std::numeric_limits<std::int64_t>::max();
-    std::set<std::pair<std::uint64_t, int>> identities;
-    for (const auto& m : members) {
-      k = std::min(k, m.chain->coords.size());
-      n_used = std::min(n_used, kept(*m.chain));
-      n_max = std::max(n_max, kept(*m.chain));
-      with_potential = with_potential && !m.chain->potential.empty();
-      pseudo = pseudo || m.chain->pseudo_samples;
-      stride_min = std::min(stride_min, m.chain->stride);
-      rd.thinned_by = std::max(rd.thinned_by, m.chain->stride);
-      rd.n_divergent += m.chain->n_divergent;
-      if (!identities.insert({m.chain->seed, m.chain->chain_id}).second)
-        rd.notes.push_back(fmt::format(
-            "chain {} (seed {}) appears in more than one file: identical chains make R-hat and "
-            "ESS look better than they are",
-            m.chain->chain_id, m.chain->seed));
-    }
-    const bool outputs = members.front().chain->named_outputs;
-    rd.quantity = std::string(outputs ? "outputs" : "state");
-    if (pseudo)
-      rd.quantity = outputs ? "outputs_pseudo_sample_weighted_mean" : "pseudo_sample_weighted_mean";
-    rd.n_draws_used = static_cast<std::int64_t>(n_used);
-    if (rd.thinned_by > 1)
-      rd.notes.push_back(fmt::format(
-          "draws thinned by up to {} to keep at most {} per chain in memory: ESS is that of the "
-          "thinned draws (a lower bound for the full chain when it is positively correlated)",
-          rd.thinned_by, options.max_draws_per_chain));
-    if (stride_min != rd.thinned_by)
-      rd.notes.push_back("chains were thinned by different strides (different lengths); the "
-                         "run-level R-hat and ESS mix them");
-    if (n_max != n_used)
-      rd.notes.push_back(fmt::format("chains have different lengths: run-level diagnostics use the "
-                                     "first {} kept draws of each",
-                                     n_used));
-    if (rd.n_divergent > 0)
-      rd.notes.push_back(fmt::format("{} divergent transitions after warmup", rd.n_divergent));
-
-    std::vector<std::string> names;
-    const auto& first_names = members.front().chain->names;
-    for (std::size_t i = 0; i < k; ++i)
-      names.push_back(i < first_names.size() ? first_names[i]
-                                             : coordinate_name(static_cast<int>(i)));
-    if (with_potential) names.push_back("potential");
-    for (std::size_t p = 0; p < names.size(); ++p) {
-      const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();
-      Spans spans;
-      for (const auto& m : members) spans.push_back(series(*m.chain, index, n_used));
-      rd.parameters.push_back(diagnose_parameter(names[p], spans, &rd.notes));
-    }
-    std::vector<double> rhats, bulk, tail;
-    for (const auto& p : rd.parameters) {
-      rhats.push_back(p.rhat);
-      bulk.push_back(p.ess_bulk);
-      tail.push_back(p.ess_tail);
-    }
-    rd.max_rhat = max_defined(rhats);
-    rd.min_ess_bulk = min_defined(bulk);
-    rd.min_ess_tail = min_defined(tail);
-
-    for (const auto& m : members) {
-      const ChainTrace& c = *m.chain;
-      ChainDiagnostics cd;
-      cd.file = c.file;
-      cd.chain_id = c.chain_id;
-      cd.seed = c.seed;
-      cd.n_draws = c.n_draws;
-      cd.n_draws_used = static_cast<std::int64_t>(kept(c));
-      cd.thinned_by = c.stride;
-      cd.status = c.status;
-      const double n = static_cast<double>(std::max<std::int64_t>(c.n_draws, 1));
-      cd.mean_accept_stat = c.sum_accept / n;
-      cd.n_divergent = c.n_divergent;
-      cd.mean_tree_depth = c.sum_tree_depth / n;
-      cd.max_tree_depth = c.max_tree_depth;
-      cd.mean_n_leapfrog = c.sum_leapfrog / n;
-      cd.step_size = c.last_step_size;
-      cd.weighted = c.weighted;
-      cd.kish_ess = c.moments.kish_ess();
-      cd.n_gradient_evals = c.n_gradient_evals;
-      cd.wall_seconds = c.wall_seconds;
-      cd.estimates = c.estimates;
-      cd.warnings = c.warnings;
-      for (std::size_t p = 0; p < names.size(); ++p) {
-        const std::size_t index = p < k ? p : std::numeric_limits<std::size_t>::max();
-        cd.parameters.push_back(
-            diagnose_parameter(names[p], Spans{series(c, index, kept(c))}, nullptr));
-      }
-      if (c.status != "ok")
-        rd.notes.push_back(fmt::format("chain {} ({}): status {}", c.chain_id, c.file, c.status));
-      if (c.weighted && cd.kish_ess < 0.01 * static_cast<double>(c.moments.count()))
-        rd.notes.push_back(fmt::format(
-            "chain {}: Kish ESS {:.4g} of {} weighted samples — the weighted estimates rest on "
-            "very few draws",
-            c.chain_id, cd.kish_ess, c.moments.count()));
-      rd.chains.push_back(std::move(cd));
-    }
-    std::sort(rd.chains.begin(), rd.chains.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
-    });
-    rd.warnings = summarize_chain_warnings(rd.chains);
-    rd.log_z_agreement = check_log_z_trust(rd);
-    out.push_back(std::move(rd));
-  }
+  for (const auto& [run_id, members] : by_run) out.push_back(diagnose_run(run_id, members, options));
   return out;
 }
 

@@ -2,7 +2,7 @@
 # Behaviour fingerprint: runs a fixed set of short configs (every sampler kind, the quickstart and the
 # paper configs the restructuring issue names, a study, a Stan model when pemc-stanc is built, a
 # pseudo-extended chain split over 2 ranks) and writes, per config, the sorted CSV export of its draws,
-# its running estimates, and its summary and comparison with wall-clock fields removed. Two fingerprints of the same
+# its running estimates, and its summary, comparison and diagnostics with wall-clock fields removed. Two fingerprints of the same
 # code are identical; a refactor that must not change behaviour is checked with
 #   tests/support/behaviour_fingerprint.sh before/ ; (change) ; tests/support/behaviour_fingerprint.sh after/
 #   diff -r before/ after/
@@ -60,6 +60,9 @@ fingerprint() {  # NAME RANKS CONFIG [pemc-dist options...]
   "$build/pemc-report" compare --format json "$records" 2> /dev/null \
     | jq -S 'walk(if type == "object" then with_entries(select(.key | test("second|time|_s$|per_s|host|date|^path$|^file$"; "i") | not)) else . end)' \
     | sed "s|$work|WORK|g" > "$out/$name.compare.json"
+  "$build/pemc-report" diagnose --format json "$records" 2> /dev/null \
+    | jq -S 'walk(if type == "object" then with_entries(select(.key | test("second|time|_s$|per_s|host|date|^path$|^file$"; "i") | not)) else . end)' \
+    | sed "s|$work|WORK|g" > "$out/$name.diagnose.json"
   echo "fingerprinted $name"
 }
 
