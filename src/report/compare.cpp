@@ -531,128 +531,145 @@ std::string quantity_name(const Comparison& c, int i) {
 
 }  // namespace
 
-std::string comparison_to_markdown(const Comparison& c, const CompareOptions& options) {
+namespace {
+
+// What the markdown tables show: how many quantities, which estimates and columns, and the truth
+// row's group (when every group with a truth shares it).
+struct MarkdownLayout {
   int shown = 0, max_dim = 0;
-  bool any_truth = false, one_truth = true;
+  bool any_truth = false, one_truth = true, any_lpd = false, same_dim = true;
   const CompareGroup* truth_group = nullptr;
-  for (const auto& g : c.groups) {
-    max_dim = std::max(max_dim, g.dim);
-    any_truth = any_truth || g.mean.truth.size() > 0;
-    if (g.mean.truth.size() == 0) continue;
-    if (!truth_group)
-      truth_group = &g;
-    else if (truth_group->mean.truth.size() != g.mean.truth.size() ||
-             truth_group->mean.truth != g.mean.truth ||
-             truth_group->second_moment.truth != g.second_moment.truth)
-      one_truth = false;
-  }
-  shown = std::min(options.show_coordinates, max_dim);
   std::vector<std::string> est_names;
+  std::string more;  // " (all N)" after the RMSE-over-all headers when quantities are cut
+};
+
+MarkdownLayout markdown_layout(const Comparison& c, const CompareOptions& options) {
+  MarkdownLayout l;
+  for (const auto& g : c.groups) {
+    l.max_dim = std::max(l.max_dim, g.dim);
+    l.any_truth = l.any_truth || g.mean.truth.size() > 0;
+    if (g.mean.truth.size() == 0) continue;
+    if (!l.truth_group)
+      l.truth_group = &g;
+    else if (l.truth_group->mean.truth.size() != g.mean.truth.size() ||
+             l.truth_group->mean.truth != g.mean.truth ||
+             l.truth_group->second_moment.truth != g.second_moment.truth)
+      l.one_truth = false;
+  }
+  l.shown = std::min(options.show_coordinates, l.max_dim);
   for (const auto& name : options.show_estimates)
     for (const auto& g : c.groups)
       if (g.estimates.count(name)) {
-        est_names.push_back(name);
+        l.est_names.push_back(name);
         break;
       }
-  bool any_lpd = false;
-  for (const auto& g : c.groups) any_lpd = any_lpd || g.held_out_lpd.has_value();
-  bool same_dim = true;
-  for (const auto& g : c.groups) same_dim = same_dim && (g.dim == max_dim || g.n_chains == 0);
-  const std::string more =
-      max_dim > shown ? (same_dim ? fmt::format(" (all {})", max_dim) : std::string(" (all)")) : "";
+  for (const auto& g : c.groups) l.any_lpd = l.any_lpd || g.held_out_lpd.has_value();
+  for (const auto& g : c.groups) l.same_dim = l.same_dim && (g.dim == l.max_dim || g.n_chains == 0);
+  l.more = l.max_dim > l.shown
+               ? (l.same_dim ? fmt::format(" (all {})", l.max_dim) : std::string(" (all)"))
+               : "";
+  return l;
+}
 
-  std::string out;
-  if (shown < max_dim)
-    out += fmt::format("Showing the first {} of {} quantities (--coords N shows more; the RMSE "
-                       "over all and --format json cover every one).\n\n",
-                       shown,
-                       same_dim ? std::to_string(max_dim) : "up to " + std::to_string(max_dim));
-  auto row = [&out](const std::vector<std::string>& cells) {
-    out += "|";
-    for (const auto& cell : cells) out += " " + cell + " |";
-    out += "\n";
-  };
-  // Table 1: estimates, mean ± sd over chains (the arXiv version's layout).
+void markdown_row(std::string& out, const std::vector<std::string>& cells) {
+  out += "|";
+  for (const auto& cell : cells) out += " " + cell + " |";
+  out += "\n";
+}
+
+// Table 1: estimates, mean ± sd over chains (the arXiv version's layout), after a truth row.
+void markdown_estimates_table(const Comparison& c, const MarkdownLayout& l, std::string& out) {
   std::vector<std::string> head{c.by == "run_id" ? "run" : c.by, "sampler", "chains"};
-  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[{}]", quantity_name(c, i)));
-  for (int i = 0; i < shown; ++i) head.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
-  for (const auto& n : est_names) head.push_back(n);
-  if (any_lpd) head.push_back("held-out lpd");
+  for (int i = 0; i < l.shown; ++i) head.push_back(fmt::format("E[{}]", quantity_name(c, i)));
+  for (int i = 0; i < l.shown; ++i) head.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
+  for (const auto& n : l.est_names) head.push_back(n);
+  if (l.any_lpd) head.push_back("held-out lpd");
   head.insert(head.end(), {"wall s", "target grads"});
-  row(head);
-  row(std::vector<std::string>(head.size(), "---"));
-  if (any_truth && one_truth) {
+  markdown_row(out, head);
+  markdown_row(out, std::vector<std::string>(head.size(), "---"));
+  if (l.any_truth && l.one_truth) {
     // The truth row, when every group with a truth shares it (one target, several samplers).
-    for (const auto& g : c.groups) {
-      if (&g != truth_group) continue;
-      std::vector<std::string> cells{"*truth*", "", ""};
-      for (int i = 0; i < shown; ++i) cells.push_back(i < g.dim ? num(g.mean.truth[i]) : "");
-      for (int i = 0; i < shown; ++i)
-        cells.push_back(i < g.second_moment.truth.size() ? num(g.second_moment.truth[i]) : "");
-      for (const auto& n : est_names) {
-        auto it = g.estimates.find(n);
-        cells.push_back(it != g.estimates.end() && it->second.truth ? num(*it->second.truth) : "");
-      }
-      if (any_lpd) cells.push_back("");
-      cells.insert(cells.end(), {"", ""});
-      row(cells);
-      break;
+    const CompareGroup& g = *l.truth_group;
+    std::vector<std::string> cells{"*truth*", "", ""};
+    for (int i = 0; i < l.shown; ++i) cells.push_back(i < g.dim ? num(g.mean.truth[i]) : "");
+    for (int i = 0; i < l.shown; ++i)
+      cells.push_back(i < g.second_moment.truth.size() ? num(g.second_moment.truth[i]) : "");
+    for (const auto& n : l.est_names) {
+      auto it = g.estimates.find(n);
+      cells.push_back(it != g.estimates.end() && it->second.truth ? num(*it->second.truth) : "");
     }
+    if (l.any_lpd) cells.push_back("");
+    cells.insert(cells.end(), {"", ""});
+    markdown_row(out, cells);
   }
   for (const auto& g : c.groups) {
     std::vector<std::string> cells{g.key, g.sampler, std::to_string(g.n_chains)};
-    for (int i = 0; i < shown; ++i)
+    for (int i = 0; i < l.shown; ++i)
       cells.push_back(i < g.dim ? pm(g.mean.mean[i], g.mean.sd[i]) : "");
-    for (int i = 0; i < shown; ++i)
+    for (int i = 0; i < l.shown; ++i)
       cells.push_back(i < g.dim ? pm(g.second_moment.mean[i], g.second_moment.sd[i]) : "");
-    for (const auto& n : est_names) {
+    for (const auto& n : l.est_names) {
       auto it = g.estimates.find(n);
       cells.push_back(it != g.estimates.end() ? estimate_cell(it->second) : "");
     }
-    if (any_lpd)
+    if (l.any_lpd)
       cells.push_back(g.held_out_lpd ? pm(g.held_out_lpd->mean, g.held_out_lpd->sd) : "");
     cells.push_back(num(g.wall_seconds_mean));
     cells.push_back(num(g.n_gradient_evals_mean));
-    row(cells);
+    markdown_row(out, cells);
   }
+}
 
-  if (any_truth && !one_truth)
+// Table 2: RMSE against the truth over chains (the NeurIPS version's layout) and cost.
+void markdown_rmse_table(const Comparison& c, const MarkdownLayout& l, std::string& out) {
+  out += "\nRMSE against the exact truth over chains; MSE x cost uses the RMSE over all " +
+         std::string("coordinates") + ":\n\n";
+  std::vector<std::string> h{c.by == "run_id" ? "run" : c.by, "chains"};
+  for (int i = 0; i < l.shown; ++i) h.push_back(fmt::format("E[{}]", quantity_name(c, i)));
+  for (int i = 0; i < l.shown; ++i) h.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
+  h.push_back("E[x]" + l.more);
+  h.push_back("E[x²]" + l.more);
+  for (const auto& n : l.est_names) h.push_back(n);
+  h.insert(h.end(), {"MSE×s E[x]", "MSE×s E[x²]", "MSE×target grads E[x]"});
+  markdown_row(out, h);
+  markdown_row(out, std::vector<std::string>(h.size(), "---"));
+  for (const auto& g : c.groups) {
+    std::vector<std::string> cells{g.key, std::to_string(g.n_chains)};
+    for (int i = 0; i < l.shown; ++i)
+      cells.push_back(i < g.mean.rmse.size() ? num(g.mean.rmse[i]) : "—");
+    for (int i = 0; i < l.shown; ++i)
+      cells.push_back(i < g.second_moment.rmse.size() ? num(g.second_moment.rmse[i]) : "—");
+    cells.push_back(opt_num(g.rmse_all_mean));
+    cells.push_back(opt_num(g.rmse_all_second_moment));
+    for (const auto& n : l.est_names) {
+      auto it = g.estimates.find(n);
+      std::string cell = it != g.estimates.end() ? opt_num(it->second.rmse) : "—";
+      if (it != g.estimates.end() && it->second.rms_z)
+        cell += " (rms z " + num(*it->second.rms_z) + ")";
+      cells.push_back(cell);
+    }
+    cells.push_back(opt_num(g.mse_x_time_mean));
+    cells.push_back(opt_num(g.mse_x_time_second_moment));
+    cells.push_back(opt_num(g.mse_x_grad_evals_mean));
+    markdown_row(out, cells);
+  }
+}
+
+}  // namespace
+
+std::string comparison_to_markdown(const Comparison& c, const CompareOptions& options) {
+  const MarkdownLayout l = markdown_layout(c, options);
+  std::string out;
+  if (l.shown < l.max_dim)
+    out += fmt::format("Showing the first {} of {} quantities (--coords N shows more; the RMSE "
+                       "over all and --format json cover every one).\n\n",
+                       l.shown,
+                       l.same_dim ? std::to_string(l.max_dim) : "up to " + std::to_string(l.max_dim));
+  markdown_estimates_table(c, l, out);
+  if (l.any_truth && !l.one_truth)
     out += "\n(no truth row: the groups have different targets; the RMSE table below compares "
            "each with its own)\n";
-  if (any_truth) {
-    // Table 2: RMSE against the truth over chains (the NeurIPS version's layout) and cost.
-    out += "\nRMSE against the exact truth over chains; MSE x cost uses the RMSE over all " +
-           std::string("coordinates") + ":\n\n";
-    std::vector<std::string> h{c.by == "run_id" ? "run" : c.by, "chains"};
-    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[{}]", quantity_name(c, i)));
-    for (int i = 0; i < shown; ++i) h.push_back(fmt::format("E[{}²]", quantity_name(c, i)));
-    h.push_back("E[x]" + more);
-    h.push_back("E[x²]" + more);
-    for (const auto& n : est_names) h.push_back(n);
-    h.insert(h.end(), {"MSE×s E[x]", "MSE×s E[x²]", "MSE×target grads E[x]"});
-    row(h);
-    row(std::vector<std::string>(h.size(), "---"));
-    for (const auto& g : c.groups) {
-      std::vector<std::string> cells{g.key, std::to_string(g.n_chains)};
-      for (int i = 0; i < shown; ++i)
-        cells.push_back(i < g.mean.rmse.size() ? num(g.mean.rmse[i]) : "—");
-      for (int i = 0; i < shown; ++i)
-        cells.push_back(i < g.second_moment.rmse.size() ? num(g.second_moment.rmse[i]) : "—");
-      cells.push_back(opt_num(g.rmse_all_mean));
-      cells.push_back(opt_num(g.rmse_all_second_moment));
-      for (const auto& n : est_names) {
-        auto it = g.estimates.find(n);
-        std::string cell = it != g.estimates.end() ? opt_num(it->second.rmse) : "—";
-        if (it != g.estimates.end() && it->second.rms_z)
-          cell += " (rms z " + num(*it->second.rms_z) + ")";
-        cells.push_back(cell);
-      }
-      cells.push_back(opt_num(g.mse_x_time_mean));
-      cells.push_back(opt_num(g.mse_x_time_second_moment));
-      cells.push_back(opt_num(g.mse_x_grad_evals_mean));
-      row(cells);
-    }
-  }
+  if (l.any_truth) markdown_rmse_table(c, l, out);
   if (!c.notes.empty()) {
     out += "\n";
     for (const auto& n : c.notes) out += "- note: " + n + "\n";
