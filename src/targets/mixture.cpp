@@ -332,18 +332,32 @@ struct TwoLanes4 {
 #undef PEMC_AVX2
 #undef PEMC_AVX512
 
+// clang has no `#pragma GCC target`: there the same targets are given to every function of the
+// included lane kernel through `#pragma clang attribute`.
 namespace avx2 {
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#include "targets/mixture_lanes.inc"
+#pragma clang attribute pop
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #include "targets/mixture_lanes.inc"
 #pragma GCC pop_options
+#endif
 }  // namespace avx2
 
 namespace avx512 {
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#include "targets/mixture_lanes.inc"
+#pragma clang attribute pop
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
 #include "targets/mixture_lanes.inc"
 #pragma GCC pop_options
+#endif
 }  // namespace avx512
 #endif  // PEMC_MIXTURE_LANES4
 

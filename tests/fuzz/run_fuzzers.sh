@@ -2,8 +2,9 @@
 # Runs every libFuzzer target of tests/fuzz for a fixed time each (a smoke run, not part of ctest).
 #
 #   tests/fuzz/run_fuzzers.sh [BUILD_DIR] [FUZZER...]
-#     BUILD_DIR   the fuzz build (default: build-fuzz next to this repo's root); configured and built
-#                 here if it does not exist yet (needs clang: deploy/install-fuzz-deps.sh)
+#     BUILD_DIR   the fuzz build (default: build-fuzz in this repo's root), the main project
+#                 configured with -DPEMC_FUZZ=ON; configured and built here (target `fuzzers`) if
+#                 it has no make_fuzz_seeds yet (needs clang: deploy/install-fuzz-deps.sh)
 #     FUZZER      names to run (default: all fuzz_* executables in BUILD_DIR)
 #   Environment:
 #     FUZZ_SECONDS   seconds per fuzzer (default 60)
@@ -11,6 +12,7 @@
 #     FUZZ_WORK      where corpora, dictionaries and crash files go (default BUILD_DIR/fuzz-work);
 #                    corpora are kept between runs, so later runs start where earlier ones stopped
 #     FUZZ_ARGS      extra libFuzzer flags
+#     FUZZ_BUILD_JOBS  parallel compile jobs when this script builds the fuzzers (default 2)
 #
 # Exit status: 0 if no fuzzer found anything, 1 otherwise. A finding leaves its input as
 # FUZZ_WORK/artifacts/<fuzzer>/crash-* (or leak-*, oom-*, timeout-*) and its log as
@@ -27,8 +29,12 @@ WORK=${FUZZ_WORK:-$BUILD/fuzz-work}
 
 if [ ! -x "$BUILD/make_fuzz_seeds" ]; then
   echo "run_fuzzers: building fuzzers in $BUILD"
-  cmake -S "$ROOT/tests/fuzz" -B "$BUILD" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang >/dev/null
-  cmake --build "$BUILD" -j2 >/dev/null
+  launcher=()
+  command -v ccache >/dev/null &&
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  cmake -S "$ROOT" -B "$BUILD" -DPEMC_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+    "${launcher[@]}" >/dev/null
+  cmake --build "$BUILD" -j"${FUZZ_BUILD_JOBS:-2}" --target fuzzers >/dev/null
 fi
 
 mkdir -p "$WORK"
