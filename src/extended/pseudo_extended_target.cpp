@@ -183,6 +183,11 @@ PseudoExtendedTarget::Temper PseudoExtendedTarget::temper(double eta, double e) 
   return t;
 }
 
+std::optional<estimators::WeightDegeneracy> PseudoExtendedTarget::make_degeneracy_tracker() const {
+  if (n_ < 2) return std::nullopt;
+  return estimators::WeightDegeneracy(n_, options_.beta_lower, options_.beta_upper);
+}
+
 double PseudoExtendedTarget::beta(ConstVectorRef z, int i) const {
   if (options_.fixed_beta) return *options_.fixed_beta;
   const double eta = z[static_cast<Eigen::Index>(n_) * d_ + i];

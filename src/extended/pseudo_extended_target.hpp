@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "estimators/weight_degeneracy_source.hpp"
 #include "extended/pseudo_extended_blocks.hpp"
 #include "hmc/partition.hpp"
 #include "parallel/group_comm.hpp"
@@ -65,7 +66,9 @@ struct PseudoExtendedOptions {
   BetaShape beta_instrumental;       // g(beta)
 };
 
-class PseudoExtendedTarget final : public targets::Target, public hmc::PartitionedSpace {
+class PseudoExtendedTarget final : public targets::Target,
+                                   public hmc::PartitionedSpace,
+                                   public estimators::WeightDegeneracySource {
  public:
   // Throws ConfigError for options outside the documented ranges. group = nullptr: this rank
   // alone.
@@ -102,6 +105,10 @@ class PseudoExtendedTarget final : public targets::Target, public hmc::Partition
   double eta_of_beta(double beta) const;
   // The pseudo-sample blocks over the group (item i = (x_i, eta_i)).
   const hmc::Partition& partition() const override { return blocks_; }
+  // With N >= 2, a tracker of the N weights a_i over beta's sampled range; nullopt for N = 1.
+  std::optional<estimators::WeightDegeneracy> make_degeneracy_tracker() const override;
+  // Whether beta is sampled (a fixed beta gives every beta_i the same constant).
+  bool degeneracy_tracks_betas() const override { return beta_sampled(); }
 
  private:
   // beta_i, 1 - beta_i and the prior terms of pseudo-sample i (see the header comment).

@@ -16,7 +16,7 @@
 #include "core/error.hpp"
 #include "estimators/log_z_trust.hpp"
 #include "estimators/weight_degeneracy.hpp"
-#include "extended/pseudo_extended_target.hpp"
+#include "estimators/weight_degeneracy_source.hpp"
 #include "hmc/partition.hpp"
 #include "kernels/kernel.hpp"
 #include "rng/stream.hpp"
@@ -138,13 +138,11 @@ const hmc::Partition* distributed_partition(const targets::Target& space) {
   return p && p->partition().group_size() > 1 ? &p->partition() : nullptr;
 }
 
-// Pseudo-extended chains with N >= 2 watch their weights for degeneracy (the statistics go to the
-// summary's estimates, a verdict to its warnings); nullopt for every other sampler.
-std::optional<estimators::WeightDegeneracy> degeneracy_tracker(const targets::Target& space) {
-  const auto* pe = dynamic_cast<const extended::PseudoExtendedTarget*>(&space);
-  if (!pe || pe->n_pseudo() < 2) return std::nullopt;
-  return estimators::WeightDegeneracy(pe->n_pseudo(), pe->options().beta_lower,
-                                      pe->options().beta_upper);
+// The space's weight-degeneracy source (estimators/weight_degeneracy_source.hpp: e.g. a
+// pseudo-extended target), or nullptr. Chains on such a space watch their weights for degeneracy
+// (the statistics go to the summary's estimates, a verdict to its warnings).
+const estimators::WeightDegeneracySource* degeneracy_source(const targets::Target& space) {
+  return dynamic_cast<const estimators::WeightDegeneracySource*>(&space);
 }
 
 // The tracker's statistics as ChainSummary estimates and, when degenerate, a warning.
@@ -484,10 +482,10 @@ void ChainRun::run(v1::ChainSummary& summary) {
   snapshot_.mutable_estimates()->set_chain_id(task_.chain_id);
   snapshot_.mutable_estimates()->set_seed(task_.seed);
   n_outputs_ = static_cast<int>(target_->output_names().size());
-  degeneracy_ = degeneracy_tracker(*space_);
-  // Fixed beta: no beta statistics (every beta_i is the same constant).
-  track_betas_ =
-      degeneracy_ && static_cast<const extended::PseudoExtendedTarget&>(*space_).beta_sampled();
+  if (const auto* source = degeneracy_source(*space_)) {
+    degeneracy_ = source->make_degeneracy_tracker();
+    track_betas_ = degeneracy_ && source->degeneracy_tracks_betas();
+  }
   const std::int64_t t_begin = start_iteration();
   for (std::int64_t t = t_begin; t < n_warmup_ + n_iter_; ++t) {
     if (t > t_begin && checkpoint_boundary(t)) {

@@ -7,7 +7,6 @@
 
 #include "core/error.hpp"
 #include "core/number_file.hpp"
-#include "extended/base_density_fit.hpp"
 #include "tempering/annealed_importance.hpp"
 #include "tempering/schedule.hpp"
 #include "tempering/simulated_tempering.hpp"
@@ -41,12 +40,13 @@ ReferencePtr shared_reference(densities::Gaussian psi) {
 }  // namespace
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets::Target& target,
-                            const std::string& field) {
+                            const std::string& field, const ReferenceFitter& fit) {
   if (!c.has_fitted()) return make_reference(c, target.dim(), field);
   if (c.mean_size() > 0 || !c.mean_file().empty() || c.variance_size() > 0 ||
       c.covariance_size() > 0 || !c.cov_chol_file().empty())
     throw ConfigError(field + ": give either fitted or mean/variance/covariance/files, not both");
-  const auto base = extended::make_base_density(c.fitted(), target, field + ".fitted");
+  if (!fit) throw ConfigError(field + ".fitted: fitted references are not available here");
+  const Reference base = fit(c.fitted(), target, field + ".fitted");
   if (base.psi.dim() != target.dim())
     throw ConfigError(field + ".fitted: the base has dimension " + std::to_string(base.psi.dim()) +
                       ", the target " + std::to_string(target.dim()));
@@ -145,11 +145,12 @@ std::vector<double> make_ladder(const Ladder& c, bool has_reference, Ladder::Kin
 TemperingSampler make_parallel_tempering(const v1::ParallelTemperingConfig& c,
                                          targets::TargetPtr target,
                                          const LocalKernelFactory& factory,
-                                         parallel::GroupCommPtr group) {
+                                         parallel::GroupCommPtr group,
+                                         const ReferenceFitter& fit_reference) {
   const std::string field = "sampler.parallel_tempering";
   ReferencePtr reference;
   if (c.has_reference())
-    reference = make_reference(c.reference(), *target, field + ".reference");
+    reference = make_reference(c.reference(), *target, field + ".reference", fit_reference);
   ParallelTemperingOptions o;
   o.betas = make_ladder(c.ladder(), reference != nullptr,
                         reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
@@ -172,11 +173,12 @@ TemperingSampler make_parallel_tempering(const v1::ParallelTemperingConfig& c,
 
 TemperingSampler make_simulated_tempering(const v1::SimulatedTemperingConfig& c,
                                           targets::TargetPtr target,
-                                          const LocalKernelFactory& factory) {
+                                          const LocalKernelFactory& factory,
+                                          const ReferenceFitter& fit_reference) {
   const std::string field = "sampler.simulated_tempering";
   ReferencePtr reference;
   if (c.has_reference())
-    reference = make_reference(c.reference(), *target, field + ".reference");
+    reference = make_reference(c.reference(), *target, field + ".reference", fit_reference);
   auto betas = make_ladder(c.ladder(), reference != nullptr,
                            reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
   std::vector<double> w(c.log_weights().begin(), c.log_weights().end());
@@ -195,10 +197,11 @@ TemperingSampler make_simulated_tempering(const v1::SimulatedTemperingConfig& c,
 
 TemperingSampler make_annealed_importance(const v1::AnnealedImportanceConfig& c,
                                           targets::TargetPtr target,
-                                          const LocalKernelFactory& factory) {
+                                          const LocalKernelFactory& factory,
+                                          const ReferenceFitter& fit_reference) {
   const std::string field = "sampler.annealed_importance";
   if (!c.has_reference()) throw ConfigError(field + ".reference: required for AIS");
-  auto reference = make_reference(c.reference(), *target, field + ".reference");
+  auto reference = make_reference(c.reference(), *target, field + ".reference", fit_reference);
   AnnealedImportanceOptions o;
   o.betas = make_ladder(c.ladder(), true, Ladder::SIGMOIDAL, field + ".ladder");
   if (c.has_n_local_steps()) o.n_local_steps = c.n_local_steps();

@@ -1,6 +1,8 @@
 #pragma once
-// Config (tempering.proto) -> tempering samplers. The local kernel comes from the caller's factory
-// (config/factories.cpp), so this module does not depend on config/.
+// Config (tempering.proto) -> tempering samplers. The local kernel and the fit of a `fitted`
+// reference come from the caller (config/samplers/*), so this module depends neither on config/
+// nor on the module that fits base densities.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -9,18 +11,27 @@
 #include "pemc/v1/tempering.pb.h"
 #include "targets/target.hpp"
 #include "tempering/parallel_tempering.hpp"
+#include "tempering/reference.hpp"
 #include "tempering/tempered_target.hpp"
 
 namespace pemc::tempering {
+
+// Fits a `fitted` reference (TemperingReferenceConfig.fitted) for `target`; `field` names the
+// config path in errors. The psi it returns may use either Evaluation: make_reference switches it
+// to kShared. Throws ConfigError / IoError / DataError.
+using ReferenceFitter = std::function<Reference(
+    const pemc::v1::BaseDensityConfig& config, const targets::Target& target,
+    const std::string& field)>;
 
 // The reference of a tempering path for a target of dimension dim; `field` names the config path
 // in errors (e.g. "sampler.parallel_tempering.reference"). Throws ConfigError / IoError / DataError.
 ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config, int dim,
                             const std::string& field);
-// The same, and a `fitted` reference: the base density continuous tempering would build for
-// `target` (extended/base_density_fit.hpp), its log zeta recorded with it (Reference::log_zeta).
+// The same, and a `fitted` reference: what `fit` makes of config.fitted for `target`, its log zeta
+// recorded with it (Reference::log_zeta). An empty `fit` rejects `fitted` with a ConfigError.
 ReferencePtr make_reference(const pemc::v1::TemperingReferenceConfig& config,
-                            const targets::Target& target, const std::string& field);
+                            const targets::Target& target, const std::string& field,
+                            const ReferenceFitter& fit);
 
 // The ladder described by `config` (see TemperingLadderConfig). KIND_UNSPECIFIED becomes
 // default_kind. Throws ConfigError naming `field`.
@@ -33,15 +44,19 @@ struct TemperingSampler {
   kernels::KernelPtr kernel;
 };
 
+// `fit_reference` fits a `fitted` reference (see make_reference).
 TemperingSampler make_parallel_tempering(const pemc::v1::ParallelTemperingConfig& config,
                                          targets::TargetPtr target,
                                          const LocalKernelFactory& factory,
-                                         parallel::GroupCommPtr group);
+                                         parallel::GroupCommPtr group,
+                                         const ReferenceFitter& fit_reference);
 TemperingSampler make_simulated_tempering(const pemc::v1::SimulatedTemperingConfig& config,
                                           targets::TargetPtr target,
-                                          const LocalKernelFactory& factory);
+                                          const LocalKernelFactory& factory,
+                                          const ReferenceFitter& fit_reference);
 TemperingSampler make_annealed_importance(const pemc::v1::AnnealedImportanceConfig& config,
                                           targets::TargetPtr target,
-                                          const LocalKernelFactory& factory);
+                                          const LocalKernelFactory& factory,
+                                          const ReferenceFitter& fit_reference);
 
 }  // namespace pemc::tempering

@@ -4,6 +4,7 @@
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
 #include "config/samplers/tempering_checks.hpp"
+#include "config/samplers/tempering_reference_fit.hpp"
 #include "tempering/from_config.hpp"
 
 namespace pemc::config {
@@ -52,8 +53,8 @@ SamplerKind annealed_importance_sampler_kind() {
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
             const auto& config = s.annealed_importance();
-            auto made = tempering::make_annealed_importance(config, target,
-                                                            local_kernel_maker_of(config, kPath));
+            auto made = tempering::make_annealed_importance(
+                config, target, local_kernel_maker_of(config, kPath), fit_tempering_reference);
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
   };

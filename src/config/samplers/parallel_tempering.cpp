@@ -4,6 +4,7 @@
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
 #include "config/samplers/tempering_checks.hpp"
+#include "config/samplers/tempering_reference_fit.hpp"
 #include "tempering/from_config.hpp"
 
 namespace pemc::config {
@@ -54,7 +55,8 @@ SamplerKind parallel_tempering_sampler_kind() {
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr group) {
             const auto& config = s.parallel_tempering();
             auto made = tempering::make_parallel_tempering(
-                config, target, local_kernel_maker_of(config, kPath), group);
+                config, target, local_kernel_maker_of(config, kPath), group,
+                fit_tempering_reference);
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
   };

@@ -4,6 +4,7 @@
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
 #include "config/samplers/tempering_checks.hpp"
+#include "config/samplers/tempering_reference_fit.hpp"
 #include "tempering/from_config.hpp"
 
 namespace pemc::config {
@@ -47,8 +48,8 @@ SamplerKind simulated_tempering_sampler_kind() {
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
             const auto& config = s.simulated_tempering();
-            auto made = tempering::make_simulated_tempering(config, target,
-                                                            local_kernel_maker_of(config, kPath));
+            auto made = tempering::make_simulated_tempering(
+                config, target, local_kernel_maker_of(config, kPath), fit_tempering_reference);
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
   };

@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "estimators/weight_degeneracy_source.hpp"
 #include "extended/pseudo_extended_target.hpp"
 #include "rng/stream.hpp"
 #include "support/gradient_check.hpp"
@@ -271,6 +273,34 @@ TEST(PseudoExtendedTarget, WeightedViewReportsSamplesWeightsAndBetas) {
     const double expected = -(1.0 - beta) * base->potential(z.segment(2 * i, 2)) + std::log(beta);
     EXPECT_NEAR(v.log_weights[i], expected, 1e-10 * std::fabs(expected));
   }
+}
+
+// The chain driver finds weight-degeneracy tracking through this interface alone: a tracker for
+// N >= 2 that takes the weighted view's log weights and (sampled beta only) its betas.
+TEST(PseudoExtendedTarget, IsAWeightDegeneracySource) {
+  EXPECT_EQ(dynamic_cast<const estimators::WeightDegeneracySource*>(kou_a().get()), nullptr);
+  PseudoExtendedOptions o;
+  o.n_pseudo = 3;
+  const auto sampled = std::make_shared<PseudoExtendedTarget>(kou_a(), o);
+  const targets::TargetPtr space = sampled;
+  const auto* source = dynamic_cast<const estimators::WeightDegeneracySource*>(space.get());
+  ASSERT_NE(source, nullptr);
+  auto tracker = source->make_degeneracy_tracker();
+  ASSERT_TRUE(tracker.has_value());
+  EXPECT_TRUE(source->degeneracy_tracks_betas());
+  targets::WeightedView v;
+  ASSERT_TRUE(sampled->weighted_view(random_state(*sampled, 5, 2.0, 8.0, 1.0), v));
+  tracker->add(std::span<const double>(v.log_weights.data(), 3), std::span<const double>(v.extra));
+  EXPECT_EQ(tracker->n_draws(), 1);
+  EXPECT_EQ(tracker->stats().n_pseudo, 3);
+  EXPECT_FALSE(std::isnan(tracker->stats().beta_at_lower_fraction));  // betas were counted
+
+  o.fixed_beta = 0.3;
+  const PseudoExtendedTarget fixed(kou_a(), o);
+  EXPECT_TRUE(fixed.make_degeneracy_tracker().has_value());
+  EXPECT_FALSE(fixed.degeneracy_tracks_betas());
+  o.n_pseudo = 1;
+  EXPECT_FALSE(PseudoExtendedTarget(kou_a(), o).make_degeneracy_tracker().has_value());
 }
 
 TEST(PseudoExtendedTarget, InitialPointDrawsEachPseudoSampleAndStartsBetaInTheMiddle) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <google/protobuf/text_format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -74,24 +75,51 @@ TEST(LadderConfig, PowerPathDefaultsToPositiveBetaMin) {
             std::string::npos);
 }
 
-// A fitted reference is continuous tempering's base density: a user-given Gaussian base gives the
-// same psi as the same Gaussian given inline, and a Laplace fit of a Gaussian target is exact.
-TEST(ReferenceConfig, FittedFromABaseDensity) {
+// A `fitted` reference is whatever the caller's fitter makes of config.fitted (config fits
+// continuous tempering's base density: tests/unit/config/tempering_reference_fit_test.cpp): it is
+// given the fitted config and the field, its psi and log zeta become the reference.
+TEST(ReferenceConfig, FittedByTheCallersFitter) {
   testing::ShiftedGaussian target(Vector::Constant(2, 1.0), Vector::Constant(2, 2.0), 0.0);
-  auto given = make_reference(parse<v1::TemperingReferenceConfig>(
-                                  "fitted { gaussian { mean: [1, 1] variance: [4, 4] log_zeta: 7 } }"),
-                              target, "R");
+  std::string fitted_field;
+  const ReferenceFitter fit = [&](const v1::BaseDensityConfig& config, const targets::Target& t,
+                                  const std::string& field) {
+    EXPECT_TRUE(config.has_laplace());
+    EXPECT_EQ(t.dim(), 2);
+    fitted_field = field;
+    return Reference{densities::Gaussian::from_variances(Vector::Constant(2, 1.0),
+                                                         Vector::Constant(2, 4.0)),
+                     7.0};
+  };
+  auto fitted = make_reference(
+      parse<v1::TemperingReferenceConfig>("fitted { laplace { search { n_starts: 3 } } }"), target,
+      "R", fit);
+  EXPECT_EQ(fitted_field, "R.fitted");
+  EXPECT_EQ(fitted->log_zeta, 7.0);
   auto inline_ref = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
   Vector x(2);
   x << 0.3, -2.0;
-  EXPECT_NEAR(given->psi.potential(x), inline_ref->psi.potential(x), 1e-12);
-  auto laplace = make_reference(parse<v1::TemperingReferenceConfig>("fitted { laplace { search { n_starts: 3 } } }"),
-                                target, "R");
-  EXPECT_NEAR(laplace->psi.potential(x), inline_ref->psi.potential(x), 1e-6);
+  EXPECT_EQ(fitted->psi.potential(x), inline_ref->psi.potential(x));
+  EXPECT_TRUE(std::isnan(inline_ref->log_zeta));
+}
+
+TEST(ReferenceConfig, FittedErrors) {
+  testing::ShiftedGaussian target(Vector::Constant(2, 1.0), Vector::Constant(2, 2.0), 0.0);
+  const auto config =
+      parse<v1::TemperingReferenceConfig>("fitted { laplace { search { n_starts: 3 } } }");
+  EXPECT_NE(expect_config_error([&] { make_reference(config, target, "R", nullptr); })
+                .find("R.fitted: fitted references are not available"),
+            std::string::npos);
+  const ReferenceFitter one_dimensional = [](const v1::BaseDensityConfig&, const targets::Target&,
+                                             const std::string&) {
+    return Reference{densities::Gaussian::from_variances(Vector::Zero(1), Vector::Ones(1)), 0.0};
+  };
+  EXPECT_NE(expect_config_error([&] { make_reference(config, target, "R", one_dimensional); })
+                .find("R.fitted: the base has dimension 1, the target 2"),
+            std::string::npos);
   EXPECT_NE(expect_config_error([&] {
               make_reference(parse<v1::TemperingReferenceConfig>(
                                  "mean: 1 fitted { gaussian { mean: [1, 1] log_zeta: 0 } }"),
-                             target, "R");
+                             target, "R", one_dimensional);
             }).find("R: give either fitted"),
             std::string::npos);
 }
@@ -131,22 +159,36 @@ TEST(SamplerConfig, BuildsEachSampler) {
   const auto factory = testing::hmc_factory(0.3, 5);
   auto pt = make_parallel_tempering(
       parse<v1::ParallelTemperingConfig>("ladder { n_levels: 6 } n_local_steps: 2"), target, factory,
-      nullptr);
+      nullptr, nullptr);
   EXPECT_EQ(pt.space, target);
   EXPECT_EQ(dynamic_cast<ParallelTemperingKernel&>(*pt.kernel).n_replicas(), 6);
   EXPECT_THROW(make_parallel_tempering(parse<v1::ParallelTemperingConfig>(
                                            "ladder { n_levels: 6 } choose_replicas: true"),
-                                       target, factory, nullptr),
+                                       target, factory, nullptr, nullptr),
                ConfigError);
   auto st = make_simulated_tempering(
-      parse<v1::SimulatedTemperingConfig>("reference { } ladder { n_levels: 5 }"), target, factory);
+      parse<v1::SimulatedTemperingConfig>("reference { } ladder { n_levels: 5 }"), target, factory,
+      nullptr);
   EXPECT_EQ(st.space->dim(), 3);
   auto ais = make_annealed_importance(
-      parse<v1::AnnealedImportanceConfig>("reference { } ladder { n_levels: 20 }"), target, factory);
+      parse<v1::AnnealedImportanceConfig>("reference { } ladder { n_levels: 20 }"), target, factory,
+      nullptr);
   EXPECT_EQ(ais.space->dim(), 3);
   EXPECT_THROW(make_annealed_importance(parse<v1::AnnealedImportanceConfig>("ladder { n_levels: 20 }"),
-                                        target, factory),
+                                        target, factory, nullptr),
                ConfigError);
+  int n_fits = 0;
+  const ReferenceFitter count_fits = [&](const v1::BaseDensityConfig&, const targets::Target&,
+                                         const std::string&) {
+    ++n_fits;
+    return Reference{densities::Gaussian::from_variances(Vector::Zero(2), Vector::Ones(2))};
+  };
+  const std::string fitted = "reference { fitted { variational { } } } ladder { n_levels: 5 }";
+  make_parallel_tempering(parse<v1::ParallelTemperingConfig>(fitted), target, factory, nullptr,
+                          count_fits);
+  make_simulated_tempering(parse<v1::SimulatedTemperingConfig>(fitted), target, factory, count_fits);
+  make_annealed_importance(parse<v1::AnnealedImportanceConfig>(fitted), target, factory, count_fits);
+  EXPECT_EQ(n_fits, 3);
 }
 
 }  // namespace
