@@ -490,8 +490,9 @@ void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
   }
 }
 
-void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& options,
-                    ExportResult& result) {
+// Weighted runs go to CmdStan CSV only resampled (it has no place for weights), and then without
+// warmup (whose draws are not resampled).
+void check_cmdstan_exportable(const Scan& scan, const ExportOptions& options) {
   for (const auto& id : scan.run_order) {
     const RunScan& run = scan.runs.at(id);
     if (run.weighted && !options.resample)
@@ -508,8 +509,12 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
                       "its warmup draws are not resampled (drop --include-warmup)",
                       id));
   }
-  prepare_output_dir(options);
-  // Targets to evaluate lp__ at resampled samples (their draws' potential is the extended space's).
+}
+
+// Resamples every weighted run's chains and returns their targets, to evaluate lp__ at the
+// resampled samples (their draws' potential is the extended space's).
+std::map<std::string, targets::TargetPtr> resample_weighted_runs(Scan& scan,
+                                                                 const ExportOptions& options) {
   std::map<std::string, targets::TargetPtr> targets;
   for (auto& [id, run] : scan.runs) {
     if (!run.weighted) continue;
@@ -523,22 +528,32 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
     }
     for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
   }
-  struct Out {
-    std::ofstream file;
-    fs::path path;
-    std::vector<std::string> columns;
-    bool adaptation_written = false;
-    std::size_t sample = 0;  // next sample index into copies
-    KernelInfo kernel;
-  };
-  std::map<std::pair<std::string, int>, Out> outs;
+  return targets;
+}
+
+// One chain's CmdStan CSV file as it is written.
+struct CmdStanFile {
+  std::ofstream file;
+  fs::path path;
+  std::vector<std::string> columns;
+  bool adaptation_written = false;
+  std::size_t sample = 0;  // next sample index into copies
+  KernelInfo kernel;
+};
+using CmdStanFiles = std::map<std::pair<std::string, int>, CmdStanFile>;
+
+// Opens one file per chain (<run>_<chain>.csv; stems made unique) and writes its comments and
+// header, and its adaptation block when no warmup rows come before it.
+CmdStanFiles open_cmdstan_files(const fs::path& path, const Scan& scan,
+                                const ExportOptions& options, ExportResult& result) {
+  CmdStanFiles outs;
   std::set<std::string> stems;
   for (const auto& id : scan.run_order) {
     const RunScan& run = scan.runs.at(id);
     std::string stem = file_stem(id);
     while (!stems.insert(stem).second) stem += "_";
     for (const auto& [chain_id, c] : run.chains) {
-      Out o;
+      CmdStanFile o;
       o.path = options.output_dir / fmt::format("{}_{}.csv", stem, chain_id);
       o.kernel = kernel_info(run.meta.config.sampler());
       o.file = open_output(o.path);
@@ -555,43 +570,59 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
       outs.emplace(std::make_pair(id, chain_id), std::move(o));
     }
   }
+  return outs;
+}
+
+// The rows of one draw: one sample, or for a resampled weighted run each pseudo-sample as many
+// times as it was drawn, with lp__ of the target at it.
+void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& c,
+                        const targets::Target* target, CmdStanFile& o, ExportResult& result) {
+  if (!d.warmup() && !o.adaptation_written) {
+    o.file << cmdstan_adaptation(c, o.kernel);
+    o.adaptation_written = true;
+  }
+  const int od = run.meta.original_dim;
+  const int n = draw_sample_count(d, od);
+  std::vector<double> values(run.names.size());
+  Vector point;
+  for (int j = 0; j < n; ++j) {
+    int copies = 1;
+    double lp = -d.potential();
+    if (run.weighted) {
+      copies = c.copies[o.sample++];
+      if (copies == 0) continue;
+      const auto x = sample_point(d, od, j);
+      point = Eigen::Map<const Vector>(x.data(), static_cast<Eigen::Index>(x.size()));
+      lp = -target->potential(point);
+    } else if (j > 0) {
+      break;
+    }
+    sample_quantities(d, od, run.named_outputs, j, values);
+    std::string line = num(lp);
+    for (const auto& col : o.columns) line += "," + diagnostic_value(col, d);
+    for (double v : values) line += "," + num(v);
+    for (int r = 0; r < copies; ++r) o.file << line << '\n';
+    result.rows += copies;
+  }
+}
+
+void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& options,
+                    ExportResult& result) {
+  check_cmdstan_exportable(scan, options);
+  prepare_output_dir(options);
+  const auto targets = resample_weighted_runs(scan, options);
+  CmdStanFiles outs = open_cmdstan_files(path, scan, options, result);
   records::RecordReader reader(path);
   v1::Record record;
-  std::vector<double> values;
-  Vector point;
   std::int64_t left = scan.n_records;
   while (left-- > 0 && reader.next(record)) {
     if (!record.has_draw() || !exported(record.draw(), options)) continue;
     const auto& d = record.draw();
     const RunScan& run = run_of(scan, d);
-    const ChainScan& c = run.chains.at(d.chain_id());
-    Out& o = outs.at({d.run_id(), d.chain_id()});
-    if (!d.warmup() && !o.adaptation_written) {
-      o.file << cmdstan_adaptation(c, o.kernel);
-      o.adaptation_written = true;
-    }
-    const int od = run.meta.original_dim;
-    const int n = draw_sample_count(d, od);
-    values.resize(run.names.size());
-    for (int j = 0; j < n; ++j) {
-      int copies = 1;
-      double lp = -d.potential();
-      if (run.weighted) {
-        copies = c.copies[o.sample++];
-        if (copies == 0) continue;
-        const auto x = sample_point(d, od, j);
-        point = Eigen::Map<const Vector>(x.data(), static_cast<Eigen::Index>(x.size()));
-        lp = -targets.at(d.run_id())->potential(point);
-      } else if (j > 0) {
-        break;
-      }
-      sample_quantities(d, od, run.named_outputs, j, values);
-      std::string line = num(lp);
-      for (const auto& col : o.columns) line += "," + diagnostic_value(col, d);
-      for (double v : values) line += "," + num(v);
-      for (int r = 0; r < copies; ++r) o.file << line << '\n';
-      result.rows += copies;
-    }
+    const auto t = targets.find(d.run_id());
+    write_cmdstan_rows(d, run, run.chains.at(d.chain_id()),
+                       t != targets.end() ? t->second.get() : nullptr,
+                       outs.at({d.run_id(), d.chain_id()}), result);
   }
   for (auto& [key, o] : outs) {
     const ChainScan& c = scan.runs.at(key.first).chains.at(key.second);
