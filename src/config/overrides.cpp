@@ -194,7 +194,7 @@ std::vector<std::string_view> list_elements(std::string_view assignment, std::st
                                             std::string_view value) {
   const bool open = !value.empty() && value.front() == '[';
   const bool close = !value.empty() && value.back() == ']';
-  if (open != close || (open && value.size() < 2)) {
+  if (open != close) {
     fail(assignment, std::string(path) + ": a list is written [a, b, ...] (got '" +
                          std::string(value) + "')");
   }

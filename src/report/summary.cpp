@@ -60,6 +60,7 @@ struct ChainAccumulator {
   estimators::WeightedMoments moments;
   double sum_accept = 0.0;
   std::int64_t n_divergent = 0;
+  std::int64_t n_draws = 0;
   std::uint64_t seed = 0;
   bool weighted = false;
 };
@@ -156,7 +157,6 @@ class FileScan {
   v1::Footer footer_;
   int dim_ = 0;
   std::map<ChainKey, ChainAccumulator> chains_;
-  std::map<ChainKey, std::int64_t> draws_;
   // Studies: per run name, its original-space dimension, sampler, named outputs and resolved config.
   std::map<std::string, int> run_dims_;
   std::map<std::string, std::string> run_sampler_;
@@ -235,7 +235,7 @@ void FileScan::add_draw_record(const v1::Draw& d, std::int64_t record_index) {
   }
   acc.sum_accept += d.accept_stat();
   acc.n_divergent += d.divergent();
-  ++draws_[key];
+  ++acc.n_draws;
 }
 
 ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumulator& acc,
@@ -249,7 +249,7 @@ ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumula
   const v1::RunConfig& run_config = rc != run_configs_.end() ? *rc->second : header_.config();
   s.sampler = config::sampler_kind_name(run_config.sampler());
   s.target = config::target_kind_name(run_config.target());
-  s.n_draws = draws_.at(key);
+  s.n_draws = acc.n_draws;
   const auto ro = run_outputs_.find(key.first);
   s.names = quantity_names(ro != run_outputs_.end() ? ro->second : std::vector<std::string>{},
                            static_cast<int>(acc.moments.mean().size()));

@@ -53,16 +53,16 @@ fingerprint() {  # NAME RANKS CONFIG [pemc-dist options...]
     fi
     sorted_without_clock_columns "$work/$name.$kind" > "$out/$name.$kind.csv"
   done
-  # Wall-clock and CPU-time fields differ between two runs of the same code; everything else must not.
-  "$build/pemc-report" summarize --format json "$records" \
-    | jq -S 'walk(if type == "object" then with_entries(select(.key | test("second|time|_s$|per_s|host|date|^path$|^file$"; "i") | not)) else . end)' \
-    > "$out/$name.summary.json"
-  "$build/pemc-report" compare --format json "$records" 2> /dev/null \
-    | jq -S 'walk(if type == "object" then with_entries(select(.key | test("second|time|_s$|per_s|host|date|^path$|^file$"; "i") | not)) else . end)' \
-    | sed "s|$work|WORK|g" > "$out/$name.compare.json"
-  "$build/pemc-report" diagnose --format json "$records" 2> /dev/null \
-    | jq -S 'walk(if type == "object" then with_entries(select(.key | test("second|time|_s$|per_s|host|date|^path$|^file$"; "i") | not)) else . end)' \
-    | sed "s|$work|WORK|g" > "$out/$name.diagnose.json"
+  # Wall-clock and CPU-time fields, and the scratch directory's name, differ between two runs of
+  # the same code; everything else must not.
+  local report file
+  for report in summarize compare diagnose; do
+    file=$report
+    [[ $report == summarize ]] && file=summary
+    "$build/pemc-report" "$report" --format json "$records" 2> /dev/null \
+      | jq -S 'walk(if type == "object" then with_entries(select(.key | test("second|time|_s$|per_s|host|date|^path$|^file$"; "i") | not)) else . end)' \
+      | sed "s|$work|WORK|g" > "$out/$name.$file.json"
+  done
   echo "fingerprinted $name"
 }
 
