@@ -12,6 +12,9 @@
 
 #include "estimators/rb_tempering.hpp"
 #include "extended/base_density.hpp"
+#include "modes/laplace.hpp"
+#include "modes/lbfgs.hpp"
+#include "modes/mode_set.hpp"
 #include "targets/target.hpp"
 
 namespace pemc::v1 {
@@ -23,48 +26,15 @@ class BoltzmannRelaxation;
 
 namespace pemc::extended {
 
-// ---- L-BFGS ------------------------------------------------------------------------------------
+// L-BFGS and the Laplace fit live in src/modes/ (lbfgs.hpp, laplace.hpp).
+using modes::finite_difference_hessian;
+using modes::laplace_fit;
+using modes::LbfgsOptions;
+using modes::LbfgsResult;
+using modes::LocalGaussianFit;
+using modes::minimize_lbfgs;
 
-struct LbfgsOptions {
-  int max_iterations = 2000;
-  double gradient_tolerance = 1e-6;  // converged when max_i |grad_i| <= this
-  int history = 10;                  // number of (s, y) pairs kept
-};
-
-struct LbfgsResult {
-  Vector x;
-  double value = 0.0;
-  Vector grad;
-  int iterations = 0;
-  std::int64_t n_gradient_evals = 0;
-  bool converged = false;
-  std::string message;  // why it stopped
-};
-
-// Minimises f.potential from x0 by limited-memory BFGS (Nocedal & Wright, Algorithm 7.4/7.5: the
-// two-loop recursion with the scaling gamma = s'y / y'y) and a backtracking Armijo line search;
-// pairs with s'y <= 1e-10 |s||y| are skipped so the inverse-Hessian estimate stays positive
-// definite. Non-finite trial values are treated as "too far" (the step is shortened). Throws
-// NumericalError if f is not finite at x0.
-LbfgsResult minimize_lbfgs(const targets::Target& f, Vector x0, const LbfgsOptions& options = {});
-
-// ---- local Gaussian fits -----------------------------------------------------------------------
-
-// One local Gaussian approximation q_i = N(mean, covariance) and its log-evidence l_i (an
-// approximation to log Z from this fit alone, eq. (25)).
-struct LocalGaussianFit {
-  Vector mean;
-  Matrix covariance;
-  double log_evidence = 0.0;
-};
-
-// The Hessian of f.potential at x by central differences of the analytic gradient (2 dim gradient
-// evaluations), symmetrised. Step h_i = step * max(1, |x_i|).
-Matrix finite_difference_hessian(const targets::Target& f, ConstVectorRef x, double step = 1e-5);
-
-// Laplace fit at a mode: mean = mode, covariance = H^{-1}, l = -phi(mode) + (d/2) log 2pi -
-// (1/2) log det H. Throws NumericalError when H is not positive definite.
-LocalGaussianFit laplace_fit(const targets::Target& f, ConstVectorRef mode, double hessian_step);
+// ---- multi-start Laplace fits -----------------------------------------------------------------
 
 struct ModeSearchOptions {
   int n_starts = 10;
@@ -144,7 +114,8 @@ BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log
 // The base density a config asks for, for `target` (its original space). `field` names the config
 // path in errors (e.g. "sampler.continuous_tempering.base"). Throws ConfigError for missing/
 // inconsistent fields, DataError/IoError from files, NumericalError when a fit fails.
+// `modes`: the run's mode search, which a `mixture` base is built from (ConfigError without it).
 BaseDensity make_base_density(const v1::BaseDensityConfig& config, const targets::Target& target,
-                              const std::string& field);
+                              const std::string& field, const modes::ModeSet* modes = nullptr);
 
 }  // namespace pemc::extended

@@ -24,6 +24,7 @@ enum class Domain : std::uint32_t {
   kGenerator = 6,     // target generators (e.g. random Boltzmann machines)
   kDataSplit = 7,     // train/test splits
   kOutputs = 8,       // a target's named outputs (Stan's generated quantities), per draw
+  kModeSearch = 9,    // the starts of the mode search before sampling (modes/mode_search.hpp)
   kTest = 100,
 };
 

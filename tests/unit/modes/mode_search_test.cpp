@@ -1,0 +1,149 @@
+// The mode search before sampling (modes/mode_search.hpp): starts, clustering, Laplace masses,
+// the stopping rule, and independence of how batches are split (as over ranks).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "core/numerics.hpp"
+#include "modes/mode_search.hpp"
+#include "targets/mixture.hpp"
+
+namespace pemc::modes {
+namespace {
+
+using C = targets::GaussianMixture::Component;
+
+// Three well-separated 2-D components with weights 0.6, 0.3, 0.1 (exp(-potential) is normalised,
+// so the Laplace masses of exactly Gaussian modes are log of their weights).
+std::shared_ptr<targets::GaussianMixture> three_modes() {
+  return std::make_shared<targets::GaussianMixture>(std::vector<C>{
+      {0.6, Vector::Constant(2, -4.0), Vector::Constant(2, 0.5)},
+      {0.3, (Vector(2) << 4.0, 0.0).finished(), (Vector(2) << 1.0, 0.25).finished()},
+      {0.1, (Vector(2) << 0.0, 5.0).finished(), Vector::Constant(2, 0.3)}});
+}
+
+ModeSearchSettings settings(std::uint64_t seed = 7) {
+  ModeSearchSettings s;
+  s.seed = seed;
+  s.batch_starts = 16;
+  s.max_starts = 256;
+  return s;
+}
+
+TEST(ModeSearch, FindsEveryModeWithItsLaplaceMass) {
+  const auto target = three_modes();
+  const auto s = settings();
+  const auto set = search_modes(*target, s, serial_batches(*target, s));
+  ASSERT_EQ(set.modes.size(), 3u);
+  EXPECT_TRUE(set.complete);
+  const double expected[] = {0.6, 0.3, 0.1};
+  for (int k = 0; k < 3; ++k) {
+    // Separated Gaussian components: the Laplace mass is the weight up to the other components'
+    // density at the mode (below 1e-6 here).
+    EXPECT_NEAR(std::exp(set.modes[k].log_mass), expected[k], 1e-6);
+    EXPECT_NEAR(set.modes[k].location[0], target->components()[k].mean[0], 1e-4);
+  }
+  const auto shares = set.laplace_shares();
+  EXPECT_NEAR(shares[0], 0.6, 1e-6);
+  int reached = 0;
+  for (const auto& m : set.modes) reached += m.n_starts;
+  EXPECT_EQ(reached, set.n_converged);
+  EXPECT_EQ(set.n_converged + set.n_not_converged + set.n_nonfinite, set.n_starts);
+}
+
+TEST(ModeSearch, SameModesHoweverBatchesAreSplit) {
+  // A batch runner that computes the starts in reverse order and in two halves (as two ranks
+  // would) gives the same set, bit for bit.
+  const auto target = three_modes();
+  const auto s = settings(11);
+  const auto serial = search_modes(*target, s, serial_batches(*target, s));
+  const BatchRunner shuffled = [&](int first, int count) {
+    std::vector<StartResult> out;
+    for (int i = first + count - 1; i >= first; i -= 2) out.push_back(run_start(*target, s, i));
+    for (int i = first + count - 2; i >= first; i -= 2) out.push_back(run_start(*target, s, i));
+    return out;
+  };
+  const auto split = search_modes(*target, s, shuffled);
+  ASSERT_EQ(serial.modes.size(), split.modes.size());
+  EXPECT_EQ(serial.n_starts, split.n_starts);
+  for (std::size_t k = 0; k < serial.modes.size(); ++k) {
+    EXPECT_EQ(serial.modes[k].location, split.modes[k].location);
+    EXPECT_EQ(serial.modes[k].log_mass, split.modes[k].log_mass);
+    EXPECT_EQ(serial.modes[k].n_starts, split.modes[k].n_starts);
+  }
+}
+
+TEST(ModeSearch, StopsWhenNoNewModeIsLikely) {
+  // One Gaussian: every start reaches it, no singletons after the first batch.
+  auto g = std::make_shared<targets::GaussianMixture>(
+      std::vector<C>{{1.0, Vector::Constant(3, 1.0), Vector::Constant(3, 2.0)}});
+  const auto s = settings();
+  const auto set = search_modes(*g, s, serial_batches(*g, s));
+  EXPECT_EQ(set.n_starts, s.batch_starts);
+  EXPECT_EQ(set.modes.size(), 1u);
+  EXPECT_TRUE(set.complete);
+  EXPECT_EQ(set.unseen_probability, 0.0);
+  // log Z = 0 for the normalised Gaussian.
+  EXPECT_NEAR(set.modes[0].log_mass, 0.0, 1e-6);
+}
+
+TEST(ModeSearch, StopsAtTheBudgetAndSaysSoWhenModesKeepAppearing) {
+  // 32 equal, narrow components on a line: 16 starts per batch keep finding new ones.
+  std::vector<C> comps;
+  for (int k = 0; k < 32; ++k)
+    comps.push_back({1.0, Vector::Constant(1, 3.0 * (k - 16)), Vector::Constant(1, 0.01)});
+  auto m = std::make_shared<targets::GaussianMixture>(comps);
+  auto s = settings();
+  s.max_starts = 32;
+  const auto set = search_modes(*m, s, serial_batches(*m, s));
+  EXPECT_EQ(set.n_starts, 32);
+  EXPECT_FALSE(set.complete);
+  EXPECT_GT(set.unseen_probability, s.unseen_probability);
+}
+
+TEST(ModeSearch, StartsAreHeavyTailedAndKeyedBySeedAndIndex) {
+  const auto s = settings(3);
+  EXPECT_EQ(start_point(s, 4, 5), start_point(s, 4, 5));
+  EXPECT_NE(start_point(s, 4, 5), start_point(s, 4, 6));
+  auto other = s;
+  other.seed = 4;
+  EXPECT_NE(start_point(s, 4, 5), start_point(other, 4, 5));
+  // t_3 scaled by 2: P(|x| > 10) = P(|t_3| > 5) ~ 0.015; with 4000 draws expect ~60 (sd ~8).
+  int far = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const auto x = start_point(s, 4, i);
+    for (int j = 0; j < 4; ++j) far += std::fabs(x[j]) > 10.0;
+  }
+  EXPECT_GT(far, 25);
+  EXPECT_LT(far, 100);
+  auto boxed = s;
+  boxed.box_lower = -1.0;
+  boxed.box_upper = 3.0;
+  for (int i = 0; i < 100; ++i) {
+    const auto x = start_point(boxed, 3, i);
+    EXPECT_TRUE((x.array() >= -1.0).all() && (x.array() <= 3.0).all());
+  }
+}
+
+TEST(ModeSearch, OptimaWithinMergeDistanceAreOneMode) {
+  // A wide component: starts converge to within the gradient tolerance of its mode and merge.
+  auto g = std::make_shared<targets::GaussianMixture>(
+      std::vector<C>{{1.0, Vector::Constant(2, 0.0), Vector::Constant(2, 100.0)}});
+  const auto s = settings();
+  const auto set = search_modes(*g, s, serial_batches(*g, s));
+  ASSERT_EQ(set.modes.size(), 1u);
+  EXPECT_EQ(set.modes[0].n_starts, set.n_converged);
+}
+
+TEST(ModeSet, StandInAndShares) {
+  const auto s = stand_in_mode_set(3);
+  EXPECT_TRUE(s.stand_in);
+  ASSERT_EQ(s.modes.size(), 1u);
+  EXPECT_EQ(s.laplace_shares(), std::vector<double>{1.0});
+  EXPECT_EQ(*s.best_log_density(), 0.0);
+}
+
+}  // namespace
+}  // namespace pemc::modes
