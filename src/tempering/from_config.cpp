@@ -154,6 +154,11 @@ TemperingSampler make_parallel_tempering(const v1::ParallelTemperingConfig& c,
   ParallelTemperingOptions o;
   o.betas = make_ladder(c.ladder(), reference != nullptr,
                         reference ? Ladder::LINEAR : Ladder::GEOMETRIC, field + ".ladder");
+  if (c.fixed_leg()) {
+    if (!reference)
+      throw ConfigError(field + ".fixed_leg: the fixed (power-path) leg runs beside a reference leg");
+    o.fixed_betas = make_ladder(c.fixed_ladder(), false, Ladder::GEOMETRIC, field + ".fixed_ladder");
+  }
   o.scheme = c.swap_scheme() == v1::ParallelTemperingConfig::STOCHASTIC_EVEN_ODD
                  ? SwapScheme::kStochasticEvenOdd
                  : SwapScheme::kDeterministicEvenOdd;

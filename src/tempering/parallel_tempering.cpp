@@ -60,9 +60,40 @@ ParallelTemperingKernel::ParallelTemperingKernel(targets::TargetPtr target, Refe
   }
   if (options_.n_batches < 2) throw ConfigError("parallel_tempering.n_batches must be >= 2");
   if (!factory_) throw ConfigError("parallel_tempering: no local kernel factory");
-  betas_ = options_.betas;
+  if (!options_.fixed_betas.empty()) {
+    if (!reference_)
+      throw ConfigError("parallel_tempering: the fixed (power-path) leg needs a reference leg");
+    try {
+      check_ladder(options_.fixed_betas, "parallel_tempering fixed leg ladder");
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(e.what());
+    }
+    if (!(options_.fixed_betas.front() > 0.0))
+      throw ConfigError("parallel_tempering: the fixed leg's lowest beta must be > 0 (power path)");
+  }
+  n_ref_ = static_cast<int>(options_.betas.size());
+  betas_ = join_legs(options_.betas, options_.fixed_betas);
   build_levels();
   reset_sampling_stats();
+}
+
+std::vector<double> ParallelTemperingKernel::join_legs(const std::vector<double>& reference_leg,
+                                                       const std::vector<double>& fixed_leg) {
+  std::vector<double> line = reference_leg;
+  // The power leg below the shared target level, descending.
+  for (int i = static_cast<int>(fixed_leg.size()) - 2; i >= 0; --i) line.push_back(fixed_leg[i]);
+  return line;
+}
+
+std::vector<double> ParallelTemperingKernel::reference_leg_betas() const {
+  return std::vector<double>(betas_.begin(), betas_.begin() + n_ref_);
+}
+
+std::vector<double> ParallelTemperingKernel::fixed_leg_betas() const {
+  if (n_ref_ == n_replicas()) return {};
+  std::vector<double> leg(betas_.rbegin(), betas_.rend() - n_ref_);
+  leg.push_back(1.0);
+  return leg;
 }
 
 void ParallelTemperingKernel::build_levels() {
@@ -70,7 +101,8 @@ void ParallelTemperingKernel::build_levels() {
   targets_.clear();
   kernels_.clear();
   for (int l = 0; l < k; ++l) {
-    targets_.push_back(std::make_shared<TemperedTarget>(target_, reference_, betas_[l]));
+    targets_.push_back(
+        std::make_shared<TemperedTarget>(target_, reference_, betas_[l], !on_fixed_leg(l)));
     kernels_.push_back(factory_(targets_.back()));
     if (!kernels_.back()) throw ConfigError("parallel_tempering: the local kernel factory failed");
   }
@@ -92,7 +124,7 @@ void ParallelTemperingKernel::reset_sampling_stats() {
   sampling_rounds_ = 0;
   accept_sum_.assign(k - 1, 0.0);
   round_trips_.reset(k);
-  stepping_stone_.emplace(2 * (k - 1), options_.n_batches);
+  stepping_stone_.emplace(2 * n_stepping_stone_pairs(), options_.n_batches);
 }
 
 void ParallelTemperingKernel::begin_warmup(std::int64_t n_warmup) {
@@ -121,15 +153,30 @@ void ParallelTemperingKernel::retune(bool allow_resize) {
   std::vector<double> rejection(k - 1);
   for (int i = 0; i + 1 < k; ++i)
     rejection[i] = tune_rounds_ > 0 ? tune_reject_[i] / static_cast<double>(tune_rounds_) : 0.0;
-  const auto barrier = communication_barrier(rejection);
-  barrier_warmup_ = barrier.total;
-  int n_new = k;
-  if (allow_resize && options_.choose_replicas)
-    n_new = replicas_for_barrier(barrier.total, options_.replicas_per_barrier,
-                                 options_.min_replicas, options_.max_replicas);
-  const auto new_betas = equalise_barrier(betas_, rejection, n_new);
-  if (n_new != k) {
-    resize(n_new, new_betas);
+  // One leg: the whole line; stabilised PT: each leg from its own rejection rates (the power
+  // leg's pairs reversed so that its betas ascend).
+  const auto retune_leg = [&](const std::vector<double>& betas, const std::vector<double>& rej) {
+    const double total = communication_barrier(rej).total;
+    int n_new = static_cast<int>(betas.size());
+    if (allow_resize && options_.choose_replicas)
+      n_new = replicas_for_barrier(total, options_.replicas_per_barrier, options_.min_replicas,
+                                   options_.max_replicas);
+    return std::pair{equalise_barrier(betas, rej, n_new), total};
+  };
+  const std::vector<double> ref_rejection(rejection.begin(), rejection.begin() + (n_ref_ - 1));
+  auto [new_ref, barrier] = retune_leg(reference_leg_betas(), ref_rejection);
+  std::vector<double> new_fixed;
+  if (n_ref_ < k) {
+    const std::vector<double> fixed_rejection(rejection.rbegin(),
+                                              rejection.rend() - (n_ref_ - 1));
+    auto [leg, fixed_barrier] = retune_leg(fixed_leg_betas(), fixed_rejection);
+    new_fixed = std::move(leg);
+    barrier += fixed_barrier;
+  }
+  barrier_warmup_ = barrier;
+  const auto new_betas = join_legs(new_ref, new_fixed);
+  if (static_cast<int>(new_betas.size()) != k || static_cast<int>(new_ref.size()) != n_ref_) {
+    resize(new_betas, static_cast<int>(new_ref.size()));
   } else {
     betas_ = new_betas;
     for (int l = 0; l < k; ++l) targets_[l]->set_beta(betas_[l]);
@@ -139,24 +186,33 @@ void ParallelTemperingKernel::retune(bool allow_resize) {
   tune_rounds_ = 0;
 }
 
-void ParallelTemperingKernel::resize(int n_new, const std::vector<double>& new_betas) {
+void ParallelTemperingKernel::resize(const std::vector<double>& new_betas, int new_n_ref) {
   // recv_ holds every replica's x from this round's warmup allgather (x does not change in swaps).
   const int k_old = n_replicas();
+  const int n_new = static_cast<int>(new_betas.size());
   const ReplicaRowLayout layout = row_layout();
   const int per = layout.size();
   const std::vector<double> old_betas = betas_;
   const std::vector<int> old_replica_at = replica_at_;
+  const int old_n_ref = n_ref_;
+  // The old level nearest in beta on the same leg (the target level belongs to both).
+  const auto same_leg = [old_n_ref](int old_level, bool fixed) {
+    return fixed ? old_level >= old_n_ref - 1 : old_level < old_n_ref;
+  };
   std::vector<Vector> seed_x(n_new);
   for (int j = 0; j < n_new; ++j) {
-    int best = 0;
-    for (int l = 1; l < k_old; ++l)
-      if (std::fabs(old_betas[l] - new_betas[j]) < std::fabs(old_betas[best] - new_betas[j]))
+    const bool fixed = j >= new_n_ref;
+    int best = fixed ? old_n_ref - 1 : 0;
+    for (int l = 0; l < k_old; ++l)
+      if (same_leg(l, fixed) &&
+          std::fabs(old_betas[l] - new_betas[j]) < std::fabs(old_betas[best] - new_betas[j]))
         best = l;
     const int r = old_replica_at[best];
     seed_x[j] = Eigen::Map<const Vector>(
         recv_.data() + static_cast<std::size_t>(r) * per + layout.x(), dim_);
   }
   betas_ = new_betas;
+  n_ref_ = new_n_ref;
   build_levels();
   // Called after warmup round warmup_round_ - 1 completed: rounds warmup_round_ .. n_warmup_ - 1
   // remain for the new kernels' adaptation.
@@ -213,6 +269,7 @@ void ParallelTemperingKernel::draw_from_reference(int r, std::uint64_t sub_seed,
   evaluate_path_point(*target_, reference_.get(), work_.x, p);
   ReplicaRoundReport report;
   report.v = p.v();
+  report.phi = p.phi;
   report.gradient_evals = 1;
   report.sum_accept = n_local;  // an exact draw is always "accepted"
   report.write(row);
@@ -227,7 +284,7 @@ void ParallelTemperingKernel::run_local_steps(int r, std::uint64_t sub_seed, dou
   const int l = level_of_[r];
   PathPoint& p = replicas_[r];
   ReplicaRoundReport report;
-  p.to_chain_state(betas_[l], work_);
+  p.to_chain_state(betas_[l], work_, !on_fixed_leg(l));
   for (int s = 0; s < options_.n_local_steps; ++s) {
     rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r),
                    static_cast<std::uint64_t>(s));
@@ -241,6 +298,7 @@ void ParallelTemperingKernel::run_local_steps(int r, std::uint64_t sub_seed, dou
   }
   if (!same_bits(work_.x, p.x)) report.gradient_evals += targets_[l]->path_point(work_.x, p);
   report.v = p.v();
+  report.phi = p.phi;
   report.write(row);
   if (layout.warmup) std::copy(p.x.data(), p.x.data() + dim_, row + layout.x());
 }
@@ -253,10 +311,12 @@ double ParallelTemperingKernel::exchange_reports() {
   group_->allgather_blocks(send_, k, per, recv_);
   comm_seconds_ += seconds_since(t_comm);
   v_.resize(k);
+  phi_.resize(k);
   double total_evals = 0;
   for (int r = 0; r < k; ++r) {
     const auto report = ReplicaRoundReport::read(received_row(r));
     v_[r] = report.v;
+    phi_[r] = report.phi;
     total_evals += report.gradient_evals;
   }
   return total_evals;
@@ -284,12 +344,12 @@ void ParallelTemperingKernel::replay_adaptation() {
 }
 
 void ParallelTemperingKernel::add_stepping_stone_terms() {
-  const int k = n_replicas();
-  ss_terms_.resize(2 * static_cast<std::size_t>(k - 1));
-  for (int i = 0; i + 1 < k; ++i) {
+  const int pairs = n_stepping_stone_pairs();
+  ss_terms_.resize(2 * static_cast<std::size_t>(pairs));
+  for (int i = 0; i < pairs; ++i) {
     const double db = betas_[i + 1] - betas_[i];
     ss_terms_[i] = -db * v_[replica_at_[i]];
-    ss_terms_[k - 1 + i] = db * v_[replica_at_[i + 1]];
+    ss_terms_[pairs + i] = db * v_[replica_at_[i + 1]];
   }
   stepping_stone_->add(ss_terms_.data());
 }
@@ -297,7 +357,8 @@ void ParallelTemperingKernel::add_stepping_stone_terms() {
 void ParallelTemperingKernel::swap_levels(std::uint64_t sub_seed) {
   const int k = n_replicas();
   rng::Stream swap_stream(sub_seed, rng::Domain::kSwap, 0, 0);
-  last_swaps_ = swap_round(betas_, v_, replica_at_, level_of_, options_.scheme, round_, swap_stream);
+  last_swaps_ = swap_round(betas_, v_, phi_, n_ref_ - 1, replica_at_, level_of_, options_.scheme,
+                           round_, swap_stream);
   round_trips_.observe(level_of_, k);
   if (warmup_) {
     for (int i = 0; i + 1 < k; ++i) tune_reject_[i] += 1.0 - last_swaps_.accept_prob[i];
@@ -322,7 +383,7 @@ std::int64_t ParallelTemperingKernel::finish_warmup_round() {
 }
 
 void ParallelTemperingKernel::take_cold_state(kernels::ChainState& state) {
-  const int cold = replica_at_[n_replicas() - 1];
+  const int cold = replica_at_[cold_level()];
   if (group_->size() == 1) {
     const PathPoint& p = replicas_[cold];
     state.x = p.x;
@@ -357,7 +418,7 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   // replica's row, in replica order.
   explore_locally(sub_seed);
   const double total_evals = exchange_reports();
-  const auto top = ReplicaRoundReport::read(received_row(replica_at_[k - 1]));  // explored at beta = 1
+  const auto top = ReplicaRoundReport::read(received_row(replica_at_[cold_level()]));  // at beta = 1
   // 3. Warmup: identical adaptation of every level's kernel on every member. Sampling: stepping
   // stone terms from the states explored at each level this round (before swaps).
   if (warm)
@@ -372,7 +433,7 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   stats.n_leapfrog = static_cast<int>(top.leapfrogs);
   stats.divergent = top.divergent > 0;
   stats.nonfinite = top.nonfinite > 0;
-  stats.step_size = kernels_[k - 1]->step_size();
+  stats.step_size = kernels_[cold_level()]->step_size();
 
   // 5. Schedule adaptation between tuning rounds of doubling length; its evaluations are
   // group-wide, outside the per-replica counts.
@@ -385,7 +446,7 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   return stats;
 }
 
-double ParallelTemperingKernel::step_size() const { return kernels_.back()->step_size(); }
+double ParallelTemperingKernel::step_size() const { return kernels_[cold_level()]->step_size(); }
 
 std::vector<double> ParallelTemperingKernel::swap_accept() const {
   std::vector<double> a(accept_sum_.size(), std::numeric_limits<double>::quiet_NaN());
@@ -404,7 +465,7 @@ double ParallelTemperingKernel::barrier() const {
 
 ParallelTemperingKernel::LogZ ParallelTemperingKernel::log_z() const {
   LogZ z;
-  const int pairs = n_replicas() - 1;
+  const int pairs = n_stepping_stone_pairs();
   const auto forward = [pairs](const std::vector<double>& s, std::int64_t n) {
     double acc = 0.0;
     for (int i = 0; i < pairs; ++i) acc += s[i] - std::log(static_cast<double>(n));
@@ -443,6 +504,8 @@ void ParallelTemperingKernel::report_estimates(std::map<std::string, double>& e)
   const auto acc = swap_accept();
   for (int i = 0; i + 1 < k; ++i) e["swap_accept_" + std::to_string(i)] = acc[i];
   for (int i = 0; i < k; ++i) e["beta_" + std::to_string(i)] = betas_[i];
+  // Stabilised PT: levels n_reference_levels .. n_replicas - 1 are the power leg's.
+  if (n_ref_ < k) e["n_reference_levels"] = n_ref_;
   const auto z = log_z();
   const bool normalised = reference_ && betas_.front() == 0.0;
   const std::string p = normalised ? "log_z" : "log_z_ratio";
@@ -471,6 +534,7 @@ void ParallelTemperingKernel::save_state(pemc::v1::KernelState& state) const {
   state.set_kind(name());
   const int k = n_replicas();
   adapt::put_reals(state, "betas", betas_);
+  adapt::put_int(state, "n_reference_levels", n_ref_);
   adapt::put_ints(state, "level_of", level_of_);
   adapt::put_ints(state, "replica_at", replica_at_);
   adapt::put_int(state, "initialised", initialised_ ? 1 : 0);
@@ -518,6 +582,12 @@ void ParallelTemperingKernel::restore_state(const pemc::v1::KernelState& state) 
   if (betas.size() < 2) adapt::state_error(state, "betas", "fewer than 2 levels");
   // A ladder that adaptation resized needs levels (targets, kernels) of the saved size.
   betas_ = betas;
+  n_ref_ = state.ints().count("n_reference_levels")
+               ? static_cast<int>(adapt::get_int(state, "n_reference_levels"))
+               : static_cast<int>(betas_.size());
+  if (n_ref_ < 2 || n_ref_ > static_cast<int>(betas_.size()) ||
+      (n_ref_ < static_cast<int>(betas_.size()) && !reference_))
+    adapt::state_error(state, "n_reference_levels", "does not fit the ladder or the reference");
   build_levels();
   const int k = n_replicas();
   level_of_ = adapt::get_int_vector<int>(state, "level_of");
@@ -542,7 +612,7 @@ void ParallelTemperingKernel::restore_state(const pemc::v1::KernelState& state) 
   if (static_cast<int>(tune_reject_.size()) != k - 1 || static_cast<int>(accept_sum_.size()) != k - 1)
     adapt::state_error(state, "accept_sum", "does not match the ladder");
   round_trips_.restore_state(adapt::get_child(state, "round_trips"));
-  stepping_stone_.emplace(2 * (k - 1), options_.n_batches);
+  stepping_stone_.emplace(2 * n_stepping_stone_pairs(), options_.n_batches);
   if (adapt::has_child(state, "stepping_stone"))
     stepping_stone_->restore_state(adapt::get_child(state, "stepping_stone"));
   // The level kernels were (re)built: in warmup they adapt over what begin_warmup or the last

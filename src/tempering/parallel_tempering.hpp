@@ -34,6 +34,19 @@
 // adaptation restarts) and seeds replica j from the old replica whose beta is nearest to beta'_j.
 // A last re-spacing happens at the end of warmup if >= 16 rounds passed since the previous one.
 //
+// Stabilised PT (Surjanovic, Syed, Bouchard-Côté & Campbell, NeurIPS 2022; fixed_betas given): a
+// second leg of levels on the power path exp(-beta phi) beside the reference leg. The legs share
+// the target level beta = 1 and form one line of levels,
+//     reference leg: beta_0 = 0 < ... < 1 (the target)  then  power leg: 1 > ... > beta_min,
+// on which replicas travel by the same even/odd swaps: every neighbouring pair lies on one path,
+// so its swap uses that path's V (phi - psi on the reference leg, phi on the power leg;
+// swaps.hpp). A reference that misses a mode (a mixture over the modes a search found, fitted to
+// one mode) cannot trap the chain: the power leg's flat end reaches every mode. Its levels' local
+// kernels run on beta phi alone; each replica keeps psi too, for when it crosses to the other leg.
+// The ladder adaptation re-spaces each leg from its own rejection rates (and, with
+// choose_replicas, sizes each from its own barrier); log Z comes from the reference leg's stepping
+// stones; round trips run end to end (reference bottom to power bottom and back).
+//
 // Estimates (report_estimates; post-warmup rounds only):
 //   n_replicas, rounds, round_trips, round_trip_rate (= round_trips / rounds),
 //   round_trips_min_replica (the fewest any one replica made: 0 = a replica never left the mode it
@@ -81,6 +94,9 @@ struct ParallelTemperingOptions {
   // reference (it leaves pi_0 = exp(-psi) invariant; Pigeons' iid reference explorer): every
   // visit of the bottom level regenerates the replica.
   bool exact_reference_draws = true;
+  // Stabilised PT (see the top of this file): the power leg's ladder, strictly ascending in (0, 1],
+  // ending at 1 (the shared target level). Empty: one leg. Needs a reference.
+  std::vector<double> fixed_betas;
 };
 
 class ParallelTemperingKernel final : public kernels::Kernel {
@@ -103,7 +119,13 @@ class ParallelTemperingKernel final : public kernels::Kernel {
 
   // Inspection (tests, benchmarks).
   int n_replicas() const { return static_cast<int>(betas_.size()); }
+  // Line order: the reference leg ascending, then the power leg descending (stabilised PT).
   const std::vector<double>& betas() const { return betas_; }
+  // Levels of the reference leg, the target included (all of them for one leg).
+  int n_reference_levels() const { return n_ref_; }
+  // The target level's index on the line.
+  int cold_level() const { return n_ref_ - 1; }
+  bool on_fixed_leg(int level) const { return level >= n_ref_; }
   const std::vector<int>& level_of() const { return level_of_; }
   const std::vector<int>& replica_at() const { return replica_at_; }
   const SwapOutcome& last_swaps() const { return last_swaps_; }
@@ -129,7 +151,16 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   void build_levels();
   void reset_sampling_stats();
   void retune(bool allow_resize);
-  void resize(int n_new, const std::vector<double>& new_betas);
+  // The line's new ladder (new_n_ref levels of it on the reference leg): new level kernels, each
+  // replica seeded from the old replica nearest in beta on the same leg.
+  void resize(const std::vector<double>& new_betas, int new_n_ref);
+  // Each leg's ladder, ascending and ending at 1 (the target level belongs to both), and back.
+  std::vector<double> reference_leg_betas() const;
+  std::vector<double> fixed_leg_betas() const;
+  static std::vector<double> join_legs(const std::vector<double>& reference_leg,
+                                       const std::vector<double>& fixed_leg);
+  // Stepping-stone pairs: the reference leg's (or the power path's, for one leg without one).
+  int n_stepping_stone_pairs() const { return n_ref_ - 1; }
   int owner_of(int replica) const { return owner_[replica]; }
   // The layout of this round's allgather rows (replica_row.hpp).
   ReplicaRowLayout row_layout() const { return {options_.n_local_steps, dim_, warmup_}; }
@@ -151,7 +182,8 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   std::int64_t finish_warmup_round();
   void take_cold_state(kernels::ChainState& state);  // the beta = 1 replica's, from its owner
   bool exact_level(int level) const {
-    return options_.exact_reference_draws && reference_ && betas_[level] == 0.0;
+    return options_.exact_reference_draws && reference_ && !on_fixed_leg(level) &&
+           betas_[level] == 0.0;
   }
 
   targets::TargetPtr target_;
@@ -161,7 +193,8 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   parallel::GroupCommPtr group_;
   int dim_;
 
-  std::vector<double> betas_;
+  std::vector<double> betas_;  // the line's (see betas())
+  int n_ref_ = 0;              // levels on the reference leg
   std::vector<std::shared_ptr<TemperedTarget>> targets_;
   std::vector<kernels::KernelPtr> kernels_;
   std::vector<PathPoint> replicas_;  // only this member's block is filled
@@ -187,7 +220,7 @@ class ParallelTemperingKernel final : public kernels::Kernel {
 
   // Buffers.
   kernels::ChainState work_;
-  std::vector<double> send_, recv_, v_, cold_, ss_terms_;
+  std::vector<double> send_, recv_, v_, phi_, cold_, ss_terms_;
 };
 
 }  // namespace pemc::tempering

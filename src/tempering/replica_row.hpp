@@ -16,8 +16,9 @@ struct ReplicaRoundReport {
   double leapfrogs = 0.0;       // leapfrog steps taken
   double divergent = 0.0;       // local steps that diverged
   double nonfinite = 0.0;       // local steps that met a non-finite potential or gradient
+  double phi = 0.0;             // phi: V on the power path (stabilised PT's fixed leg)
 
-  static constexpr int kSize = 6;  // values on the wire
+  static constexpr int kSize = 7;  // values on the wire
 
   void write(double* row) const {
     row[0] = v;
@@ -26,9 +27,10 @@ struct ReplicaRoundReport {
     row[3] = leapfrogs;
     row[4] = divergent;
     row[5] = nonfinite;
+    row[6] = phi;
   }
   static ReplicaRoundReport read(const double* row) {
-    return {row[0], row[1], row[2], row[3], row[4], row[5]};
+    return {row[0], row[1], row[2], row[3], row[4], row[5], row[6]};
   }
 };
 

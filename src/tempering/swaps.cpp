@@ -18,9 +18,17 @@ double swap_log_ratio(double beta_lo, double beta_hi, double v_lo, double v_hi) 
 SwapOutcome swap_round(const std::vector<double>& betas, const std::vector<double>& v,
                        std::vector<int>& replica_at, std::vector<int>& level_of, SwapScheme scheme,
                        std::int64_t round, rng::Stream& stream) {
+  return swap_round(betas, v, v, static_cast<int>(betas.size()) - 1, replica_at, level_of, scheme,
+                    round, stream);
+}
+
+SwapOutcome swap_round(const std::vector<double>& betas, const std::vector<double>& v,
+                       const std::vector<double>& v_fixed, int first_fixed_pair,
+                       std::vector<int>& replica_at, std::vector<int>& level_of, SwapScheme scheme,
+                       std::int64_t round, rng::Stream& stream) {
   const int k = static_cast<int>(betas.size());
   if (k < 2 || static_cast<int>(replica_at.size()) != k || static_cast<int>(level_of.size()) != k ||
-      static_cast<int>(v.size()) != k)
+      static_cast<int>(v.size()) != k || static_cast<int>(v_fixed.size()) != k)
     throw std::invalid_argument("swap_round: sizes of betas, v, replica_at, level_of differ");
   SwapOutcome out;
   out.accept_prob.assign(k - 1, 0.0);
@@ -28,7 +36,9 @@ SwapOutcome swap_round(const std::vector<double>& betas, const std::vector<doubl
   out.accepted.assign(k - 1, 0);
   std::vector<double> log_alpha(k - 1);
   for (int i = 0; i + 1 < k; ++i) {
-    log_alpha[i] = swap_log_ratio(betas[i], betas[i + 1], v[replica_at[i]], v[replica_at[i + 1]]);
+    const auto& path_v = i < first_fixed_pair ? v : v_fixed;
+    log_alpha[i] = swap_log_ratio(betas[i], betas[i + 1], path_v[replica_at[i]],
+                                  path_v[replica_at[i + 1]]);
     out.accept_prob[i] = log_alpha[i] >= 0.0 ? 1.0 : std::exp(log_alpha[i]);
   }
   const int parity = scheme == SwapScheme::kDeterministicEvenOdd

@@ -39,6 +39,16 @@ SwapOutcome swap_round(const std::vector<double>& betas, const std::vector<doubl
                        std::vector<int>& replica_at, std::vector<int>& level_of, SwapScheme scheme,
                        std::int64_t round, rng::Stream& stream);
 
+// Stabilised PT's two paths on one line of levels (parallel_tempering.hpp): pairs
+// 0 .. first_fixed_pair - 1 lie on the reference path (V = phi - psi: v), the pairs from
+// first_fixed_pair on on the power path (V = phi: v_fixed); every pair's two levels lie on one
+// path, so the same formula applies with that path's V. Betas need not ascend along the line (the
+// power leg descends from the target). first_fixed_pair = K - 1 is swap_round above.
+SwapOutcome swap_round(const std::vector<double>& betas, const std::vector<double>& v,
+                       const std::vector<double>& v_fixed, int first_fixed_pair,
+                       std::vector<int>& replica_at, std::vector<int>& level_of, SwapScheme scheme,
+                       std::int64_t round, rng::Stream& stream);
+
 // Round trips (Syed et al. 2021, Section 3.4): a replica completes one when it reaches level 0
 // after having visited the top level K-1 since its previous visit to level 0.
 class RoundTripCounter {

@@ -8,15 +8,25 @@
 
 namespace pemc::tempering {
 
-void PathPoint::to_chain_state(double beta, kernels::ChainState& state) const {
+void PathPoint::to_chain_state(double beta, kernels::ChainState& state,
+                               bool with_reference) const {
   state.x = x;
-  state.potential = potential(beta);
-  state.grad = beta * grad_phi + (1.0 - beta) * grad_psi;
+  if (with_reference) {
+    state.potential = potential(beta);
+    state.grad = beta * grad_phi + (1.0 - beta) * grad_psi;
+  } else {
+    state.potential = beta * phi;
+    state.grad = beta * grad_phi;
+  }
   if (!std::isfinite(state.potential) || !state.grad.allFinite()) state.potential = kInf;
 }
 
-TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference, double beta)
-    : target_(std::move(target)), reference_(std::move(reference)), beta_(beta) {
+TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference, double beta,
+                               bool with_reference)
+    : target_(std::move(target)),
+      reference_(std::move(reference)),
+      beta_(beta),
+      with_reference_(with_reference) {
   if (!target_) throw ConfigError("TemperedTarget: no target");
   if (reference_ && reference_->psi.dim() != target_->dim())
     throw ConfigError("reference: dimension " + std::to_string(reference_->psi.dim()) +
@@ -28,7 +38,7 @@ TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference
 
 double TemperedTarget::potential(ConstVectorRef x) const {
   const double phi = target_->potential(x);
-  const double psi = reference_ ? reference_->psi.potential(x) : 0.0;
+  const double psi = reference_ && with_reference_ ? reference_->psi.potential(x) : 0.0;
   return beta_ * phi + (1.0 - beta_) * psi;
 }
 
@@ -38,7 +48,7 @@ double TemperedTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) 
   cache_x_ = x;
   cache_phi_ = phi;
   cache_valid_ = true;
-  if (reference_) {
+  if (reference_ && with_reference_) {
     const double psi = reference_->psi.potential_and_gradient(x, scratch_);
     grad = beta_ * cache_grad_phi_ + (1.0 - beta_) * scratch_;
     return beta_ * phi + (1.0 - beta_) * psi;

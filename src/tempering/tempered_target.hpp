@@ -31,13 +31,17 @@ struct PathPoint {
   double v() const { return phi - psi; }
   // -log pi_beta(x) up to the path's normaliser: beta phi + (1 - beta) psi.
   double potential(double beta) const { return beta * phi + (1.0 - beta) * psi; }
-  // The ChainState a local kernel at beta works on.
-  void to_chain_state(double beta, kernels::ChainState& state) const;
+  // The ChainState a local kernel at beta works on; on the power path (with_reference false:
+  // stabilised PT's fixed leg) beta phi alone, psi kept for when the point moves to the other leg.
+  void to_chain_state(double beta, kernels::ChainState& state, bool with_reference = true) const;
 };
 
 class TemperedTarget final : public targets::Target {
  public:
-  TemperedTarget(targets::TargetPtr target, ReferencePtr reference, double beta);
+  // with_reference false: the power path exp(-beta phi) even though `reference` is given (stabilised
+  // PT's fixed leg); path_point still fills psi from the reference.
+  TemperedTarget(targets::TargetPtr target, ReferencePtr reference, double beta,
+                 bool with_reference = true);
 
   int dim() const override { return target_->dim(); }
   std::string name() const override { return "tempered"; }
@@ -58,6 +62,7 @@ class TemperedTarget final : public targets::Target {
   targets::TargetPtr target_;
   ReferencePtr reference_;
   double beta_;
+  bool with_reference_ = true;
   // Cache of the last potential_and_gradient call.
   mutable bool cache_valid_ = false;
   mutable Vector cache_x_, cache_grad_phi_, scratch_;
