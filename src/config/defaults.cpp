@@ -1,5 +1,6 @@
 #include "config/defaults.hpp"
 
+#include "config/modes.hpp"
 #include "config/sampler_kinds.hpp"
 #include "config/target_kinds.hpp"
 
@@ -32,6 +33,7 @@ void apply_defaults(LoadedConfig& c) {
 
   if (cfg.has_sampler())
     if (const auto* kind = find_sampler_kind(cfg.sampler().kind_case())) kind->apply_defaults(cfg);
+  fill_modes_defaults(cfg);
   if (cfg.has_target())
     if (const auto* kind = find_target_kind(cfg.target().kind_case()); kind && kind->apply_defaults)
       kind->apply_defaults(*cfg.mutable_target());

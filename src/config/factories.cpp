@@ -24,14 +24,21 @@ targets::TargetPtr make_target(const v1::TargetConfig& config) {
 }
 
 SamplerSetup make_sampler(const v1::SamplerConfig& config, targets::TargetPtr target,
-                          parallel::GroupCommPtr group) {
+                          parallel::GroupCommPtr group, const SamplerContext& context) {
   if (!group) group = std::make_shared<parallel::SerialGroup>();
   if (config.kind_case() == v1::SamplerConfig::KIND_NOT_SET)
     throw ConfigError("sampler: no sampler kind is set");
   const auto* kind = find_sampler_kind(config.kind_case());
   if (!kind)
     throw ConfigError("sampler." + sampler_kind_name(config) + ": not available in this build");
-  return kind->make(config, std::move(target), std::move(group));
+  return kind->make(config, std::move(target), std::move(group), context);
+}
+
+const modes::ModeSet& modes_of(const SamplerContext& context, const std::string& field) {
+  if (!context.modes)
+    throw ConfigError(field + ": builds on the run's mode search (config `modes`), which did not "
+                      "run for this sampler");
+  return *context.modes;
 }
 
 int ranks_per_chain(const v1::SamplerConfig& config) {

@@ -1,9 +1,11 @@
 #pragma once
 // Config -> objects: the target and the sampler of a run. Each kind's factory is in its row of
 // target_kinds / sampler_kinds (one file per kind under targets/ and samplers/).
+#include <memory>
 #include <string>
 
 #include "kernels/kernel.hpp"
+#include "modes/mode_set.hpp"
 #include "parallel/group_comm.hpp"
 #include "pemc/v1/config.pb.h"
 #include "targets/target.hpp"
@@ -21,11 +23,22 @@ struct SamplerSetup {
   kernels::KernelPtr kernel;
 };
 
+// What a sampler is built from besides its config and target: the run's mode search (modes/), for
+// samplers whose reference, base or normalisation comes from the modes found. Config validation
+// builds samplers before any search with modes::stand_in_mode_set.
+struct SamplerContext {
+  std::shared_ptr<const modes::ModeSet> modes;  // nullptr: the run has no search
+};
+
 // Builds the sampler for `target` (dimension-dependent metric checks happen here). `group` is the
 // set of ranks running this chain together (nullptr = this rank alone); samplers whose chains do
-// not span ranks ignore it.
+// not span ranks ignore it. A sampler that uses the modes throws ConfigError without them.
 SamplerSetup make_sampler(const pemc::v1::SamplerConfig& config, targets::TargetPtr target,
-                          parallel::GroupCommPtr group = nullptr);
+                          parallel::GroupCommPtr group = nullptr,
+                          const SamplerContext& context = {});
+
+// The run's modes from `context`, or a ConfigError naming `field` (the sampler's config path).
+const modes::ModeSet& modes_of(const SamplerContext& context, const std::string& field);
 
 // The `ranks_per_chain` of the configured sampler (a field of that name in the active sampler
 // message), or 1 when the sampler has none.

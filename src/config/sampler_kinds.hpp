@@ -32,7 +32,7 @@ struct SamplerKind {
 
   // Builds the sampler (see make_sampler in factories.hpp); `group` is never null here.
   SamplerSetup (*make)(const v1::SamplerConfig& config, targets::TargetPtr target,
-                       parallel::GroupCommPtr group);
+                       parallel::GroupCommPtr group, const SamplerContext& context);
 
   // Optional (nullptr: none): settings that are valid but known to misbehave.
   std::vector<Problem> (*warnings)(const v1::RunConfig& config,
@@ -42,6 +42,10 @@ struct SamplerKind {
   // line per value filled in for the run log (see apply_dimension_defaults in defaults.hpp).
   std::vector<std::string> (*apply_dimension_defaults)(v1::RunConfig& config,
                                                        std::int64_t target_dim) = nullptr;
+
+  // Optional (nullptr: never): whether this run's sampler (defaults filled) builds something from
+  // the run's mode search (config/modes.hpp), which make() then finds in its context.
+  bool (*uses_modes)(const v1::RunConfig& config) = nullptr;
 };
 
 // Every sampler kind, in the oneof's field order.

@@ -13,6 +13,7 @@
 #include "config/file_checks.hpp"
 #include "config/finite_and_enum_checks.hpp"
 #include "config/init_point.hpp"
+#include "config/modes.hpp"
 #include "config/sampler_kinds.hpp"
 #include "config/target_kinds.hpp"
 #include "core/error.hpp"
@@ -271,6 +272,7 @@ std::vector<Problem> find_problems(const LoadedConfig& c, Scope scope) {
   check_target(cfg, p);
   check_sampler(cfg, dim, p);
   check_run(cfg, p);
+  check_modes(cfg, p);
   check_init(cfg, dim, p);
   if (scope == Scope::kAll) check_output_and_checkpoint(cfg, p);
   if (cfg.logging().has_progress_interval_seconds()) {

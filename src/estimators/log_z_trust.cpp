@@ -80,6 +80,11 @@ std::vector<Doubt> doubts(const std::map<std::string, double>& e, const LogZTrus
   const auto se = get(e, key + "_se");
   if (!se || !std::isfinite(*se) || !(*se > 0.0))
     out.push_back({"no_se", "no finite standard error"});
+  // The run's mode check (modes/mode_occupancy.hpp): a mode found but never visited, or chains
+  // that disagree on the modes' shares. Every chain shares the reference, so no per-chain SE and
+  // no agreement of the chains' log Z can see a mode they all miss.
+  if (get(e, "modes_untrusted").value_or(0.0) == 1.0)
+    out.push_back({"modes", "the run's mode check failed (see its warning)"});
   if (get(e, std::string(kUntrusted) + "_" + kDisagree).value_or(0.0) == 1.0) {
     const double ratio = get(e, "log_z_chains_spread_ratio").value_or(kNaN);
     out.push_back({kDisagree, fmt::format("the run's chains scatter {:.2g} times their SEs", ratio)});

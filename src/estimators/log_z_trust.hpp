@@ -22,6 +22,8 @@
 //   * no_se: a log Z without a finite standard error.
 //   * chains_disagree (run level, log_z_agreement): the chains' estimates scatter more than their
 //     SEs allow.
+//   * modes (run level, modes/mode_occupancy.hpp via "modes_untrusted" = 1): a mode the search
+//     found that no chain visited, or chains that disagree on the modes' shares.
 // Keys added to a chain's estimates (annotate_log_z_trust, annotate_log_z_agreement):
 //   log_z_untrusted = 1 or 0 (always, once the chain has a log Z),
 //   log_z_untrusted_<reason> = 1 for each reason that applies (absent otherwise),

@@ -7,151 +7,14 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "extended/mixture_base.hpp"
 #include "pemc/v1/tempering.pb.h"
 #include "rng/stream.hpp"
 #include "targets/boltzmann.hpp"
 
 namespace pemc::extended {
-namespace {
 
-bool finite_point(double f, const Vector& g) { return std::isfinite(f) && g.allFinite(); }
-
-}  // namespace
-
-// ---- L-BFGS ------------------------------------------------------------------------------------
-
-LbfgsResult minimize_lbfgs(const targets::Target& f, Vector x0, const LbfgsOptions& options) {
-  const auto d = x0.size();
-  const int m = std::max(1, options.history);
-  LbfgsResult out;
-  out.x = std::move(x0);
-  out.grad.resize(d);
-  out.value = f.potential_and_gradient(out.x, out.grad);
-  out.n_gradient_evals = 1;
-  if (!finite_point(out.value, out.grad))
-    throw NumericalError("L-BFGS: the potential or its gradient is not finite at the start point");
-
-  Matrix s_hist(d, m), y_hist(d, m);
-  Vector rho(m), alpha(m);
-  int count = 0, newest = -1;
-  Vector dir(d), x_new(d), g_new(d);
-  constexpr double kArmijo = 1e-4;
-  constexpr int kMaxBacktracks = 60;
-
-  for (out.iterations = 0; out.iterations < options.max_iterations; ++out.iterations) {
-    const double gmax = out.grad.cwiseAbs().maxCoeff();
-    if (gmax <= options.gradient_tolerance) {
-      out.converged = true;
-      out.message = "gradient tolerance reached";
-      return out;
-    }
-    // Two-loop recursion: dir = -H_k g (Nocedal & Wright Algorithm 7.4).
-    dir = out.grad;
-    for (int k = 0; k < count; ++k) {
-      const int i = (newest - k + m) % m;
-      alpha[i] = rho[i] * s_hist.col(i).dot(dir);
-      dir.noalias() -= alpha[i] * y_hist.col(i);
-    }
-    double gamma;
-    if (count > 0) {
-      gamma = s_hist.col(newest).dot(y_hist.col(newest)) / y_hist.col(newest).squaredNorm();
-    } else {
-      gamma = 1.0 / std::max(1.0, gmax);  // first step moves at most 1 in every coordinate
-    }
-    dir *= gamma;
-    for (int k = count - 1; k >= 0; --k) {
-      const int i = (newest - k + m) % m;
-      const double beta = rho[i] * y_hist.col(i).dot(dir);
-      dir.noalias() += (alpha[i] - beta) * s_hist.col(i);
-    }
-    dir = -dir;
-    double slope = out.grad.dot(dir);
-    if (!(slope < 0.0)) {  // not a descent direction: restart from steepest descent
-      count = 0;
-      dir = -out.grad / std::max(1.0, gmax);
-      slope = out.grad.dot(dir);
-    }
-
-    // Backtracking line search with safeguarded quadratic interpolation.
-    double t = 1.0, f_new = kInf;
-    bool accepted = false;
-    for (int k = 0; k < kMaxBacktracks; ++k) {
-      x_new.noalias() = out.x + t * dir;
-      f_new = f.potential_and_gradient(x_new, g_new);
-      ++out.n_gradient_evals;
-      if (finite_point(f_new, g_new) && f_new <= out.value + kArmijo * t * slope) {
-        accepted = true;
-        break;
-      }
-      double t_next = 0.5 * t;
-      if (std::isfinite(f_new)) {
-        const double denom = 2.0 * (f_new - out.value - slope * t);
-        if (denom > 0.0) t_next = std::clamp(-slope * t * t / denom, 0.1 * t, 0.5 * t);
-      }
-      t = t_next;
-    }
-    if (!accepted) {
-      out.message = "line search failed (max |grad| = " + std::to_string(gmax) + ")";
-      return out;
-    }
-    // Curvature pair; skipped when s'y is not safely positive (keeps H_k positive definite).
-    const int slot = (newest + 1) % m;
-    s_hist.col(slot) = x_new - out.x;
-    y_hist.col(slot) = g_new - out.grad;
-    const double sy = s_hist.col(slot).dot(y_hist.col(slot));
-    if (sy > 1e-10 * s_hist.col(slot).norm() * y_hist.col(slot).norm()) {
-      rho[slot] = 1.0 / sy;
-      newest = slot;
-      count = std::min(count + 1, m);
-    }
-    out.x.swap(x_new);
-    out.grad.swap(g_new);
-    out.value = f_new;
-  }
-  out.converged = out.grad.cwiseAbs().maxCoeff() <= options.gradient_tolerance;
-  out.message = out.converged ? "gradient tolerance reached" : "iteration limit reached";
-  return out;
-}
-
-// ---- local Gaussian fits -----------------------------------------------------------------------
-
-Matrix finite_difference_hessian(const targets::Target& f, ConstVectorRef x, double step) {
-  const auto d = x.size();
-  Matrix h(d, d);
-  Vector xp = x, gp(d), gm(d);
-  for (Eigen::Index i = 0; i < d; ++i) {
-    const double hi = step * std::max(1.0, std::fabs(x[i]));
-    xp[i] = x[i] + hi;
-    f.potential_and_gradient(xp, gp);
-    xp[i] = x[i] - hi;
-    f.potential_and_gradient(xp, gm);
-    xp[i] = x[i];
-    h.col(i) = (gp - gm) / (2.0 * hi);
-  }
-  return 0.5 * (h + h.transpose());
-}
-
-LocalGaussianFit laplace_fit(const targets::Target& f, ConstVectorRef mode, double hessian_step) {
-  const auto d = mode.size();
-  const double phi = f.potential(mode);
-  if (!std::isfinite(phi)) throw NumericalError("Laplace fit: the potential is not finite at the mode");
-  const Matrix h = finite_difference_hessian(f, mode, hessian_step);
-  if (!h.allFinite()) throw NumericalError("Laplace fit: the Hessian has non-finite entries");
-  Eigen::LLT<Matrix> llt(h);
-  if (llt.info() != Eigen::Success)
-    throw NumericalError("Laplace fit: the Hessian at the mode is not positive definite");
-  const Matrix r = llt.matrixL();
-  LocalGaussianFit fit;
-  fit.mean = mode;
-  // Setup-time only (once per fit): Sigma = H^{-1} from the factor; evaluations use the base's
-  // own Cholesky factor of Sigma.
-  fit.covariance = llt.solve(Matrix::Identity(d, d));
-  fit.covariance = 0.5 * (fit.covariance + fit.covariance.transpose());
-  // log ∫ exp(-phi) ≈ -phi(mode) + (d/2) log 2pi - (1/2) log det H, log det H = 2 sum log R_ii.
-  fit.log_evidence = -phi + 0.5 * static_cast<double>(d) * kLog2Pi -
-                     r.diagonal().array().log().sum();
-  return fit;
-}
+// ---- multi-start Laplace fits -----------------------------------------------------------------
 
 std::vector<LocalGaussianFit> find_laplace_fits(const targets::Target& f,
                                                 const ModeSearchOptions& options) {
@@ -597,7 +460,7 @@ BaseDensity variational_base(const v1::VariationalBaseConfig& c, const targets::
 }  // namespace
 
 BaseDensity make_base_density(const v1::BaseDensityConfig& config, const targets::Target& target,
-                              const std::string& field) {
+                              const std::string& field, const modes::ModeSet* modes) {
   switch (config.kind_case()) {
     case v1::BaseDensityConfig::kGaussian:
       return user_gaussian(config.gaussian(), target.dim(), field + ".gaussian");
@@ -607,10 +470,17 @@ BaseDensity make_base_density(const v1::BaseDensityConfig& config, const targets
       return mean_field_base(config.boltzmann_mean_field(), target, field + ".boltzmann_mean_field");
     case v1::BaseDensityConfig::kVariational:
       return variational_base(config.variational(), target, field + ".variational");
+    case v1::BaseDensityConfig::kMixture:
+      if (!modes)
+        throw ConfigError(field + ".mixture: builds on the run's mode search (config `modes`), "
+                          "which did not run");
+      return mixture_base(config.mixture(), target, *modes, field + ".mixture");
     case v1::BaseDensityConfig::KIND_NOT_SET:
       break;
   }
-  throw ConfigError(field + ": required: set one of gaussian, laplace, boltzmann_mean_field, variational");
+  throw ConfigError(field +
+                    ": required: set one of mixture, gaussian, laplace, boltzmann_mean_field, "
+                    "variational");
 }
 
 }  // namespace pemc::extended

@@ -524,7 +524,8 @@ ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity
 
 ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& config,
                                           targets::TargetPtr target,
-                                          const InnerKernelFactory& inner) {
+                                          const InnerKernelFactory& inner,
+                                          const modes::ModeSet* modes) {
   const std::string field = "sampler.continuous_tempering";
   if (config.kernel_case() == v1::ContinuousTemperingConfig::KERNEL_NOT_SET)
     throw ConfigError(field + ": no kernel is set (give hmc or nuts)");
@@ -548,7 +549,7 @@ ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& c
     throw ConfigError(field + ".initial_beta: must be in (0, 1) for the JOINT variant");
   if (o.variant == TemperingVariant::kGibbs && !(o.initial_beta >= 0.0 && o.initial_beta <= 1.0))
     throw ConfigError(field + ".initial_beta: must be in [0, 1]");
-  BaseDensity base = make_base_density(config.base(), *target, field + ".base");
+  BaseDensity base = make_base_density(config.base(), *target, field + ".base", modes);
   return make_continuous_tempering(std::move(target), std::move(base), o, inner);
 }
 

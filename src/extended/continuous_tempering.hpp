@@ -51,6 +51,7 @@
 #include "extended/base_density.hpp"
 #include "extended/extended_sampler.hpp"
 #include "kernels/kernel.hpp"
+#include "modes/mode_set.hpp"
 #include "targets/target.hpp"
 
 namespace pemc::v1 {
@@ -376,10 +377,12 @@ ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity
                                           const ContinuousTemperingOptions& options,
                                           const InnerKernelFactory& inner);
 
-// From the config: the base (base_density_fit.hpp) is built here, once per call. Throws
-// ConfigError naming sampler.continuous_tempering.<field>.
+// From the config: the base (base_density_fit.hpp) is built here, once per call, a `mixture` base
+// from `modes` (the run's mode search). Throws ConfigError naming
+// sampler.continuous_tempering.<field>.
 ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& config,
                                           targets::TargetPtr target,
-                                          const InnerKernelFactory& inner);
+                                          const InnerKernelFactory& inner,
+                                          const modes::ModeSet* modes = nullptr);
 
 }  // namespace pemc::extended

@@ -162,6 +162,9 @@ v1::BaseDensityConfig with_log_zeta(v1::BaseDensityConfig base, double log_zeta)
     case v1::BaseDensityConfig::kVariational:
       base.mutable_variational()->set_log_zeta(log_zeta);
       break;
+    case v1::BaseDensityConfig::kMixture:
+      base.mutable_mixture()->set_log_zeta(log_zeta);
+      break;
     case v1::BaseDensityConfig::KIND_NOT_SET:  // validation requires a kind
       throw ConfigError("continuous tempering bootstrap: the base has no kind to set log zeta on");
   }

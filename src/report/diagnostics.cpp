@@ -247,7 +247,51 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
   });
   rd.warnings = summarize_chain_warnings(rd.chains);
   rd.log_z_agreement = check_log_z_trust(rd);
+  std::vector<std::pair<int, const v1::ModeOccupancy*>> occupancies;
+  for (const auto& m : members)
+    if (m.chain->mode_occupancy && m.chain->status == "ok")
+      occupancies.emplace_back(m.chain->chain_id, &*m.chain->mode_occupancy);
+  std::sort(occupancies.begin(), occupancies.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  rd.modes = diagnose_modes(meta.mode_search, occupancies);
   return rd;
+}
+
+}  // namespace
+
+namespace {
+
+nlohmann::ordered_json modes_json(const ModeDiagnostics& m) {
+  using J = nlohmann::ordered_json;
+  J o;
+  o["n_found"] = m.search.modes_size();
+  o["n_starts"] = m.search.n_starts();
+  o["complete"] = m.search.complete();
+  o["unseen_probability"] = number(m.search.unseen_probability());
+  o["untrusted"] = m.check.untrusted();
+  o["max_rhat"] = number(m.check.max_rhat);
+  o["chain_ids"] = m.chain_ids;
+  o["modes"] = J::array();
+  for (int k = 0; k <= m.check.n_modes; ++k) {
+    J e;
+    const bool outside = k == m.check.n_modes;
+    e["index"] = outside ? J("outside") : J(k + 1);
+    if (!outside) {
+      const auto& mode = m.search.modes(k);
+      e["log_density"] = number(mode.log_density());
+      e["log_mass"] = number(mode.log_mass());
+      e["laplace_share"] = number(m.laplace_share[static_cast<std::size_t>(k)]);
+      e["outputs"] = std::vector<double>(mode.outputs().begin(), mode.outputs().end());
+    }
+    e["share"] = number(m.check.pooled_share[static_cast<std::size_t>(k)]);
+    e["rhat"] = number(m.check.rhat[static_cast<std::size_t>(k)]);
+    std::vector<double> shares;
+    for (const auto& c : m.check.chain_share) shares.push_back(c[static_cast<std::size_t>(k)]);
+    e["chain_shares"] = shares;
+    o["modes"].push_back(std::move(e));
+  }
+  o["doubts"] = m.doubts;
+  return o;
 }
 
 }  // namespace
@@ -373,6 +417,7 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
                           {"spread_ratio", number(a.spread_ratio)}, {"chi2", number(a.chi2)},
                           {"p_value", number(a.p_value)},      {"chains_disagree", a.disagree}};
     }
+    if (r.modes) o["modes"] = modes_json(*r.modes);
     o["notes"] = r.notes;
     j["runs"].push_back(std::move(o));
   }
@@ -458,6 +503,8 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
                          untrusted, r.chains.size(), untrusted > 0 ? " (notes say why)" : "",
                          fmt_num(r.log_z_agreement->spread_ratio, "{:.2f}"));
     }
+    if (r.modes)
+      for (const auto& line : mode_diagnostics_lines(*r.modes)) out += "  " + line + "\n";
     for (const auto& n : r.notes) out += "  note: " + n + "\n";
     out += "\n";
   }

@@ -29,6 +29,12 @@
 //                        one's text; also printed to stderr by pemc-report diagnose),
 //            "log_z_trust"? (runs with a log Z): {"n_untrusted", "n_chains_compared",
 //                            "spread_ratio", "chi2", "p_value", "chains_disagree"},
+//            "modes"? (runs with a mode search): {"n_found", "n_starts", "complete",
+//                      "unseen_probability", "untrusted", "max_rhat", "chain_ids": [...],
+//                      "modes": [{"index" (1-based; the last entry is "outside"), "log_density",
+//                                 "log_mass", "laplace_share", "share", "rhat",
+//                                 "chain_shares": [...], "outputs": [...]}],
+//                      "doubts": [...]},
 //            "notes": [...]}],
 //  "files": [{"path", "n_records", "complete", "problem"?: {"offset", "record_index", "message"}}]}
 // Undefined values (an R-hat of constant draws, a chain too short) are null; "notes" says why.
@@ -38,6 +44,7 @@
 #include <vector>
 
 #include "estimators/log_z_trust.hpp"
+#include "report/diagnostics_modes.hpp"
 #include "report/diagnostics_traces.hpp"
 
 namespace pemc::report {
@@ -91,6 +98,9 @@ struct RunDiagnostics {
   // Runs whose chains report a log Z: their agreement within the SEs (report/diagnostics_log_z.hpp,
   // which also re-derives each chain's log_z_untrusted keys in `estimates`).
   std::optional<estimators::LogZAgreement> log_z_agreement;
+  // Runs with a mode search: where the chains' draws fell among the modes found
+  // (report/diagnostics_modes.hpp).
+  std::optional<ModeDiagnostics> modes;
 };
 
 // RunDiagnostics::warnings from its chains' warnings.

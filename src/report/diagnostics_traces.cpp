@@ -43,6 +43,7 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
       m.dim = info.dim();
       m.original_dim = info.original_dim() > 0 ? info.original_dim() : info.dim();
       m.output_names.assign(info.output_names().begin(), info.output_names().end());
+      if (info.has_mode_search()) m.mode_search = info.mode_search();
     }
   m.sampler = config::sampler_kind_name(m.config.sampler());
   m.target = config::target_kind_name(m.config.target());
@@ -226,6 +227,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       c.wall_seconds = s.wall_seconds();
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
       c.warnings.assign(s.warnings().begin(), s.warnings().end());
+      if (s.has_mode_occupancy()) c.mode_occupancy = s.mode_occupancy();
     }
   }
   for (auto& [key, c] : chains) {

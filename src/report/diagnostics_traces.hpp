@@ -41,6 +41,7 @@ struct RunMeta {
   // The target's named outputs (RunInfo.output_names; empty for built-in targets, whose
   // quantities are the coordinates x[1] .. x[original_dim]): report/quantities.hpp.
   std::vector<std::string> output_names;
+  std::optional<pemc::v1::ModeSearchResult> mode_search;  // RunInfo.mode_search, when it ran
 };
 RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);
 
@@ -111,6 +112,7 @@ struct ChainTrace {
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
   std::vector<std::string> warnings;  // ChainSummary.warnings
+  std::optional<pemc::v1::ModeOccupancy> mode_occupancy;  // ChainSummary.mode_occupancy
 };
 
 struct FileTraces {

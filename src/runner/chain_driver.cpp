@@ -12,6 +12,7 @@
 
 #include "config/factories.hpp"
 #include "config/init_point.hpp"
+#include "config/modes.hpp"
 #include "core/cpu_time.hpp"
 #include "core/error.hpp"
 #include "estimators/log_z_trust.hpp"
@@ -19,6 +20,8 @@
 #include "estimators/weight_degeneracy_source.hpp"
 #include "hmc/partition.hpp"
 #include "kernels/kernel.hpp"
+#include "modes/mode_occupancy.hpp"
+#include "modes/mode_search.hpp"
 #include "rng/stream.hpp"
 
 namespace pemc::runner {
@@ -190,13 +193,14 @@ class ChainRun {
  public:
   ChainRun(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
            const ChainCallbacks& cb, parallel::GroupCommPtr group,
-           const v1::ChainCheckpoint* resume)
+           const v1::ChainCheckpoint* resume, modes::ModeSetPtr modes)
       : config_(config),
         target_(std::move(target)),
         task_(task),
         cb_(cb),
         group_(std::move(group)),
         resume_(resume),
+        modes_(std::move(modes)),
         group_size_(group_ ? group_->size() : 1),
         clock_(resume) {}
 
@@ -208,6 +212,9 @@ class ChainRun {
 
  private:
   void build_sampler();
+  // The run's modes when it has a search (found here, serially, when the runner gave none) and
+  // the chain's mode occupancy (modes/mode_occupancy.hpp).
+  void prepare_modes();
   void restore_state();
   void find_initial_point();
   // Where the chain starts (0, or the checkpoint's iteration) with the kernel ready for it.
@@ -220,6 +227,8 @@ class ChainRun {
   void write_draw(std::int64_t t, std::int64_t i, bool warmup,
                   const kernels::TransitionStats& stats);
   void write_snapshot(std::int64_t i);
+  // The written post-warmup draw counts_.n_written: its samples (or state) into the occupancy.
+  void add_to_occupancy(bool has_view);
   void summarize(v1::ChainSummary& summary);
   // Blocks: the full state, gathered at most once per iteration (see build_sampler).
   void gather_state() {
@@ -234,6 +243,7 @@ class ChainRun {
   const ChainCallbacks& cb_;
   parallel::GroupCommPtr group_;
   const v1::ChainCheckpoint* resume_;
+  modes::ModeSetPtr modes_;
   int group_size_;
   ChainClock clock_;
   ChainCounts counts_;
@@ -250,6 +260,7 @@ class ChainRun {
   int n_outputs_ = 0;
   std::optional<estimators::WeightDegeneracy> degeneracy_;
   bool track_betas_ = false;
+  std::optional<modes::ModeOccupancy> occupancy_;
   v1::Record record_;    // the draw record, reused
   v1::Record snapshot_;  // the running-estimates record, reused
   std::map<std::string, double> running_;
@@ -257,8 +268,23 @@ class ChainRun {
   targets::WeightedView view_;
 };
 
+void ChainRun::prepare_modes() {
+  if (!config::mode_search_enabled(config_)) return;
+  if (!modes_) {
+    const auto settings = config::mode_search_settings(config_);
+    modes_ = std::make_shared<const modes::ModeSet>(
+        modes::search_modes(*target_, settings, modes::serial_batches(*target_, settings)));
+  }
+  const std::int64_t thin = std::max(1, config_.output().thin());
+  const std::int64_t n_draws = (config_.iterations() + thin - 1) / thin;
+  const bool within_draw = config_.sampler().has_pseudo_extended();
+  occupancy_.emplace(*modes_, n_draws, within_draw);
+}
+
 void ChainRun::build_sampler() {
-  setup_ = config::make_sampler(config_.sampler(), target_, group_);
+  prepare_modes();
+  setup_ = config::make_sampler(config_.sampler(), target_, group_,
+                                config::SamplerContext{modes_});
   kernel_ = setup_.kernel.get();
   space_ = setup_.space.get();
   per_evaluation_ = space_->target_gradients_per_evaluation();
@@ -328,6 +354,9 @@ std::int64_t ChainRun::start_iteration() {
   if (degeneracy_ && r.weight_degeneracy_size() > 0)
     degeneracy_->restore(
         std::span<const double>(r.weight_degeneracy().data(), r.weight_degeneracy_size()));
+  if (occupancy_ && r.mode_occupancy_size() > 0)
+    occupancy_->restore(
+        std::span<const double>(r.mode_occupancy().data(), r.mode_occupancy_size()));
   // The adapter exists from begin_warmup until the end_warmup at t == n_warmup.
   if (n_warmup_ > 0 && t_begin <= n_warmup_) kernel_->begin_warmup(n_warmup_);
   if (r.group_size() != group_size_)
@@ -369,6 +398,10 @@ v1::ChainCheckpoint ChainRun::save_checkpoint(std::int64_t t) {
     const auto sums = degeneracy_->save();
     ck.mutable_weight_degeneracy()->Assign(sums.begin(), sums.end());
   }
+  if (occupancy_) {
+    const auto sums = occupancy_->save();
+    ck.mutable_mode_occupancy()->Assign(sums.begin(), sums.end());
+  }
   ck.set_wall_seconds(clock_.wall_seconds());
   ck.set_cpu_seconds(clock_.cpu_seconds());
   return ck;
@@ -396,12 +429,22 @@ void ChainRun::write_draw(std::int64_t t, std::int64_t i, bool warmup,
   if (n_outputs_ > 0 && cb_.emit)
     fill_outputs(draw, *target_, n_outputs_, state_, view_, has_view, task_, t);
   if (cb_.emit) call_runner(cb_.emit, record_);
+  if (!warmup && occupancy_) add_to_occupancy(has_view);
   if (!warmup) ++counts_.n_written;
   if (!warmup && degeneracy_ && has_view)
     degeneracy_->add(std::span<const double>(view_.log_weights.data(),
                                              static_cast<std::size_t>(view_.log_weights.size())),
                      track_betas_ ? std::span<const double>(view_.extra)
                                   : std::span<const double>());
+}
+
+void ChainRun::add_to_occupancy(bool has_view) {
+  if (has_view)
+    occupancy_->add(counts_.n_written, view_.samples,
+                    std::span<const double>(view_.log_weights.data(),
+                                            static_cast<std::size_t>(view_.log_weights.size())));
+  else if (state_.x.size() == target_->dim())
+    occupancy_->add(counts_.n_written, state_.x);
 }
 
 // Running estimates (records.proto EstimatesSnapshot) after `i` post-warmup iterations.
@@ -460,6 +503,7 @@ void ChainRun::summarize(v1::ChainSummary& summary) {
   estimators::annotate_log_z_trust(estimates);
   for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
   if (degeneracy_) report_degeneracy(*degeneracy_, summary);
+  if (occupancy_) *summary.mutable_mode_occupancy() = occupancy_->to_record();
   summary.set_n_gradient_evals_warmup(counts_.warmup_evals * per_evaluation_);
   summary.set_n_extended_gradient_evals_warmup(counts_.warmup_evals);
 }
@@ -512,12 +556,13 @@ void ChainRun::finish(v1::ChainSummary& summary) const {
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
                            const ChainCallbacks& cb, parallel::GroupCommPtr group,
-                           const v1::ChainCheckpoint* resume) {
+                           const v1::ChainCheckpoint* resume, modes::ModeSetPtr modes) {
   v1::ChainSummary summary;
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
   set_status(summary, ChainStatus::kOk);
-  ChainRun chain(config, std::move(target), task, cb, std::move(group), resume);
+  ChainRun chain(config, std::move(target), task, cb, std::move(group), resume,
+                 std::move(modes));
   try {
     chain.run(summary);
   } catch (const CallbackFailure& f) {

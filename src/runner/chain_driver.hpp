@@ -8,6 +8,7 @@
 
 #include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/config.pb.h"
+#include "modes/mode_set.hpp"
 #include "parallel/group_comm.hpp"
 #include "pemc/v1/records.pb.h"
 #include "runner/chain_status.hpp"
@@ -39,9 +40,12 @@ struct ChainCallbacks {
 // target) ends only this chain: the summary's status says why.
 // `group`: the ranks running this chain together (nullptr = alone). Every member runs the same
 // chain; callers give only the group's leader an `emit` that writes records.
+// `modes`: the run's mode search (runner/mode_search_step.hpp); when the run has one but it is not
+// given (tests, tools), the chain runs the same search itself, serially.
 pemc::v1::ChainSummary run_chain(const pemc::v1::RunConfig& config, targets::TargetPtr target,
                                  ChainTask task, const ChainCallbacks& callbacks,
                                  parallel::GroupCommPtr group = nullptr,
-                                 const pemc::v1::ChainCheckpoint* resume = nullptr);
+                                 const pemc::v1::ChainCheckpoint* resume = nullptr,
+                                 modes::ModeSetPtr modes = nullptr);
 
 }  // namespace pemc::runner

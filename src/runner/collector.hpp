@@ -21,6 +21,7 @@
 #include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/records.pb.h"
 #include "records/record_file.hpp"
+#include "runner/mode_checks.hpp"
 
 namespace pemc::runner {
 
@@ -41,6 +42,8 @@ class Collector {
             const std::filesystem::path& checkpoint_file);
 
   void set_checkpointing(CheckpointSetup setup) { checkpoint_ = std::move(setup); }
+  // The runs' mode searches, for the footer's mode check (mode_checks.hpp).
+  void set_mode_shares(ModeSharesByRun shares) { mode_shares_ = std::move(shares); }
 
   void write_header(const pemc::v1::Header& header);
   void on_records(int source, std::string_view frames);
@@ -75,6 +78,7 @@ class Collector {
   std::optional<std::int64_t> try_complete_epoch();
 
   std::filesystem::path path_;
+  ModeSharesByRun mode_shares_;
   records::RecordWriter writer_;
   std::map<int, pemc::v1::ChainSummary> chains_;
   int workers_done_ = 0;

@@ -58,6 +58,7 @@ RankLoop::RankLoop(boost::mpi::communicator world, parallel::Layout layout,
       farm_(tasks_to_do(tasks_, ck.resume), [this] { return rounds_pending(); }),
       progress_(runs_, tasks_, extra_iterations(rounds_), layout_.n_ranks, ck.resume, Clock::now()),
       targets_(runs_.size()),
+      modes_(runs_.size()),
       my_progress_(runs_.size()),
       last_progress_send_(Clock::now()) {
   init_rounds();
@@ -66,8 +67,9 @@ RankLoop::RankLoop(boost::mpi::communicator world, parallel::Layout layout,
   for (const auto& g : layout_.groups) leaders_.push_back(g.front());
 }
 
-void RankLoop::adopt_target(int run_index, targets::TargetPtr t) {
+void RankLoop::adopt_target(int run_index, targets::TargetPtr t, modes::ModeSetPtr modes) {
   targets_[static_cast<std::size_t>(run_index)] = std::move(t);
+  modes_[static_cast<std::size_t>(run_index)] = std::move(modes);
 }
 
 void RankLoop::serve_until_done() {

@@ -57,8 +57,9 @@ class RankLoop {
   // The ranks that answer a checkpoint epoch (one per group).
   const std::vector<int>& leaders() const { return leaders_; }
   int n_chains() const { return static_cast<int>(tasks_.size()); }
-  // A target this rank built already (each rank otherwise builds its own on first use).
-  void adopt_target(int run_index, targets::TargetPtr t);
+  // A target this rank built already (each rank otherwise builds its own on first use), and the
+  // run's mode search (nullptr: none).
+  void adopt_target(int run_index, targets::TargetPtr t, modes::ModeSetPtr modes = nullptr);
 
   // Worker role: asks for tasks and runs them until none is left.
   void run_worker(parallel::GroupCommPtr group);
@@ -140,6 +141,7 @@ class RankLoop {
 
   // Worker.
   std::vector<targets::TargetPtr> targets_;               // by run, built on first use
+  std::vector<modes::ModeSetPtr> modes_;                         // by run: its mode search, or nullptr
   std::map<int, const pemc::v1::ChainCheckpoint*> resume_of_;  // chain id -> its saved state
   std::map<std::pair<int, int>, std::string> round_broadcasts_;  // by (run, round)
   LeaderEpoch leader_epoch_;

@@ -17,6 +17,7 @@
 #include "runner/chain_status.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
+#include "runner/mode_search_step.hpp"
 #include "runner/rank_loop.hpp"
 #include "runner/resume_command.hpp"
 #include "runner/run_header.hpp"
@@ -104,8 +105,46 @@ std::optional<Ranks> arrange_ranks(mpi::communicator& world, const RunPlan& plan
 // What a rank builds before any work starts: its targets and, on the collector, the open output.
 struct RankSetup {
   std::vector<targets::TargetPtr> targets;  // one per run
+  std::vector<modes::ModeSetPtr> modes;            // one per run: its mode search (nullptr: none)
   std::unique_ptr<Collector> collector;
 };
+
+// The runs this job has tasks of (a study's slice may leave some out).
+std::vector<v1::RunConfig> runs_with_tasks(const RunPlan& plan) {
+  std::vector<bool> used(plan.runs.size(), false);
+  for (const auto& t : plan.tasks) used[static_cast<std::size_t>(t.run_index)] = true;
+  std::vector<v1::RunConfig> runs = plan.runs;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    if (!used[r]) runs[r].mutable_modes()->set_enabled(false);  // no search for it here
+  return runs;
+}
+
+// The mode searches of the job's runs (mode_search_step.hpp), collective; a failure on any rank
+// (a target that throws what the search does not catch) ends the run before sampling.
+bool search_modes(const RunPlan& plan, RankSetup& setup, mpi::communicator& world) {
+  std::string local_error;
+  try {
+    setup.modes = search_modes_of_runs(runs_with_tasks(plan), setup.targets, world);
+  } catch (const std::exception& e) {
+    local_error = e.what();
+  }
+  std::vector<std::string> errors;
+  mpi::all_gather(world, local_error, errors);
+  for (std::size_t r = 0; r < errors.size(); ++r) {
+    if (errors[r].empty()) continue;
+    if (world.rank() == 0)
+      std::cerr << "pemc-dist: error (rank " << r << ") in the mode search: " << errors[r] << "\n";
+    return false;
+  }
+  return true;
+}
+
+ModeSharesByRun mode_shares(const RunPlan& plan, const std::vector<modes::ModeSetPtr>& modes) {
+  ModeSharesByRun out;
+  for (std::size_t r = 0; r < modes.size(); ++r)
+    if (modes[r]) out[plan.runs[r].name()] = modes[r]->laplace_shares();
+  return out;
+}
 
 void build_rank_setup(const RunOptions& o, const RunPlan& plan, bool is_collector,
                       RankSetup& setup) {
@@ -210,6 +249,8 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   const auto& layout = ranks->layout;
   auto setup = set_up_rank(o, *plan, layout, world);
   if (!setup) return kExitConfig;
+  if (rank == 0) log_start(*plan, layout, world.size(), setup->targets[0]->dim());
+  if (!search_modes(*plan, *setup, world)) return kExitInternal;
   Collector* collector = setup->collector.get();
 
   RankLoop loop(world, layout, plan->runs, plan->tasks, collector, checkpoint_options(o, *plan));
@@ -217,10 +258,10 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
     collector->set_checkpointing(checkpoint_setup(o, *plan, loop.leaders(), world.size(),
                                                   ranks->group_size, wall_start));
   for (std::size_t r = 0; r < plan->runs.size(); ++r)
-    loop.adopt_target(static_cast<int>(r), setup->targets[r]);
+    loop.adopt_target(static_cast<int>(r), setup->targets[r], setup->modes[r]);
+  if (collector) collector->set_mode_shares(mode_shares(*plan, setup->modes));
   if (collector && !plan->resume)
-    collector->write_header(make_header(o, *plan, setup->targets, world.size()));
-  if (rank == 0) log_start(*plan, layout, world.size(), setup->targets[0]->dim());
+    collector->write_header(make_header(o, *plan, setup->targets, setup->modes, world.size()));
 
   play_roles(loop, layout, rank, ranks->group, collector);
   int exit_code = collector ? finish_output(o, *plan, *collector, wall_start) : kExitOk;

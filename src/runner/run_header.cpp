@@ -8,6 +8,7 @@
 #include "config/factories.hpp"
 #include "core/version.hpp"
 #include "runner/checkpoint.hpp"
+#include "runner/mode_search_step.hpp"
 #include "runner/resume_command.hpp"
 
 namespace pemc::runner {
@@ -22,7 +23,8 @@ std::int64_t unix_ms() {
 }  // namespace
 
 v1::Header make_header(const RunOptions& o, const RunPlan& plan,
-                       const std::vector<targets::TargetPtr>& targets, int n_ranks) {
+                       const std::vector<targets::TargetPtr>& targets,
+                       const std::vector<modes::ModeSetPtr>& modes, int n_ranks) {
   const auto& runs = plan.runs;
   v1::Header h;
   *h.mutable_config() = plan.config;
@@ -30,7 +32,8 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
   h.set_n_ranks(n_ranks);
   h.set_start_time_unix_ms(unix_ms());
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    const auto setup = config::make_sampler(runs[r].sampler(), targets[r]);
+    const auto setup = config::make_sampler(runs[r].sampler(), targets[r], nullptr,
+                                            config::SamplerContext{modes[r]});
     auto* info = h.add_runs();
     info->set_name(runs[r].name());
     info->set_dim(setup.space->dim());
@@ -38,6 +41,11 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
     info->set_target_name(config::target_kind_name(runs[r].target()));
     info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
     for (const auto& name : targets[r]->output_names()) info->add_output_names(name);
+    if (modes[r]) {
+      const auto& target = *targets[r];
+      *info->mutable_mode_search() =
+          modes::to_record(*modes[r], [&target](const Vector& x) { return outputs_at(target, x); });
+    }
   }
   h.set_dim(h.runs(0).dim());
   h.set_original_dim(h.runs(0).original_dim());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <vector>
 
+#include "modes/mode_set.hpp"
 #include "pemc/v1/records.pb.h"
 #include "runner/collector.hpp"
 #include "runner/run.hpp"
@@ -12,10 +13,11 @@
 
 namespace pemc::runner {
 
-// The output's header: the plan, each run's space (built from `targets`, one per run), the host
-// and the task range.
+// The output's header: the plan, each run's space (built from `targets`, one per run) and mode
+// search (`modes`, one per run, nullptr for none), the host and the task range.
 pemc::v1::Header make_header(const RunOptions& o, const RunPlan& plan,
-                             const std::vector<targets::TargetPtr>& targets, int n_ranks);
+                             const std::vector<targets::TargetPtr>& targets,
+                             const std::vector<modes::ModeSetPtr>& modes, int n_ranks);
 
 // How the collector writes this run's checkpoints.
 Collector::CheckpointSetup checkpoint_setup(const RunOptions& o, const RunPlan& plan,

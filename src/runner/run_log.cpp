@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -11,6 +12,7 @@
 #include "core/version.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/log_z_checks.hpp"
+#include "runner/mode_checks.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -40,15 +42,21 @@ void log_chain_warnings(const v1::Footer& footer) {
   for (const auto& c : footer.chains()) {
     auto& [n_warned, n] = warned[c.run_id()];
     ++n;
-    if (c.warnings_size() == 0) continue;
+    // The run's mode check has its own line (mode_check_warnings).
+    const auto own = std::find_if(c.warnings().begin(), c.warnings().end(),
+                                  [](const std::string& w) { return w.rfind("mode check:", 0) != 0; });
+    if (own == c.warnings().end()) continue;
     if (n_warned++ == 0) first_warned[c.run_id()] = &c;
   }
   for (const auto& [run, counts] : warned) {
     if (counts.first == 0) continue;
     const auto& c = *first_warned.at(run);
+    const auto& first = *std::find_if(c.warnings().begin(), c.warnings().end(), [](const auto& w) {
+      return w.rfind("mode check:", 0) != 0;
+    });
     spdlog::warn("run {}: {} of {} chains finished with warnings; chain {} (seed {}): {}",
                  run.empty() ? "(unnamed)" : run, counts.first, counts.second, c.chain_id(),
-                 c.seed(), c.warnings(0));
+                 c.seed(), first);
   }
 }
 
@@ -104,6 +112,8 @@ void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   log_chain_warnings(footer);
   // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
   for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);
+  // Runs whose mode check failed (modes/mode_occupancy.hpp).
+  for (const auto& w : mode_check_warnings(footer)) spdlog::warn("{}", w);
   std::int64_t draws = 0, evals = 0;
   for (const auto& c : footer.chains()) {
     draws += c.n_draws();

@@ -12,6 +12,7 @@
 #include "config/factories.hpp"
 #include "config/init_point.hpp"
 #include "config/load.hpp"
+#include "config/modes.hpp"
 #include "config/multi_round.hpp"
 #include "config/validate.hpp"
 #include "core/error.hpp"
@@ -144,7 +145,11 @@ void build_each_run(std::vector<v1::RunConfig>& runs, bool study, AgreedPlan& a)
       for (const auto& filled : config::apply_dimension_defaults(run, dim))
         a.notes.push_back("info:" + (study ? "run '" + run.name() + "': " : std::string()) +
                           filled);
-      (void)config::make_sampler(run.sampler(), target);
+      // Before any mode search: a sampler that builds on the modes gets a stand-in for them.
+      config::SamplerContext context;
+      if (config::mode_search_enabled(run))
+        context.modes = std::make_shared<const modes::ModeSet>(modes::stand_in_mode_set(dim));
+      (void)config::make_sampler(run.sampler(), target, nullptr, context);
     } catch (const std::bad_alloc&) {
       throw out_of_memory_error(run, dim, study);
     } catch (const Error& e) {

@@ -145,7 +145,7 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
     auto summary = has_rounds(task.run_index)
                        ? run_round_item(task, round, cb, group)
                        : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
-                                   cb, group, resume);
+                                   cb, group, resume, modes_[static_cast<std::size_t>(task.run_index)]);
     account_run_time(Clock::now());
     in_chain_ = false;
     const ChainStatus status = status_of(summary);
@@ -202,7 +202,8 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
       round_cb.emit = nullptr;
   }
   auto summary = run_chain(item->config(), target_of(task.run_index),
-                           ChainTask{task.id, item->seed()}, round_cb, group);
+                           ChainTask{task.id, item->seed()}, round_cb, group, nullptr,
+                           modes_[static_cast<std::size_t>(task.run_index)]);
   if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
   auto outcome = item->finish(std::move(summary), leader);
   if (!outcome.report.empty())

@@ -12,6 +12,7 @@ namespace pemc::config {
 namespace {
 
 const std::string kPath = "sampler.annealed_importance";
+constexpr int kDefaultLevels = 200;  // annealing levels when no ladder is given
 
 void check_annealed_importance(const v1::AnnealedImportanceConfig& c, const std::string& pre,
                                Problems& p) {
@@ -41,21 +42,32 @@ SamplerKind annealed_importance_sampler_kind() {
       .apply_defaults =
           [](v1::RunConfig& c) {
             fill_local_kernel_defaults_of(*c.mutable_sampler()->mutable_annealed_importance());
-            // AIS starts from a normalised reference: without one, a Gaussian fitted to the target.
+            // AIS starts from a normalised reference: without one, a mixture over the run's modes.
             auto& ais = *c.mutable_sampler()->mutable_annealed_importance();
-            if (!ais.has_reference())
-              ais.mutable_reference()->mutable_fitted()->mutable_variational();
+            if (!ais.has_reference() || (ais.reference().has_fitted() &&
+                                         ais.reference().fitted().kind_case() ==
+                                             v1::BaseDensityConfig::KIND_NOT_SET))
+              ais.mutable_reference()->mutable_fitted()->mutable_mixture();
+            if (!ais.has_ladder()) {
+              ais.mutable_ladder()->set_kind(v1::TemperingLadderConfig::SIGMOIDAL);
+              ais.mutable_ladder()->set_n_levels(kDefaultLevels);
+            }
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
             check_annealed_importance(c.sampler().annealed_importance(), kPath, p);
           },
       .make =
-          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
+          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
+             const SamplerContext& context) {
             const auto& config = s.annealed_importance();
             auto made = tempering::make_annealed_importance(
-                config, target, local_kernel_maker_of(config, kPath), fit_tempering_reference);
+                config, target, local_kernel_maker_of(config, kPath), reference_fitter(context));
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
+          },
+      .uses_modes =
+          [](const v1::RunConfig& c) {
+            return reference_uses_modes(c.sampler().annealed_importance().reference());
           },
   };
 }

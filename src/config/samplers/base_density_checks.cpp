@@ -59,6 +59,16 @@ void check_base_density(const v1::BaseDensityConfig& b, const std::string& bp, P
       optional_at_least(p, vp + ".elbo_samples", v.has_elbo_samples(), v.elbo_samples(), 1);
       break;
     }
+    case v1::BaseDensityConfig::kMixture: {
+      const auto& m = b.mixture();
+      const std::string mp = bp + ".mixture";
+      if (m.has_widen() && !(m.widen() >= 1.0)) p.add(mp + ".widen", "must be >= 1", num(m.widen()));
+      if (m.has_defensive_weight() && !(m.defensive_weight() >= 0.0 && m.defensive_weight() < 1.0))
+        p.add(mp + ".defensive_weight", "must be in [0, 1)", num(m.defensive_weight()));
+      optional_positive(p, mp + ".defensive_widen", m.has_defensive_widen(), m.defensive_widen());
+      optional_at_least(p, mp + ".max_components", m.has_max_components(), m.max_components(), 1);
+      break;
+    }
     case v1::BaseDensityConfig::KIND_NOT_SET:
       p.add(bp, "required: set one of " + oneof_names(v1::BaseDensityConfig::descriptor()));
       break;

@@ -18,8 +18,10 @@ const std::string kPath = "sampler.continuous_tempering";
 void fill_defaults(v1::RunConfig& cfg) {
   auto& ct = *cfg.mutable_sampler()->mutable_continuous_tempering();
   fill_local_kernel_defaults_of(ct);
-  // No base given: fit one to the target (any target with a gradient, Stan models included).
-  if (!ct.has_base()) ct.mutable_base()->mutable_variational();
+  // No base given: a mixture over the run's modes (any target with a gradient, Stan models
+  // included).
+  if (!ct.has_base() || ct.base().kind_case() == v1::BaseDensityConfig::KIND_NOT_SET)
+    ct.mutable_base()->mutable_mixture();
   // Bootstrap rounds: each round's warmup defaults to the run's (already defaulted) warmup; the
   // refitted covariance is used as estimated.
   if (ct.has_bootstrap()) {
@@ -94,9 +96,13 @@ void check_ct_bootstrap(const v1::RunConfig& cfg, const std::string& pre, Proble
 
 // The inner HMC/NUTS kernel runs on the (x, u) space (JOINT) or on x | beta (GIBBS, wrapped in the
 // Gibbs kernel); sweeps_per_draw > 1 repeats the whole transition per recorded draw.
-SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
+SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
+                  const SamplerContext& context) {
   const auto& ct = s.continuous_tempering();
-  auto made = extended::make_continuous_tempering(ct, target, local_kernel_maker_of(ct, kPath));
+  const bool mixture = ct.base().kind_case() == v1::BaseDensityConfig::kMixture;
+  auto made = extended::make_continuous_tempering(
+      ct, target, local_kernel_maker_of(ct, kPath),
+      mixture ? &modes_of(context, kPath + ".base.mixture") : nullptr);
   if (ct.has_sweeps_per_draw() && ct.sweeps_per_draw() != 1)
     made.kernel = std::make_unique<extended::RepeatedTransitionKernel>(std::move(made.kernel),
                                                                        ct.sweeps_per_draw());
@@ -116,6 +122,11 @@ SamplerKind continuous_tempering_sampler_kind() {
             check_ct_bootstrap(c, kPath, p);
           },
       .make = make,
+      .uses_modes =
+          [](const v1::RunConfig& c) {
+            return c.sampler().continuous_tempering().base().kind_case() ==
+                   v1::BaseDensityConfig::kMixture;
+          },
   };
 }
 

@@ -55,7 +55,8 @@ SamplerKind hmc_sampler_kind() {
             check_hmc(c.sampler().hmc(), "sampler.hmc", dim, c.warmup(), p);
           },
       .make =
-          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
+          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
+             const SamplerContext&) {
             return SamplerSetup{target, make_hmc_kernel(s.hmc(), target, "sampler.hmc")};
           },
       .warnings =

@@ -8,6 +8,12 @@
 
 namespace pemc::config {
 
+void fill_default_local_kernel(v1::NutsConfig& nuts) {
+  nuts.set_step_size(kDefaultLocalStepSize);
+  nuts.mutable_adaptation()->set_enabled(true);
+  nuts.mutable_adaptation()->set_adapt_metric(true);
+}
+
 void fill_local_kernel_defaults(v1::HmcConfig* hmc, v1::NutsConfig* nuts) {
   if (hmc) fill_hmc_defaults(*hmc, Placement::kLocal);
   if (nuts) fill_nuts_defaults(*nuts, Placement::kLocal);

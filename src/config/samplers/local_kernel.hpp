@@ -25,8 +25,15 @@ using LocalKernelMaker = std::function<kernels::KernelPtr(targets::TargetPtr spa
 // The same for a composite sampler message `c` with optional `hmc` and `nuts` fields. The kernel
 // maker (make_local_kernel, factories.hpp) owns copies of the kernel configs, so it may outlive `c`
 // (parallel tempering keeps it to rebuild its level kernels when warmup resizes the ladder).
+// The local kernel when a composite sampler gives none: NUTS from step size 0.1, adapting its step
+// size and diagonal metric in warmup (what `parallel_tempering {}` and the other composite
+// samplers run with their defaults).
+inline constexpr double kDefaultLocalStepSize = 0.1;
+void fill_default_local_kernel(v1::NutsConfig& nuts);
+
 template <class C>
 void fill_local_kernel_defaults_of(C& c) {
+  if (!c.has_hmc() && !c.has_nuts()) fill_default_local_kernel(*c.mutable_nuts());
   fill_local_kernel_defaults(c.has_hmc() ? c.mutable_hmc() : nullptr,
                              c.has_nuts() ? c.mutable_nuts() : nullptr);
 }

@@ -22,7 +22,8 @@ SamplerKind mala_sampler_kind() {
             check_adaptation(c.sampler().mala().adaptation(), "sampler.mala.adaptation", p);
           },
       .make =
-          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
+          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
+             const SamplerContext&) {
             kernels::MalaOptions o;
             o.step_size = s.mala().step_size();
             o.adaptation =

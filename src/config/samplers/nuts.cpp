@@ -58,7 +58,8 @@ SamplerKind nuts_sampler_kind() {
             check_nuts(c.sampler().nuts(), "sampler.nuts", dim, c.warmup(), p);
           },
       .make =
-          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
+          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
+             const SamplerContext&) {
             return SamplerSetup{target, make_nuts_kernel(s.nuts(), target, "sampler.nuts")};
           },
       .warnings =

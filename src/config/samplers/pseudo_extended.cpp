@@ -8,6 +8,7 @@
 #include "config/sampler_kinds.hpp"
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
+#include "targets/shifted.hpp"
 
 namespace pemc::config {
 
@@ -39,6 +40,26 @@ std::vector<std::string> fill_dimension_defaults(v1::RunConfig& config, std::int
   return filled;
 }
 
+// The instrumental normalised by the best density the mode search found (normalise_log_density,
+// pseudo_extended.proto); with a fixed beta the normalisation changes nothing and needs no search.
+bool normalises(const v1::PseudoExtendedConfig& pe) {
+  return !pe.has_fixed_beta() && (!pe.has_normalise_log_density() || pe.normalise_log_density());
+}
+
+SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target,
+                  parallel::GroupCommPtr group, const SamplerContext& context) {
+  const auto& pe = s.pseudo_extended();
+  if (normalises(pe)) {
+    const auto best = modes_of(context, kPath).best_log_density();
+    if (!best)
+      throw NumericalError(kPath + ": the mode search found no mode to normalise the target by "
+                           "(set normalise_log_density: false to sample without it)");
+    target = std::make_shared<targets::ShiftedTarget>(std::move(target), *best);
+  }
+  auto made = extended::make_pseudo_extended(pe, target, local_kernel_maker_of(pe, kPath), group);
+  return SamplerSetup{std::move(made.space), std::move(made.kernel)};
+}
+
 }  // namespace
 
 SamplerKind pseudo_extended_sampler_kind() {
@@ -47,7 +68,10 @@ SamplerKind pseudo_extended_sampler_kind() {
       .name = "pseudo_extended",
       .apply_defaults =
           [](v1::RunConfig& c) {
-            fill_local_kernel_defaults_of(*c.mutable_sampler()->mutable_pseudo_extended());
+            auto& pe = *c.mutable_sampler()->mutable_pseudo_extended();
+            fill_local_kernel_defaults_of(pe);
+            if (!pe.has_fixed_beta() && !pe.has_normalise_log_density())
+              pe.set_normalise_log_density(true);
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
@@ -55,13 +79,7 @@ SamplerKind pseudo_extended_sampler_kind() {
           },
       // The chain's pseudo-samples are evaluated in blocks over `group`; the inner HMC/NUTS kernel
       // runs on the extended space.
-      .make =
-          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr group) {
-            const auto& pe = s.pseudo_extended();
-            auto made =
-                extended::make_pseudo_extended(pe, target, local_kernel_maker_of(pe, kPath), group);
-            return SamplerSetup{std::move(made.space), std::move(made.kernel)};
-          },
+      .make = make,
       .warnings =
           [](const v1::RunConfig& c, std::optional<std::int64_t> dim) {
             std::vector<Problem> out;
@@ -71,6 +89,7 @@ SamplerKind pseudo_extended_sampler_kind() {
             return out;
           },
       .apply_dimension_defaults = fill_dimension_defaults,
+      .uses_modes = [](const v1::RunConfig& c) { return normalises(c.sampler().pseudo_extended()); },
   };
 }
 

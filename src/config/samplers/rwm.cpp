@@ -22,7 +22,8 @@ SamplerKind rwm_sampler_kind() {
             check_adaptation(c.sampler().rwm().adaptation(), "sampler.rwm.adaptation", p);
           },
       .make =
-          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr) {
+          [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
+             const SamplerContext&) {
             kernels::RwmOptions o;
             o.proposal_scale = s.rwm().proposal_scale();
             o.adaptation = make_adaptation(s.rwm().adaptation(), kernels::kRwmDefaultTargetAccept);

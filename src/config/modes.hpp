@@ -1,0 +1,40 @@
+#pragma once
+// The run's mode search (config.proto ModesConfig, src/modes/mode_search.hpp): whether it runs,
+// its defaults, its rules and the settings it runs with. Sampler kinds say whether they use the
+// modes (SamplerKind::uses_modes: a mixture reference or base, pseudo-extended's normalisation).
+#include <cstdint>
+
+#include "config/problems.hpp"
+#include "modes/mode_search.hpp"
+#include "pemc/v1/config.pb.h"
+
+namespace pemc::config {
+
+struct ModesDefaults {
+  static constexpr double kInitScale = 2.0;
+  static constexpr int kBatchStarts = 32;
+  static constexpr int kMaxStarts = 256;
+  static constexpr double kUnseenProbability = 0.05;
+  static constexpr int kMaxIterations = 1000;
+  static constexpr double kGradientTolerance = 1e-6;
+  static constexpr double kMergeDistance = 1.0;
+  static constexpr int kMaxBatchStarts = 100000;
+};
+
+// Whether the run's sampler (with its defaults filled) builds something from the modes.
+bool sampler_uses_modes(const pemc::v1::RunConfig& run);
+
+// modes.enabled, defaulting to sampler_uses_modes.
+bool mode_search_enabled(const pemc::v1::RunConfig& run);
+
+// Fills the documented defaults into run.modes (enabled included). Idempotent; call after the
+// sampler's own defaults.
+void fill_modes_defaults(pemc::v1::RunConfig& run);
+
+// Field ranges, and a sampler that needs the modes with `enabled: false`.
+void check_modes(const pemc::v1::RunConfig& run, Problems& p);
+
+// The search's settings: the run's modes fields, its first seed, the target's box.
+modes::ModeSearchSettings mode_search_settings(const pemc::v1::RunConfig& run);
+
+}  // namespace pemc::config
