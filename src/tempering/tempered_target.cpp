@@ -18,8 +18,8 @@ void PathPoint::to_chain_state(double beta, kernels::ChainState& state) const {
 TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference, double beta)
     : target_(std::move(target)), reference_(std::move(reference)), beta_(beta) {
   if (!target_) throw ConfigError("TemperedTarget: no target");
-  if (reference_ && reference_->psi.dim() != target_->dim())
-    throw ConfigError("reference: dimension " + std::to_string(reference_->psi.dim()) +
+  if (reference_ && reference_->density->dim() != target_->dim())
+    throw ConfigError("reference: dimension " + std::to_string(reference_->density->dim()) +
                       " differs from the target's " + std::to_string(target_->dim()));
   cache_x_.resize(target_->dim());
   cache_grad_phi_.resize(target_->dim());
@@ -28,7 +28,7 @@ TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference
 
 double TemperedTarget::potential(ConstVectorRef x) const {
   const double phi = target_->potential(x);
-  const double psi = reference_ ? reference_->psi.potential(x) : 0.0;
+  const double psi = reference_ ? reference_->density->potential(x) : 0.0;
   return beta_ * phi + (1.0 - beta_) * psi;
 }
 
@@ -39,7 +39,7 @@ double TemperedTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) 
   cache_phi_ = phi;
   cache_valid_ = true;
   if (reference_) {
-    const double psi = reference_->psi.potential_and_gradient(x, scratch_);
+    const double psi = reference_->density->potential_and_gradient(x, scratch_);
     grad = beta_ * cache_grad_phi_ + (1.0 - beta_) * scratch_;
     return beta_ * phi + (1.0 - beta_) * psi;
   }
@@ -56,7 +56,7 @@ void evaluate_path_point(const targets::Target& target, const Reference* referen
   p.phi = target.potential_and_gradient(x, p.grad_phi);
   if (std::isnan(p.phi)) p.phi = kInf;
   if (reference) {
-    p.psi = reference->psi.potential_and_gradient(x, p.grad_psi);
+    p.psi = reference->density->potential_and_gradient(x, p.grad_psi);
   } else {
     p.psi = 0.0;
     p.grad_psi.setZero();
@@ -76,7 +76,7 @@ int TemperedTarget::path_point(ConstVectorRef x, PathPoint& p) const {
   p.grad_phi = cache_grad_phi_;
   p.grad_psi.resize(d);
   if (reference_) {
-    p.psi = reference_->psi.potential_and_gradient(x, p.grad_psi);
+    p.psi = reference_->density->potential_and_gradient(x, p.grad_psi);
   } else {
     p.psi = 0.0;
     p.grad_psi.setZero();

@@ -8,7 +8,7 @@ tempering::Reference fit_tempering_reference(const v1::BaseDensityConfig& config
                                              const targets::Target& target,
                                              const std::string& field) {
   auto base = extended::make_base_density(config, target, field);
-  return tempering::Reference{std::move(base.psi), base.log_zeta};
+  return tempering::Reference{std::move(base.density), base.log_zeta};
 }
 
 }  // namespace pemc::config
