@@ -94,6 +94,15 @@ Gaussian Gaussian::with_evaluation(Evaluation evaluation) const {
   return Gaussian(mean_, chol_, evaluation);
 }
 
+std::shared_ptr<const Density> Gaussian::copy_with_evaluation(Evaluation evaluation) const {
+  return std::make_shared<const Gaussian>(with_evaluation(evaluation));
+}
+
+std::string Gaussian::describe() const {
+  return "Gaussian (d = " + std::to_string(dim()) +
+         (diagonal_ ? ", diagonal covariance)" : ", dense covariance)");
+}
+
 Matrix Gaussian::covariance() const {
   if (diagonal_) return sd_.array().square().matrix().asDiagonal();
   return chol_ * chol_.transpose();
@@ -133,14 +142,10 @@ double Gaussian::potential_and_gradient(ConstVectorRef x, VectorRef grad) const 
 
 double Gaussian::potential_and_mixed_gradient(std::span<const double> x,
                                               const MixedGradient& m) const {
-  const auto d = static_cast<std::size_t>(dim());
-  if (x.size() != d || m.grad_phi.size() != d || m.out.size() != d ||
-      !(m.grad_psi.empty() || m.grad_psi.size() == d))
-    throw NumericalError("Gaussian: potential_and_mixed_gradient needs x, grad_phi and out "
-                         "(and grad_psi, if given) of dimension " + std::to_string(d));
+  check_mixed_gradient_spans(x, m);
   if (evaluation_ == Evaluation::kFast) return fast_potential_and_mixed_gradient(x, m);
   // kShared: not on any hot path; the mixing as the plain Eigen expression.
-  const auto n = static_cast<Eigen::Index>(d);
+  const auto n = static_cast<Eigen::Index>(x.size());
   Vector grad_psi(n);
   const double value = shared_potential_and_gradient(Eigen::Map<const Vector>(x.data(), n), grad_psi);
   if (!m.grad_psi.empty()) Eigen::Map<Vector>(m.grad_psi.data(), n) = grad_psi;

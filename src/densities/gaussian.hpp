@@ -1,35 +1,35 @@
 #pragma once
-// A normalised Gaussian density exp(-psi(x)) = N(x; mu, Sigma), held by the lower Cholesky factor L
-// of Sigma = L L': the reference of a tempering path and the base density of continuous tempering
-// (Graham & Storkey 2017, eqs. (4), (14) and Section 6):
+// A normalised Gaussian density exp(-psi(x)) = N(x; mu, Sigma) (density.hpp), held by the lower
+// Cholesky factor L of Sigma = L L': the reference of a tempering path and the base density of
+// continuous tempering (Graham & Storkey 2017, eqs. (4), (14) and Section 6):
 //
 //   psi(x)      = 0.5 |r|^2 + sum_i log L_ii + (d/2) log 2pi,   r = L^{-1} (x - mu)
 //   grad psi(x) = L^{-T} r = Sigma^{-1} (x - mu)
 //
-// Normalisation matters: with beta_0 = 0 the tempering estimators (stepping stone, ST's
-// Rao-Blackwellised ratio, AIS weights) estimate Z itself rather than Z / Z(beta_0), and CT's
-// log zeta approximates log Z against this psi. No inverse of Sigma is ever formed.
+// No inverse of Sigma is ever formed.
 //
-// Two evaluations compute the same psi and gradient but round differently (order of sums, division
-// by L_ii or multiplication by 1 / L_ii, substitution or products); each sampler family keeps one so
-// that its runs reproduce bit for bit:
+// The two evaluations (density.hpp: who may share an object) compute the same psi and gradient but
+// round differently (order of sums, division by L_ii or multiplication by 1 / L_ii, substitution or
+// products); each sampler family keeps one so that its runs reproduce bit for bit:
 //  - kShared: Eigen's triangular solves, or for a diagonal factor division by the standard
-//    deviations (the same numbers as the solves, in O(d)); scratch is thread-local, so one object may be shared by threads (the tempering
-//    samplers' references; the in-process test groups share them).
+//    deviations (the same numbers as the solves, in O(d)); scratch is thread-local, so one object
+//    may be shared by threads (the tempering samplers' references; the in-process test groups
+//    share them).
 //  - kFast: the blocked solves or AVX2 inverse-factor products of gaussian_fast.cpp; scratch is
 //    per object, so an object serves one thread at a time (the extended samplers' bases, on the hot
 //    path of every leapfrog step).
+#include <memory>
 #include <span>
+#include <string>
 
 #include "core/types.hpp"
+#include "densities/density.hpp"
 #include "rng/stream.hpp"
 
 namespace pemc::densities {
 
-class Gaussian {
+class Gaussian final : public Density {
  public:
-  enum class Evaluation { kShared, kFast };
-
   // Sigma must be symmetric positive definite (NumericalError otherwise: not square, wrong size,
   // asymmetric beyond 1e-9 relative, not finite, or the Cholesky factorisation fails).
   static Gaussian from_covariance(Vector mean, const Matrix& covariance,
@@ -43,31 +43,26 @@ class Gaussian {
   // The same density evaluated the other way.
   Gaussian with_evaluation(Evaluation evaluation) const;
 
-  int dim() const { return static_cast<int>(mean_.size()); }
+  int dim() const override { return static_cast<int>(mean_.size()); }
   // psi(x) = -log N(x; mu, Sigma), every constant included (so exp(-psi) integrates to 1).
-  double potential(ConstVectorRef x) const;
+  double potential(ConstVectorRef x) const override;
   // Same value; writes grad psi(x) = Sigma^{-1} (x - mu) into grad.
-  double potential_and_gradient(ConstVectorRef x, VectorRef grad) const;
-  // The tempered gradient's mixing out = w_phi grad_phi + w_psi grad psi(x) (continuous tempering's
-  // beta grad phi + (1 - beta) grad psi), without a separate pass for it: the AVX2 path mixes in
-  // the last pass over the factor. Each entry is rounded exactly as that expression in Eigen (two
-  // products, one sum), so the result is bit-identical to potential_and_gradient followed by it.
-  struct MixedGradient {
-    double w_phi = 0.0, w_psi = 1.0;
-    std::span<const double> grad_phi;  // d entries
-    std::span<double> out;             // d entries; may be grad_phi's storage (read before written)
-    std::span<double> grad_psi;        // empty, or d entries that receive grad psi(x) too
-  };
-  // psi(x), the same value as potential(x), for x of d entries. Throws NumericalError for spans of
-  // the wrong size.
-  double potential_and_mixed_gradient(std::span<const double> x, const MixedGradient& m) const;
-  // x = mu + L z, z ~ N(0, I) from `stream`.
-  void sample(rng::Stream& stream, VectorRef out) const;
+  double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
+  // Density::potential_and_mixed_gradient's bits, without a separate pass for the mixing: the AVX2
+  // path mixes in the last pass over the factor.
+  double potential_and_mixed_gradient(std::span<const double> x,
+                                      const MixedGradient& m) const override;
+  // x = mu + L z, z ~ N(0, I): d normals from `stream`.
+  void sample(rng::Stream& stream, VectorRef out) const override;
 
-  Evaluation evaluation() const { return evaluation_; }
-  const Vector& mean() const { return mean_; }
+  const Vector& mean() const override { return mean_; }
+  Matrix covariance() const override;
+  // "Gaussian (d = 3, diagonal covariance)" or "... dense covariance)".
+  std::string describe() const override;
+  Evaluation evaluation() const override { return evaluation_; }
+  std::shared_ptr<const Density> copy_with_evaluation(Evaluation evaluation) const override;
+
   const Matrix& cholesky() const { return chol_; }
-  Matrix covariance() const;
   // log of the normaliser: (d/2) log 2pi + sum_i log L_ii.
   double log_normaliser() const { return log_norm_; }
 

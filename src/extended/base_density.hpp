@@ -1,14 +1,15 @@
 #pragma once
-// Continuous tempering's base density (Graham & Storkey 2017, eq. (14)): a normalised Gaussian psi
-// (densities/gaussian.hpp) and the approximation log zeta to log Z that goes with it.
+// Continuous tempering's base density (Graham & Storkey 2017, eq. (14)): a normalised density psi
+// (densities/density.hpp: a Gaussian, or a mixture of Gaussians over the target's modes) and the
+// approximation log zeta to log Z that goes with it.
 #include <string>
 
-#include "densities/gaussian.hpp"
+#include "densities/density.hpp"
 
 namespace pemc::extended {
 
 struct BaseDensity {
-  densities::Gaussian psi;
+  densities::DensityPtr density;  // never null; CT evaluates it from its chain's thread only
   double log_zeta = 0.0;
   std::string description;  // how it was obtained, for logs ("user", "laplace (3 modes)", ...)
 };

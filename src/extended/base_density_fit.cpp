@@ -4,15 +4,27 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "densities/gaussian.hpp"
 #include "extended/mixture_base.hpp"
 #include "pemc/v1/tempering.pb.h"
 #include "rng/stream.hpp"
 #include "targets/boltzmann.hpp"
 
 namespace pemc::extended {
+
+namespace {
+
+// A Gaussian as BaseDensity holds its density.
+densities::DensityPtr shared_gaussian(densities::Gaussian g) {
+  return std::make_shared<const densities::Gaussian>(std::move(g));
+}
+
+}  // namespace
 
 // ---- multi-start Laplace fits -----------------------------------------------------------------
 
@@ -243,7 +255,8 @@ BaseDensity refit_base(const estimators::TemperingRbAccumulator& acc, double log
     throw NumericalError("bootstrap refit: covariance scale must be finite and > 0, got " +
                          std::to_string(covariance_scale));
   try {
-    return BaseDensity{densities::Gaussian::from_covariance(acc.mean(), covariance_scale * acc.covariance()),
+    return BaseDensity{shared_gaussian(densities::Gaussian::from_covariance(
+                           acc.mean(), covariance_scale * acc.covariance())),
                        log_z,
                        "bootstrap refit from " + std::to_string(acc.count()) + " draws"};
   } catch (const NumericalError& e) {
@@ -292,14 +305,14 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
   if (n_cov > 1)
     throw ConfigError(field + ": give at most one of covariance, variance, covariance_file, cov_chol_file");
   const auto dd = static_cast<Eigen::Index>(d) * d;
+  std::optional<densities::Gaussian> psi;
   try {
-    BaseDensity out{densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d)), g.log_zeta(), "user"};
     if (g.covariance_size() > 0) {
       if (g.covariance_size() != dd)
         throw ConfigError(field + ".covariance: expected " + std::to_string(dd) +
                           " numbers (dim x dim), got " + std::to_string(g.covariance_size()));
       const Matrix cov = Eigen::Map<const Matrix>(g.covariance().data(), d, d).transpose();
-      out.psi = densities::Gaussian::from_covariance(mean, cov);
+      psi = densities::Gaussian::from_covariance(mean, cov);
     } else if (g.variance_size() > 0) {
       if (g.variance_size() != d)
         throw ConfigError(field + ".variance: expected " + std::to_string(d) + " numbers, got " +
@@ -307,10 +320,10 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
       const Vector var = to_vector(g.variance());
       if (!(var.array() > 0.0).all() || !var.allFinite())
         throw ConfigError(field + ".variance: every entry must be finite and > 0");
-      out.psi = densities::Gaussian::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
+      psi = densities::Gaussian::from_cholesky(mean, var.cwiseSqrt().asDiagonal().toDenseMatrix());
     } else if (!g.covariance_file().empty()) {
       const Vector v = read_number_vector(g.covariance_file(), dd, field + ".covariance_file");
-      out.psi = densities::Gaussian::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
+      psi = densities::Gaussian::from_covariance(mean, Eigen::Map<const Matrix>(v.data(), d, d).transpose());
     } else if (!g.cov_chol_file().empty()) {
       const Vector v = read_number_vector(g.cov_chol_file(), dd, field + ".cov_chol_file");
       const Matrix l = Eigen::Map<const Matrix>(v.data(), d, d).transpose();
@@ -321,11 +334,11 @@ BaseDensity user_gaussian(const v1::GaussianBaseConfig& g, int d, const std::str
             throw DataError(field + ".cov_chol_file " + g.cov_chol_file() + ": row " +
                             std::to_string(i + 1) + ", column " + std::to_string(j + 1) +
                             " is above the diagonal and not zero (expected a lower-triangular factor)");
-      out.psi = densities::Gaussian::from_cholesky(mean, l);
+      psi = densities::Gaussian::from_cholesky(mean, l);
     } else {
-      out.psi = densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d));
+      psi = densities::Gaussian::from_cholesky(mean, Matrix::Identity(d, d));
     }
-    return out;
+    return BaseDensity{shared_gaussian(std::move(*psi)), g.log_zeta(), "user"};
   } catch (const NumericalError& e) {
     throw ConfigError(field + ": " + e.what());
   }
@@ -376,7 +389,7 @@ BaseDensity from_fit(const LocalGaussianFit& fit, bool has_override, double log_
   if (has_override && !std::isfinite(log_zeta_override))
     throw ConfigError(field + ".log_zeta: must be finite");
   try {
-    return BaseDensity{densities::Gaussian::from_covariance(fit.mean, fit.covariance),
+    return BaseDensity{shared_gaussian(densities::Gaussian::from_covariance(fit.mean, fit.covariance)),
                        has_override ? log_zeta_override : fit.log_evidence, std::move(description)};
   } catch (const NumericalError& e) {
     throw NumericalError(field + ": the fitted covariance is unusable: " + e.what());

@@ -505,7 +505,11 @@ void GibbsTemperingKernel::adapt(std::int64_t warmup_iteration, const kernels::C
 ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity base,
                                           const ContinuousTemperingOptions& options,
                                           const InnerKernelFactory& inner) {
-  TemperingParts parts{std::move(target), std::make_shared<const densities::Gaussian>(std::move(base.psi)),
+  if (!base.density) throw ConfigError("continuous tempering: no base density");
+  // The sampler's own copy: a kFast density's scratch serves one thread, and a caller may hand one
+  // BaseDensity to several chains.
+  TemperingParts parts{std::move(target),
+                       base.density->copy_with_evaluation(base.density->evaluation()),
                        base.log_zeta};
   if (options.variant == TemperingVariant::kJoint) {
     auto space = std::make_shared<const JointTemperingTarget>(parts, options.control_scale,

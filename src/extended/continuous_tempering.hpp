@@ -3,7 +3,7 @@
 //
 // The joint density on (x, beta), beta in [0, 1] (eq. (16), (26)):
 //     p(x, beta) ∝ exp(-beta [phi(x) + log zeta] - (1 - beta) psi(x)),
-// with phi the target's potential, psi the negative log of a normalised Gaussian base density and
+// with phi the target's potential, psi the negative log of a normalised base density and
 // log zeta an approximation to log Z = log ∫ exp(-phi). Two samplers leave it invariant:
 //
 // JOINT (JointTemperingTarget): HMC/NUTS on (x, u) with beta = beta(u) = sigmoid(u / c) and the
@@ -31,11 +31,11 @@
 // so per chain  log Z = extra[4] + LSE_draws(extra[1]) - LSE_draws(extra[0])  (eq. (20)).
 //
 // Gradient evaluations: each evaluation of the extended (or tempered) potential's gradient costs one
-// target gradient plus one base gradient (O(d^2)); kernels count it as one. The Gibbs kernel needs
-// phi, psi and both gradients separately at the point its inner move ends on; it takes them from a
-// per-transition record of the evaluations (no extra target evaluation), and counts one more
-// gradient evaluation only when that record overflowed (more than kMaxRecordedEvaluations
-// evaluations in one transition).
+// target gradient plus one base gradient (O(d^2), K times that for a K-component mixture); kernels
+// count it as one. The Gibbs kernel needs phi, psi and both gradients separately at the point its
+// inner move ends on; it takes them from a per-transition record of the evaluations (no extra
+// target evaluation), and counts one more gradient evaluation only when that record overflowed
+// (more than kMaxRecordedEvaluations evaluations in one transition).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -71,7 +71,7 @@ inline constexpr int kExtraSize = 5;
 // What both variants share: the target phi, the base psi and log zeta.
 struct TemperingParts {
   targets::TargetPtr target;
-  std::shared_ptr<const densities::Gaussian> base;
+  densities::DensityPtr base;
   double log_zeta = 0.0;
 };
 

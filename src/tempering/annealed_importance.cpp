@@ -56,9 +56,9 @@ AnnealedImportanceKernel::AnnealedImportanceKernel(targets::TargetPtr target,
       max_w_(-kInf) {
   if (!reference_)
     throw ConfigError("annealed_importance: a reference is required (AIS starts from its draws)");
-  if (reference_->psi.dim() != target_->dim())
+  if (reference_->density->dim() != target_->dim())
     throw ConfigError("annealed_importance.reference: dimension " +
-                      std::to_string(reference_->psi.dim()) + " differs from the target's " +
+                      std::to_string(reference_->density->dim()) + " differs from the target's " +
                       std::to_string(target_->dim()));
   try {
     check_ladder(options_.betas, "annealed_importance ladder");
@@ -97,7 +97,7 @@ kernels::TransitionStats AnnealedImportanceKernel::transition(kernels::ChainStat
   // restricts the reference to the target's support, as every tempered density is.
   Vector x0(d);
   for (int attempt = 0;; ++attempt) {
-    reference_->psi.sample(stream, x0);
+    reference_->density->sample(stream, x0);
     evaluate_path_point(*target_, reference_.get(), x0, point_);
     ++stats.n_gradient_evals;
     if (std::isfinite(point_.phi)) break;

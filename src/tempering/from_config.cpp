@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/number_file.hpp"
+#include "densities/gaussian.hpp"
 #include "tempering/annealed_importance.hpp"
 #include "tempering/schedule.hpp"
 #include "tempering/simulated_tempering.hpp"
@@ -31,10 +32,11 @@ Vector broadcast(const Vector& v, int n, const std::string& field) {
 }
 
 // References are evaluated with Evaluation::kShared: see reference.hpp.
-constexpr auto kShared = densities::Gaussian::Evaluation::kShared;
+constexpr auto kShared = densities::Density::Evaluation::kShared;
 
 ReferencePtr shared_reference(densities::Gaussian psi) {
-  return std::make_shared<const Reference>(Reference{std::move(psi)});
+  return std::make_shared<const Reference>(
+      Reference{std::make_shared<const densities::Gaussian>(std::move(psi))});
 }
 
 }  // namespace
@@ -47,11 +49,13 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets
     throw ConfigError(field + ": give either fitted or mean/variance/covariance/files, not both");
   if (!fit) throw ConfigError(field + ".fitted: fitted references are not available here");
   const Reference base = fit(c.fitted(), target, field + ".fitted");
-  if (base.psi.dim() != target.dim())
-    throw ConfigError(field + ".fitted: the base has dimension " + std::to_string(base.psi.dim()) +
-                      ", the target " + std::to_string(target.dim()));
+  if (!base.density) throw ConfigError(field + ".fitted: the fit gave no density");
+  if (base.density->dim() != target.dim())
+    throw ConfigError(field + ".fitted: the base has dimension " +
+                      std::to_string(base.density->dim()) + ", the target " +
+                      std::to_string(target.dim()));
   return std::make_shared<const Reference>(
-      Reference{base.psi.with_evaluation(kShared), base.log_zeta});
+      Reference{base.density->copy_with_evaluation(kShared), base.log_zeta});
 }
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,

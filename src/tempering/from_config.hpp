@@ -17,8 +17,8 @@
 namespace pemc::tempering {
 
 // Fits a `fitted` reference (TemperingReferenceConfig.fitted) for `target`; `field` names the
-// config path in errors. The psi it returns may use either Evaluation: make_reference switches it
-// to kShared. Throws ConfigError / IoError / DataError.
+// config path in errors. The density it returns may use either Evaluation: make_reference
+// switches it to kShared. Throws ConfigError / IoError / DataError.
 using ReferenceFitter = std::function<Reference(
     const pemc::v1::BaseDensityConfig& config, const targets::Target& target,
     const std::string& field)>;

@@ -47,9 +47,9 @@ ParallelTemperingKernel::ParallelTemperingKernel(targets::TargetPtr target, Refe
   }
   if (!reference_ && !(options_.betas.front() > 0.0))
     throw ConfigError("parallel_tempering: without a reference the lowest beta must be > 0");
-  if (reference_ && reference_->psi.dim() != dim_)
+  if (reference_ && reference_->density->dim() != dim_)
     throw ConfigError("parallel_tempering.reference: dimension " +
-                      std::to_string(reference_->psi.dim()) + " differs from the target's " +
+                      std::to_string(reference_->density->dim()) + " differs from the target's " +
                       std::to_string(dim_));
   if (options_.n_local_steps < 1) throw ConfigError("parallel_tempering.n_local_steps must be >= 1");
   if (options_.choose_replicas) {
@@ -235,7 +235,7 @@ void ParallelTemperingKernel::start_replicas(const kernels::ChainState& state) {
     p.grad_phi = state.grad;
     p.grad_psi.resize(dim_);
     if (reference_) {
-      p.psi = reference_->psi.potential_and_gradient(p.x, p.grad_psi);
+      p.psi = reference_->density->potential_and_gradient(p.x, p.grad_psi);
     } else {
       p.psi = 0.0;
       p.grad_psi.setZero();
@@ -265,7 +265,7 @@ void ParallelTemperingKernel::draw_from_reference(int r, std::uint64_t sub_seed,
   PathPoint& p = replicas_[r];
   rng::Stream rs(sub_seed, rng::Domain::kTransition, static_cast<std::uint64_t>(r), 0);
   work_.x.resize(dim_);
-  reference_->psi.sample(rs, work_.x);
+  reference_->density->sample(rs, work_.x);
   evaluate_path_point(*target_, reference_.get(), work_.x, p);
   ReplicaRoundReport report;
   report.v = p.v();

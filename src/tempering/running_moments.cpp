@@ -24,8 +24,8 @@ bool weighted_moments(bool tracked, const estimators::WeightedCovariance& acc, V
 bool reference_moments(const Reference* reference, Vector& mean, Matrix& covariance,
                        double& log_zeta) {
   if (!reference) return false;
-  mean = reference->psi.mean();
-  covariance = reference->psi.covariance();
+  mean = reference->density->mean();
+  covariance = reference->density->covariance();
   log_zeta = reference->log_zeta;
   return true;
 }

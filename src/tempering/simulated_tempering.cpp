@@ -25,9 +25,9 @@ SimulatedTemperingSpace::SimulatedTemperingSpace(targets::TargetPtr target, Refe
   }
   if (!reference_ && !(betas_.front() > 0.0))
     throw ConfigError("simulated_tempering: without a reference the lowest beta must be > 0");
-  if (reference_ && reference_->psi.dim() != target_->dim())
+  if (reference_ && reference_->density->dim() != target_->dim())
     throw ConfigError("simulated_tempering.reference: dimension " +
-                      std::to_string(reference_->psi.dim()) + " differs from the target's " +
+                      std::to_string(reference_->density->dim()) + " differs from the target's " +
                       std::to_string(target_->dim()));
   if (log_weights.empty()) log_weights.assign(betas_.size(), 0.0);
   set_log_weights(std::move(log_weights));
@@ -65,7 +65,7 @@ double SimulatedTemperingSpace::potential(ConstVectorRef xk) const {
   if (k < 0) return kInf;
   const auto x = xk.head(target_->dim());
   const double phi = target_->potential(x);
-  const double psi = reference_ ? reference_->psi.potential(x) : 0.0;
+  const double psi = reference_ ? reference_->density->potential(x) : 0.0;
   return betas_[k] * phi + (1.0 - betas_[k]) * psi - log_weights_[k];
 }
 
@@ -89,7 +89,7 @@ bool SimulatedTemperingSpace::weighted_view(ConstVectorRef xk, targets::Weighted
   out.samples = x;
   out.log_weights.resize(1);
   const double phi = target_->potential(x);
-  const double psi = reference_ ? reference_->psi.potential(x) : 0.0;
+  const double psi = reference_ ? reference_->density->potential(x) : 0.0;
   log_conditional(phi - psi, scratch_);
   out.log_weights[0] = scratch_.back();
   out.extra = {static_cast<double>(k), k >= 0 ? betas_[k] : std::numeric_limits<double>::quiet_NaN()};
@@ -196,7 +196,7 @@ void SimulatedTemperingKernel::move_x(int k, rng::Stream& stream, kernels::Trans
   const auto& betas = space_->betas();
   if (k == 0 && betas[0] == 0.0 && space_->reference() && options_.exact_reference_draws) {
     Vector fresh(d_);
-    space_->reference()->psi.sample(stream, fresh);
+    space_->reference()->density->sample(stream, fresh);
     evaluate_path_point(*space_->target(), space_->reference().get(), fresh, point_);
     stats.accept_stat = 1.0;
     stats.accepted = true;

@@ -28,8 +28,8 @@ TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference
       beta_(beta),
       with_reference_(with_reference) {
   if (!target_) throw ConfigError("TemperedTarget: no target");
-  if (reference_ && reference_->psi.dim() != target_->dim())
-    throw ConfigError("reference: dimension " + std::to_string(reference_->psi.dim()) +
+  if (reference_ && reference_->density->dim() != target_->dim())
+    throw ConfigError("reference: dimension " + std::to_string(reference_->density->dim()) +
                       " differs from the target's " + std::to_string(target_->dim()));
   cache_x_.resize(target_->dim());
   cache_grad_phi_.resize(target_->dim());
@@ -38,7 +38,7 @@ TemperedTarget::TemperedTarget(targets::TargetPtr target, ReferencePtr reference
 
 double TemperedTarget::potential(ConstVectorRef x) const {
   const double phi = target_->potential(x);
-  const double psi = reference_ && with_reference_ ? reference_->psi.potential(x) : 0.0;
+  const double psi = reference_ && with_reference_ ? reference_->density->potential(x) : 0.0;
   return beta_ * phi + (1.0 - beta_) * psi;
 }
 
@@ -49,7 +49,7 @@ double TemperedTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) 
   cache_phi_ = phi;
   cache_valid_ = true;
   if (reference_ && with_reference_) {
-    const double psi = reference_->psi.potential_and_gradient(x, scratch_);
+    const double psi = reference_->density->potential_and_gradient(x, scratch_);
     grad = beta_ * cache_grad_phi_ + (1.0 - beta_) * scratch_;
     return beta_ * phi + (1.0 - beta_) * psi;
   }
@@ -66,7 +66,7 @@ void evaluate_path_point(const targets::Target& target, const Reference* referen
   p.phi = target.potential_and_gradient(x, p.grad_phi);
   if (std::isnan(p.phi)) p.phi = kInf;
   if (reference) {
-    p.psi = reference->psi.potential_and_gradient(x, p.grad_psi);
+    p.psi = reference->density->potential_and_gradient(x, p.grad_psi);
   } else {
     p.psi = 0.0;
     p.grad_psi.setZero();
@@ -86,7 +86,7 @@ int TemperedTarget::path_point(ConstVectorRef x, PathPoint& p) const {
   p.grad_phi = cache_grad_phi_;
   p.grad_psi.resize(d);
   if (reference_) {
-    p.psi = reference_->psi.potential_and_gradient(x, p.grad_psi);
+    p.psi = reference_->density->potential_and_gradient(x, p.grad_psi);
   } else {
     p.psi = 0.0;
     p.grad_psi.setZero();

@@ -464,7 +464,7 @@ void BM_CtGradient(benchmark::State& st, bool dense) {
   if (!dense) {
     auto* g = sampler.mutable_continuous_tempering()->mutable_base()->mutable_gaussian();
     g->clear_cov_chol_file();
-    const Vector var = base.psi.covariance().diagonal();
+    const Vector var = base.density->covariance().diagonal();
     for (double v : var) g->add_variance(v);
   }
   const auto setup = pemc::config::make_sampler(sampler, target);
@@ -473,7 +473,7 @@ void BM_CtGradient(benchmark::State& st, bool dense) {
   for (std::uint64_t i = 0; i < 256; ++i) {
     pemc::rng::Stream s(4, pemc::rng::Domain::kTransition, 0, i);
     Vector z(d + 1);
-    base.psi.sample(s, z.head(d));
+    base.density->sample(s, z.head(d));
     z[d] = s.normal();
     points.push_back(z);
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "config/factories.hpp"
+#include "densities/gaussian.hpp"
 #include "kernels/kernel.hpp"
 #include "parallel/mpi_group_comm.hpp"
 #include "pemc/v1/config.pb.h"
@@ -86,8 +87,8 @@ void kou_run_share(const boost::mpi::communicator& world, int rounds) {
   mean << 5, 5;
   var << 9, 9;
   auto reference = std::make_shared<const pemc::tempering::Reference>(pemc::tempering::Reference{
-      pemc::densities::Gaussian::from_variances(mean, var,
-                                                pemc::densities::Gaussian::Evaluation::kShared)});
+      std::make_shared<const pemc::densities::Gaussian>(pemc::densities::Gaussian::from_variances(
+          mean, var, pemc::densities::Gaussian::Evaluation::kShared))});
   pemc::v1::HmcConfig hmc;
   hmc.set_step_size(0.05);
   hmc.set_n_leapfrog(10);

@@ -227,8 +227,8 @@ Truth truth_for(const pemc::v1::RunConfig& config) {
     const auto target = pemc::config::make_target(config.target());
     const auto base = pemc::extended::make_base_density(config.sampler().continuous_tempering().base(),
                                                         *target, "base");
-    t.base_mean = base.psi.mean();
-    t.base_cov = base.psi.covariance();
+    t.base_mean = base.density->mean();
+    t.base_cov = base.density->covariance();
     t.base_log_zeta = base.log_zeta;
     return t;
   }

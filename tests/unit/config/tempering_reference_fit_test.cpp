@@ -30,12 +30,12 @@ TEST(TemperingReferenceFit, IsTheBaseDensityFit) {
       target, "R", fit_tempering_reference);
   Vector x(2);
   x << 0.3, -2.0;
-  EXPECT_NEAR(given->psi.potential(x), inline_ref->psi.potential(x), 1e-12);
+  EXPECT_NEAR(given->density->potential(x), inline_ref->density->potential(x), 1e-12);
   EXPECT_EQ(given->log_zeta, 7.0);
   const auto laplace = tempering::make_reference(
       reference_config("fitted { laplace { search { n_starts: 3 } } }"), target, "R",
       fit_tempering_reference);
-  EXPECT_NEAR(laplace->psi.potential(x), inline_ref->psi.potential(x), 1e-6);
+  EXPECT_NEAR(laplace->density->potential(x), inline_ref->density->potential(x), 1e-6);
 }
 
 TEST(TemperingReferenceFit, ErrorsNameTheField) {

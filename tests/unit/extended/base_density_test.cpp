@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "densities/gaussian.hpp"
 #include "extended/base_density_fit.hpp"
 #include "pemc/v1/tempering.pb.h"
 #include "support/gradient_check.hpp"
@@ -235,8 +236,8 @@ TEST(Bootstrap, RefitUsesTheRaoBlackwellisedEstimates) {
   acc.add(Vector::Constant(2, 0.5) + Vector::Unit(2, 0), 0.0, 0.0);
   const auto base = refit_base(acc, 1.5);
   EXPECT_NEAR(base.log_zeta, 1.5 + std::log(3.0) - std::log(4.0), 1e-14);
-  EXPECT_LT((base.psi.mean() - acc.mean()).cwiseAbs().maxCoeff(), 1e-15);
-  EXPECT_LT((base.psi.covariance() - acc.covariance()).cwiseAbs().maxCoeff(), 1e-14);
+  EXPECT_LT((base.density->mean() - acc.mean()).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_LT((base.density->covariance() - acc.covariance()).cwiseAbs().maxCoeff(), 1e-14);
   EXPECT_THROW(refit_base(estimators::TemperingRbAccumulator(2), 0.0), NumericalError);
 }
 
@@ -251,8 +252,8 @@ TEST(MakeBaseDensity, UserGaussianFromFields) {
   c.mutable_gaussian()->add_variance(1.06);
   c.mutable_gaussian()->set_log_zeta(0.0);
   const auto base = make_base_density(c, *target, "base");
-  EXPECT_EQ(base.psi.dim(), 1);
-  EXPECT_NEAR(base.psi.covariance()(0, 0), 1.06, 1e-15);
+  EXPECT_EQ(base.density->dim(), 1);
+  EXPECT_NEAR(base.density->covariance()(0, 0), 1.06, 1e-15);
   EXPECT_EQ(base.log_zeta, 0.0);
 }
 
@@ -315,11 +316,12 @@ TEST(MakeBaseDensity, LoadsTheShippedBoltzmannBase) {
   g->set_cov_chol_file(dir + "base_cov_chol.txt");
   g->set_log_zeta(162.3662);
   const auto base = make_base_density(c, stand_in, "b");
-  EXPECT_EQ(base.psi.dim(), 27);
-  EXPECT_NEAR(base.psi.mean()[0], -0.001711918385433863, 1e-18);
-  EXPECT_NEAR(base.psi.cholesky()(0, 0), 1.0000016694525733, 1e-16);
-  EXPECT_NEAR(base.psi.cholesky()(1, 0), -2.876665010827136e-06, 1e-21);
-  EXPECT_EQ(base.psi.cholesky()(0, 1), 0.0);
+  EXPECT_EQ(base.density->dim(), 27);
+  EXPECT_NEAR(base.density->mean()[0], -0.001711918385433863, 1e-18);
+  const auto& gaussian = dynamic_cast<const densities::Gaussian&>(*base.density);
+  EXPECT_NEAR(gaussian.cholesky()(0, 0), 1.0000016694525733, 1e-16);
+  EXPECT_NEAR(gaussian.cholesky()(1, 0), -2.876665010827136e-06, 1e-21);
+  EXPECT_EQ(gaussian.cholesky()(0, 1), 0.0);
   // Wrong count: the mean file read as a 28-dimensional base.
   const targets::Gaussian wrong(Vector::Zero(28), Matrix::Identity(28, 28));
   EXPECT_THROW(make_base_density(c, wrong, "b"), DataError);
@@ -349,8 +351,8 @@ TEST(MakeBaseDensity, LaplaceMomentMatchedOnTheBimodalMixture) {
   c.mutable_laplace()->mutable_search()->set_n_starts(20);
   c.mutable_laplace()->mutable_search()->set_init_radius(3.0);
   const auto base = make_base_density(c, *target, "b");
-  EXPECT_NEAR(base.psi.mean()[0], 0.0, 1e-6);
-  EXPECT_NEAR(base.psi.covariance()(0, 0), 1.06, 1e-6);
+  EXPECT_NEAR(base.density->mean()[0], 0.0, 1e-6);
+  EXPECT_NEAR(base.density->covariance()(0, 0), 1.06, 1e-6);
   EXPECT_NEAR(base.log_zeta, 0.0, 1e-6);
   c.mutable_laplace()->set_log_zeta(-0.5);
   EXPECT_EQ(make_base_density(c, *target, "b").log_zeta, -0.5);

@@ -212,7 +212,7 @@ TEST(CtBootstrapPool, RefitsThePooledEstimates) {
   EXPECT_EQ(r.next_base->log_zeta(), r.log_z);
   // The same as refit_base's.
   const auto refit = refit_base(pooled, 1.25, 1.5);
-  EXPECT_NEAR((refit.psi.covariance() - 1.5 * cov).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((refit.density->covariance() - 1.5 * cov).norm(), 0.0, 1e-12);
   // Standard errors across chains: sd / sqrt(n) of the per-chain estimates.
   std::vector<double> lz = {a.acc.log_z(1.25), b.acc.log_z(1.25), c.acc.log_z(1.25)};
   const double mean_lz = (lz[0] + lz[1] + lz[2]) / 3.0;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <span>
 
+#include "densities/gaussian.hpp"
 #include "extended/continuous_tempering.hpp"
 #include "support/counting_target.hpp"
 #include "targets/gaussian.hpp"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "densities/gaussian.hpp"
 #include "estimators/rb_tempering.hpp"
 #include "extended/continuous_tempering.hpp"
 #include "ct_test_support.hpp"
@@ -84,7 +85,8 @@ TEST(ContinuousTemperingMismatchedBase, BothVariantsRecoverTheExactMoments) {
     const std::string name = variant == TemperingVariant::kJoint ? "joint" : "gibbs";
     ContinuousTemperingOptions o;
     o.variant = variant;
-    const BaseDensity base{densities::Gaussian::from_covariance((Vector(2) << 1.0, 1.0).finished(), base_cov),
+    const BaseDensity base{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_covariance(
+                               (Vector(2) << 1.0, 1.0).finished(), base_cov)),
                            log_zeta, "mismatched"};
     const auto s = make_continuous_tempering(target, base, o, hmc_factory(0.25, 12));
     const auto batches = run_batches(s, 11, 20, 2000);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ct_test_support.hpp"
+#include "densities/gaussian.hpp"
 #include "support/direct_moments.hpp"
 #include "targets/gaussian.hpp"
 
@@ -20,7 +21,9 @@ TEST(ContinuousTemperingMoments, RunningMomentsAreEquation21) {
   for (auto variant : {TemperingVariant::kJoint, TemperingVariant::kGibbs}) {
     ContinuousTemperingOptions o;
     o.variant = variant;
-    BaseDensity base{densities::Gaussian::from_covariance(Vector::Constant(3, 0.2), base_cov), 0.7, "test"};
+    BaseDensity base{std::make_shared<const densities::Gaussian>(
+                         densities::Gaussian::from_covariance(Vector::Constant(3, 0.2), base_cov)),
+                     0.7, "test"};
     const auto s = make_continuous_tempering(target, base, o, pemc::testing::hmc_factory(0.2, 8));
     kernels::ChainState state;
     state.x.resize(s.space->dim());

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "densities/gaussian.hpp"
 #include "extended/continuous_tempering.hpp"
 #include "extended/continuous_tempering_bootstrap.hpp"
 #include "kernels/hmc.hpp"
@@ -27,7 +28,8 @@ std::shared_ptr<targets::GaussianMixture> bimodal() {
 ExtendedSampler make(TemperingVariant variant) {
   ContinuousTemperingOptions o;
   o.variant = variant;
-  BaseDensity base{densities::Gaussian::from_covariance(Vector::Constant(1, 0.0), Matrix::Constant(1, 1, 1.06)),
+  BaseDensity base{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_covariance(
+                       Vector::Constant(1, 0.0), Matrix::Constant(1, 1, 1.06))),
                    0.3, "test"};
   return make_continuous_tempering(bimodal(), std::move(base), o, [](targets::TargetPtr space) {
     kernels::HmcOptions h;

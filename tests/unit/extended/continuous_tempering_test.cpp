@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "densities/gaussian.hpp"
 #include "estimators/log_ratio_batch_means.hpp"
 #include "estimators/rb_tempering.hpp"
 #include "extended/continuous_tempering_math.hpp"
@@ -39,7 +40,8 @@ std::shared_ptr<targets::GaussianMixture> bimodal() {
 }
 
 BaseDensity base_1d(double mean, double var, double log_zeta) {
-  return {densities::Gaussian::from_covariance(Vector::Constant(1, mean), Matrix::Constant(1, 1, var)),
+  return {std::make_shared<const densities::Gaussian>(densities::Gaussian::from_covariance(
+              Vector::Constant(1, mean), Matrix::Constant(1, 1, var))),
           log_zeta, "test"};
 }
 

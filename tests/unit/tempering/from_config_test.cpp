@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "densities/gaussian.hpp"
 #include "tempering_test_support.hpp"
 
 namespace pemc::tempering {
@@ -86,8 +87,8 @@ TEST(ReferenceConfig, FittedByTheCallersFitter) {
     EXPECT_TRUE(config.has_laplace());
     EXPECT_EQ(t.dim(), 2);
     fitted_field = field;
-    return Reference{densities::Gaussian::from_variances(Vector::Constant(2, 1.0),
-                                                         Vector::Constant(2, 4.0)),
+    return Reference{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_variances(
+                         Vector::Constant(2, 1.0), Vector::Constant(2, 4.0))),
                      7.0};
   };
   auto fitted = make_reference(
@@ -98,7 +99,7 @@ TEST(ReferenceConfig, FittedByTheCallersFitter) {
   auto inline_ref = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
   Vector x(2);
   x << 0.3, -2.0;
-  EXPECT_EQ(fitted->psi.potential(x), inline_ref->psi.potential(x));
+  EXPECT_EQ(fitted->density->potential(x), inline_ref->density->potential(x));
   EXPECT_TRUE(std::isnan(inline_ref->log_zeta));
 }
 
@@ -111,7 +112,9 @@ TEST(ReferenceConfig, FittedErrors) {
             std::string::npos);
   const ReferenceFitter one_dimensional = [](const v1::BaseDensityConfig&, const targets::Target&,
                                              const std::string&) {
-    return Reference{densities::Gaussian::from_variances(Vector::Zero(1), Vector::Ones(1)), 0.0};
+    return Reference{std::make_shared<const densities::Gaussian>(
+                         densities::Gaussian::from_variances(Vector::Zero(1), Vector::Ones(1))),
+                     0.0};
   };
   EXPECT_NE(expect_config_error([&] { make_reference(config, target, "R", one_dimensional); })
                 .find("R.fitted: the base has dimension 1, the target 2"),
@@ -126,9 +129,9 @@ TEST(ReferenceConfig, FittedErrors) {
 
 TEST(ReferenceConfig, InlineAndFiles) {
   auto r = make_reference(parse<v1::TemperingReferenceConfig>("mean: 1 variance: 4"), 2, "R");
-  EXPECT_EQ(r->psi.dim(), 2);
+  EXPECT_EQ(r->density->dim(), 2);
   Vector x = Vector::Constant(2, 1.0);
-  EXPECT_NEAR(r->psi.potential(x), 2 * std::log(2.0) + kLog2Pi, 1e-12);
+  EXPECT_NEAR(r->density->potential(x), 2 * std::log(2.0) + kLog2Pi, 1e-12);
   const std::string dir = ::testing::TempDir();
   {
     std::ofstream(dir + "/m.txt") << "1 2\n";
@@ -138,7 +141,7 @@ TEST(ReferenceConfig, InlineAndFiles) {
                                                          dir + "/l.txt'"),
                      2, "R");
   x << 1, 2;
-  EXPECT_NEAR(r->psi.potential(x), std::log(2.0) + kLog2Pi, 1e-12);  // log det L = log 2
+  EXPECT_NEAR(r->density->potential(x), std::log(2.0) + kLog2Pi, 1e-12);  // log det L = log 2
   std::ofstream(dir + "/bad.txt") << "1 x\n";
   EXPECT_THROW(make_reference(parse<v1::TemperingReferenceConfig>("mean_file: '" + dir + "/bad.txt'"), 2, "R"),
                DataError);
@@ -181,7 +184,8 @@ TEST(SamplerConfig, BuildsEachSampler) {
   const ReferenceFitter count_fits = [&](const v1::BaseDensityConfig&, const targets::Target&,
                                          const std::string&) {
     ++n_fits;
-    return Reference{densities::Gaussian::from_variances(Vector::Zero(2), Vector::Ones(2))};
+    return Reference{std::make_shared<const densities::Gaussian>(
+        densities::Gaussian::from_variances(Vector::Zero(2), Vector::Ones(2)))};
   };
   const std::string fitted = "reference { fitted { variational { } } } ladder { n_levels: 5 }";
   make_parallel_tempering(parse<v1::ParallelTemperingConfig>(fitted), target, factory, nullptr,

@@ -29,7 +29,7 @@ TEST(TemperedTarget, PotentialGradientAndPathPoint) {
   for (double beta : {0.0, 0.3, 1.0}) {
     TemperedTarget t(target, ref, beta);
     pemc::testing::expect_gradient_matches(t, x);
-    EXPECT_NEAR(t.potential(x), beta * target->potential(x) + (1 - beta) * ref->psi.potential(x), 1e-12);
+    EXPECT_NEAR(t.potential(x), beta * target->potential(x) + (1 - beta) * ref->density->potential(x), 1e-12);
   }
   TemperedTarget t(target, ref, 0.3);
   PathPoint p;
@@ -72,7 +72,7 @@ TEST(Swaps, LogRatioMatchesDensities) {
   const double b0 = 0.2, b1 = 0.7;
   TemperedTarget t0(target, ref, b0), t1(target, ref, b1);
   const double brute = -t0.potential(xb) - t1.potential(xa) + t0.potential(xa) + t1.potential(xb);
-  const double va = target->potential(xa) - ref->psi.potential(xa), vb = target->potential(xb) - ref->psi.potential(xb);
+  const double va = target->potential(xa) - ref->density->potential(xa), vb = target->potential(xb) - ref->density->potential(xb);
   EXPECT_NEAR(swap_log_ratio(b0, b1, va, vb), brute, 1e-12);
   EXPECT_EQ(swap_log_ratio(0.1, 0.2, NAN, 1.0), -kInf);
 }

@@ -153,14 +153,14 @@ TEST(RunningMoments, BaseIsTheReference) {
   Matrix cov;
   double log_zeta = 0;
   ASSERT_TRUE(ais.report_base(mean, cov, log_zeta));
-  EXPECT_EQ(mean, ref->psi.mean());
+  EXPECT_EQ(mean, ref->density->mean());
   Matrix lower(3, 3);
   lower << 1.2, 0, 0, 0.3, 0.9, 0, -0.2, 0.1, 1.1;
   EXPECT_TRUE(cov.isApprox(lower * lower.transpose(), 1e-15));
   EXPECT_EQ(log_zeta, -1.25);
   // A diagonal reference without a fitted log zeta: its variances, NaN.
   const auto diag = testing::diagonal_reference(Vector::Zero(2), Vector::LinSpaced(2, 1.0, 4.0));
-  EXPECT_EQ(diag->psi.covariance(), Vector::LinSpaced(2, 1.0, 4.0).asDiagonal().toDenseMatrix());
+  EXPECT_EQ(diag->density->covariance(), Vector::LinSpaced(2, 1.0, 4.0).asDiagonal().toDenseMatrix());
   EXPECT_TRUE(std::isnan(diag->log_zeta));
 }
 

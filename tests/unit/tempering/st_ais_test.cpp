@@ -70,7 +70,7 @@ TEST(SimulatedTemperingSpace, PotentialGradientAndConditional) {
   EXPECT_NEAR(g[0], gt[0], 1e-14);
   EXPECT_NEAR(g[1], gt[1], 1e-14);
   EXPECT_EQ(g[2], 0.0);
-  const double phi = target->potential(xk.head(2)), psi = ref->psi.potential(xk.head(2));
+  const double phi = target->potential(xk.head(2)), psi = ref->density->potential(xk.head(2));
   EXPECT_NEAR(space.potential(xk), 0.5 * phi + 0.5 * psi - 1.0, 1e-12);
   // Conditional of k (thesis eq. (2.66)) by brute force.
   std::vector<double> lc;

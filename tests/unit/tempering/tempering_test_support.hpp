@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/numerics.hpp"
+#include "densities/gaussian.hpp"
 #include "kernels/hmc.hpp"
 #include "parallel/group_comm.hpp"
 #include "targets/target.hpp"
@@ -19,14 +20,15 @@ namespace pemc::tempering::testing {
 
 // References as the config builds them (Evaluation::kShared; tempering/from_config.cpp).
 inline ReferencePtr diagonal_reference(Vector mean, const Vector& variance) {
-  return std::make_shared<const Reference>(Reference{densities::Gaussian::from_variances(
-      std::move(mean), variance, densities::Gaussian::Evaluation::kShared)});
+  return std::make_shared<const Reference>(
+      Reference{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_variances(
+          std::move(mean), variance, densities::Gaussian::Evaluation::kShared))});
 }
 inline ReferencePtr dense_reference(Vector mean, Matrix lower,
                                     double log_zeta = std::numeric_limits<double>::quiet_NaN()) {
   return std::make_shared<const Reference>(
-      Reference{densities::Gaussian::from_cholesky(std::move(mean), std::move(lower),
-                                                   densities::Gaussian::Evaluation::kShared),
+      Reference{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_cholesky(
+                    std::move(mean), std::move(lower), densities::Gaussian::Evaluation::kShared)),
                 log_zeta});
 }
 
