@@ -11,14 +11,13 @@ bool sampler_uses_modes(const v1::RunConfig& run) {
 }
 
 bool mode_search_enabled(const v1::RunConfig& run) {
-  return run.modes().has_enabled() ? run.modes().enabled() : sampler_uses_modes(run);
+  return !run.modes().has_enabled() || run.modes().enabled();
 }
 
 void fill_modes_defaults(v1::RunConfig& run) {
-  // A run without a search keeps its config as written (no `modes` message is added).
-  if (!mode_search_enabled(run)) return;
   auto& m = *run.mutable_modes();
-  m.set_enabled(true);
+  m.set_enabled(mode_search_enabled(run));
+  if (!m.enabled()) return;
   using D = ModesDefaults;
   if (!m.has_init_scale()) m.set_init_scale(D::kInitScale);
   if (!m.has_batch_starts()) m.set_batch_starts(D::kBatchStarts);

@@ -1,7 +1,8 @@
 #pragma once
 // The run's mode search (config.proto ModesConfig, src/modes/mode_search.hpp): whether it runs,
-// its defaults, its rules and the settings it runs with. Sampler kinds say whether they use the
-// modes (SamplerKind::uses_modes: a mixture reference or base, pseudo-extended's normalisation).
+// its defaults, its rules and the settings it runs with. Sampler kinds say whether they build on
+// the modes (SamplerKind::uses_modes: a mixture reference or base, pseudo-extended's
+// normalisation); those cannot run without the search.
 #include <cstdint>
 
 #include "config/problems.hpp"
@@ -24,7 +25,8 @@ struct ModesDefaults {
 // Whether the run's sampler (with its defaults filled) builds something from the modes.
 bool sampler_uses_modes(const pemc::v1::RunConfig& run);
 
-// modes.enabled, defaulting to sampler_uses_modes.
+// modes.enabled, default true: every run searches (its mode check then covers any sampler; a
+// sampler that builds on the modes needs it).
 bool mode_search_enabled(const pemc::v1::RunConfig& run);
 
 // Fills the documented defaults into run.modes (enabled included). Idempotent; call after the

@@ -389,17 +389,38 @@ bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& co
 }
 
 JointTemperingKernel::JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space,
-                                           kernels::KernelPtr inner, int n_batches)
-    : space_(std::move(space)), inner_(std::move(inner)), tracker_(n_batches) {
+                                           kernels::KernelPtr inner, int n_batches,
+                                           bool base_proposals)
+    : space_(std::move(space)), inner_(std::move(inner)), tracker_(n_batches),
+      base_proposals_(base_proposals) {
   if (!space_ || !inner_) throw ConfigError("joint continuous tempering: missing part");
 }
 
 kernels::TransitionStats JointTemperingKernel::transition(kernels::ChainState& state,
                                                           rng::Stream& stream) {
   space_->start_transition();
-  const auto stats = inner_->transition(state, stream);
+  auto stats = inner_->transition(state, stream);
+  if (base_proposals_) stats.n_gradient_evals += propose_from_base(state, stream);
   tracker_.observe(*space_, state);
   return stats;
+}
+
+std::int64_t JointTemperingKernel::propose_from_base(kernels::ChainState& state,
+                                                     rng::Stream& stream) {
+  // log alpha = -(U(z') - U(z)) + psi(x') - psi(x), with U the joint potential at the same u:
+  // the density ratio times q(x) / q(x') for q = exp(-psi) (see the top of the header).
+  const auto& parts = space_->parts();
+  const int d = space_->original_dim();
+  proposal_.x = state.x;
+  parts.base->sample(stream, proposal_.x.head(d));
+  const double psi_new = parts.base->potential(proposal_.x.head(d));
+  const double psi_old = parts.base->potential(state.x.head(d));
+  proposal_.grad.resize(d + 1);
+  proposal_.potential = space_->potential_and_gradient(proposal_.x, proposal_.grad);
+  const double log_alpha = -(proposal_.potential - state.potential) + psi_new - psi_old;
+  const double u = stream.uniform();
+  if (std::isfinite(log_alpha) && std::log(u) < log_alpha) std::swap(state, proposal_);
+  return 1;
 }
 
 void JointTemperingKernel::begin_warmup(std::int64_t n_warmup) {
@@ -416,9 +437,10 @@ void JointTemperingKernel::end_warmup() {
 
 GibbsTemperingKernel::GibbsTemperingKernel(std::shared_ptr<const GibbsTemperingSpace> space,
                                            std::shared_ptr<TemperedTarget> tempered,
-                                           kernels::KernelPtr inner, int n_batches)
+                                           kernels::KernelPtr inner, int n_batches,
+                                           bool base_proposals)
     : space_(std::move(space)), tempered_(std::move(tempered)), inner_(std::move(inner)),
-      tracker_(n_batches) {
+      tracker_(n_batches), base_proposals_(base_proposals) {
   if (!space_ || !tempered_ || !inner_) throw ConfigError("Gibbs continuous tempering: missing part");
   const int d = space_->original_dim();
   inner_state_.x.resize(d);
@@ -462,6 +484,24 @@ kernels::TransitionStats GibbsTemperingKernel::transition(kernels::ChainState& s
       cur_phi_ = parts.target->potential_and_gradient(cur_x_, grad_phi_);
       cur_psi_ = parts.base->potential_and_gradient(cur_x_, grad_psi_);
       ++extra_evals;
+    }
+  }
+
+  // The base proposal at beta (see the header): accepted with min(1, exp(-beta [Delta' - Delta])).
+  if (base_proposals_) {
+    prop_x_.resize(d);
+    parts.base->sample(stream, prop_x_);
+    const double phi = parts.target->potential_and_gradient(prop_x_, prop_grad_phi_);
+    const double psi = parts.base->potential_and_gradient(prop_x_, prop_grad_psi_);
+    ++extra_evals;
+    const double log_alpha = -beta * ((phi - psi) - (cur_phi_ - cur_psi_));
+    const double u = stream.uniform();
+    if (std::isfinite(log_alpha) && std::log(u) < log_alpha) {
+      std::swap(cur_x_, prop_x_);
+      std::swap(grad_phi_, prop_grad_phi_);
+      std::swap(grad_psi_, prop_grad_psi_);
+      cur_phi_ = phi;
+      cur_psi_ = psi;
     }
   }
 
@@ -514,7 +554,8 @@ ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity
   if (options.variant == TemperingVariant::kJoint) {
     auto space = std::make_shared<const JointTemperingTarget>(parts, options.control_scale,
                                                               options.initial_beta);
-    auto kernel = std::make_unique<JointTemperingKernel>(space, inner(space), options.n_batches);
+    auto kernel = std::make_unique<JointTemperingKernel>(space, inner(space), options.n_batches,
+                                                         options.base_proposals);
     return {std::move(space), std::move(kernel)};
   }
   auto space = std::make_shared<const GibbsTemperingSpace>(parts, options.initial_beta);
@@ -522,7 +563,8 @@ ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity
   tempered->set_beta(options.initial_beta);
   auto inner_kernel = inner(tempered);
   auto kernel = std::make_unique<GibbsTemperingKernel>(space, tempered, std::move(inner_kernel),
-                                                       options.n_batches);
+                                                       options.n_batches,
+                                                       options.base_proposals);
   return {std::move(space), std::move(kernel)};
 }
 
@@ -545,6 +587,7 @@ ExtendedSampler make_continuous_tempering(const v1::ContinuousTemperingConfig& c
     throw ConfigError(field + ".control_mass: must be finite and > 0");
   o.control_scale = sigmoid_scale * std::sqrt(mass);
   o.initial_beta = config.has_initial_beta() ? config.initial_beta() : 0.5;
+  o.base_proposals = !config.has_base_proposals() || config.base_proposals();
   if (config.has_n_batches()) {
     if (config.n_batches() < 2) throw ConfigError(field + ".n_batches: must be >= 2");
     o.n_batches = config.n_batches();

@@ -21,6 +21,15 @@
 //   State: [x (d), beta] (dim d + 1); the space's potential is -log p(x, beta) of eq. (16) and +inf
 //   for beta outside [0, 1].
 //
+// Base proposals (base_proposals, default on): each transition ends its x move with an independence
+// Metropolis-Hastings proposal x' drawn exactly from the base, at the state's beta, accepted with
+// probability min(1, exp(-beta [Delta(x') - Delta(x)])) (the joint density over the base density
+// q = exp(-psi): p(x', beta) q(x) / (p(x, beta) q(x'))). It leaves p(x, beta) invariant at every
+// beta and is accepted almost always near beta = 0, where it jumps between the base's components
+// as PT's exact reference draws do: without it, a base that is a mixture of narrow components over
+// separated modes is as hard to move across at beta = 0 as the target itself. It costs one target
+// gradient per transition (counted).
+//
 // Every draw, whatever its beta, contributes to the Rao-Blackwellised estimators through
 // Delta(x) = phi(x) + log zeta - psi(x) and the weights w0, w1 (continuous_tempering_math.hpp):
 //   log Z  = log zeta + log sum w1 - log sum w0        (eq. (20))
@@ -280,9 +289,10 @@ bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& co
 // The joint variant's kernel: the inner HMC/NUTS kernel on the (x, u) space, plus RB tracking.
 class JointTemperingKernel final : public kernels::Kernel {
  public:
-  // n_batches: of the tracker's log_z_se (RbTracker).
+  // n_batches: of the tracker's log_z_se (RbTracker). base_proposals: see the top of this file.
   JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space, kernels::KernelPtr inner,
-                       int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches);
+                       int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches,
+                       bool base_proposals = false);
 
   std::string name() const override { return "ct_joint/" + inner_->name(); }
   kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
@@ -310,9 +320,15 @@ class JointTemperingKernel final : public kernels::Kernel {
   void restore_state(const pemc::v1::KernelState& state) override;
 
  private:
+  // The base proposal after the inner move (the state stays valid whether or not it is accepted);
+  // returns the target gradients it cost.
+  std::int64_t propose_from_base(kernels::ChainState& state, rng::Stream& stream);
+
   std::shared_ptr<const JointTemperingTarget> space_;
   kernels::KernelPtr inner_;
   RbTracker tracker_;
+  bool base_proposals_ = false;
+  kernels::ChainState proposal_;
 };
 
 class GibbsTemperingKernel final : public kernels::Kernel {
@@ -320,11 +336,13 @@ class GibbsTemperingKernel final : public kernels::Kernel {
   // `inner` is built on `tempered` (the caller's factory).
   GibbsTemperingKernel(std::shared_ptr<const GibbsTemperingSpace> space,
                        std::shared_ptr<TemperedTarget> tempered, kernels::KernelPtr inner,
-                       int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches);
+                       int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches,
+                       bool base_proposals = false);
 
   std::string name() const override { return "ct_gibbs/" + inner_->name(); }
-  // One sweep: x | beta by the inner kernel at the state's beta, then beta | x exactly (eq. (17))
-  // from one uniform of `stream` drawn after the inner move.
+  // One sweep: x | beta by the inner kernel at the state's beta (and, with base proposals, the
+  // base proposal at that beta), then beta | x exactly (eq. (17)) from one uniform of `stream`
+  // drawn after them.
   kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
 
   void begin_warmup(std::int64_t n_warmup) override;
@@ -360,6 +378,8 @@ class GibbsTemperingKernel final : public kernels::Kernel {
   double cur_phi_ = 0.0, cur_psi_ = 0.0;
   Vector grad_phi_, grad_psi_;
   RbTracker tracker_;
+  bool base_proposals_ = false;
+  Vector prop_x_, prop_grad_phi_, prop_grad_psi_;
 };
 
 enum class TemperingVariant { kJoint, kGibbs };
@@ -369,6 +389,7 @@ struct ContinuousTemperingOptions {
   double control_scale = 1.0;  // JOINT: c = sigmoid_scale * sqrt(control_mass)
   double initial_beta = 0.5;
   int n_batches = estimators::LogRatioBatchMeans::kDefaultBatches;  // for log_z_se
+  bool base_proposals = false;  // see the top of this file
 };
 
 // The extended space and its kernel; the inner kernel is built by `inner` on the joint space

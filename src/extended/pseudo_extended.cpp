@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "extended/pseudo_extended_standardised.hpp"
 
 namespace pemc::extended {
 namespace {
@@ -172,14 +173,19 @@ PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,
 
 ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
                                      targets::TargetPtr target, const InnerKernelFactory& inner,
-                                     parallel::GroupCommPtr group) {
+                                     parallel::GroupCommPtr group,
+                                     const std::optional<Standardisation>& standardise) {
   if (!target) throw ConfigError("sampler.pseudo_extended: no target");
   const std::int64_t d = target->dim();
-  auto space = std::make_shared<const PseudoExtendedTarget>(
+  auto pe = std::make_shared<const PseudoExtendedTarget>(
       std::move(target), options_from_config(config, d), std::move(group));
   ExtendedSampler s;
-  s.space = space;
-  s.kernel = inner(space);
+  if (standardise)
+    s.space = std::make_shared<const StandardisedPseudoExtended>(pe, standardise->centre,
+                                                                 standardise->scale);
+  else
+    s.space = pe;
+  s.kernel = inner(s.space);
   if (!s.kernel) throw ConfigError("sampler.pseudo_extended: no kernel is set (give hmc or nuts)");
   return s;
 }

@@ -76,11 +76,18 @@ PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& config
                                           std::int64_t original_dim,
                                           const std::string& prefix = "sampler.pseudo_extended");
 
-// The sampler: PseudoExtendedTarget on `target` (blocks over `group`; nullptr = this rank alone)
-// and inner(space). Throws ConfigError for a bad config (fields named under
-// sampler.pseudo_extended).
+// Where standardised pseudo-samples are centred and how they are scaled
+// (pseudo_extended_standardised.hpp).
+struct Standardisation {
+  Vector centre, scale;
+};
+
+// The sampler: PseudoExtendedTarget on `target` (blocks over `group`; nullptr = this rank alone),
+// on standardised pseudo-samples when `standardise` is given, and inner(space). Throws
+// ConfigError for a bad config (fields named under sampler.pseudo_extended).
 ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
                                      targets::TargetPtr target, const InnerKernelFactory& inner,
-                                     parallel::GroupCommPtr group = nullptr);
+                                     parallel::GroupCommPtr group = nullptr,
+                                     const std::optional<Standardisation>& standardise = {});
 
 }  // namespace pemc::extended

@@ -62,7 +62,7 @@ SamplerKind annealed_importance_sampler_kind() {
              const SamplerContext& context) {
             const auto& config = s.annealed_importance();
             auto made = tempering::make_annealed_importance(
-                config, target, local_kernel_maker_of(config, kPath), reference_fitter(context));
+                config, target, local_kernel_maker_of(config, kPath, context, same_layout), reference_fitter(context));
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
       .uses_modes =

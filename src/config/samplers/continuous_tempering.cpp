@@ -22,6 +22,7 @@ void fill_defaults(v1::RunConfig& cfg) {
   // included).
   if (!ct.has_base() || ct.base().kind_case() == v1::BaseDensityConfig::KIND_NOT_SET)
     ct.mutable_base()->mutable_mixture();
+  if (!ct.has_base_proposals()) ct.set_base_proposals(true);
   // Bootstrap rounds: each round's warmup defaults to the run's (already defaulted) warmup; the
   // refitted covariance is used as estimated.
   if (ct.has_bootstrap()) {
@@ -100,8 +101,15 @@ SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target, paralle
                   const SamplerContext& context) {
   const auto& ct = s.continuous_tempering();
   const bool mixture = ct.base().kind_case() == v1::BaseDensityConfig::kMixture;
+  // JOINT's space is (x, u'): u' gets unit scale.
+  const MetricLayout layout = [](const Vector& diagonal, int space_dim) {
+    if (space_dim == diagonal.size()) return diagonal;
+    Vector out(space_dim);
+    out << diagonal, Vector::Ones(space_dim - diagonal.size());
+    return out;
+  };
   auto made = extended::make_continuous_tempering(
-      ct, target, local_kernel_maker_of(ct, kPath),
+      ct, target, local_kernel_maker_of(ct, kPath, context, layout),
       mixture ? &modes_of(context, kPath + ".base.mixture") : nullptr);
   if (ct.has_sweeps_per_draw() && ct.sweeps_per_draw() != 1)
     made.kernel = std::make_unique<extended::RepeatedTransitionKernel>(std::move(made.kernel),

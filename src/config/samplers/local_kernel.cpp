@@ -11,7 +11,26 @@ namespace pemc::config {
 void fill_default_local_kernel(v1::NutsConfig& nuts) {
   nuts.set_step_size(kDefaultLocalStepSize);
   nuts.mutable_adaptation()->set_enabled(true);
-  nuts.mutable_adaptation()->set_adapt_metric(true);
+  nuts.mutable_adaptation()->set_adapt_metric(false);
+}
+
+std::optional<Vector> mode_inverse_metric(const SamplerContext& context) {
+  if (!context.modes || context.modes->modes.empty()) return std::nullopt;
+  const auto& modes = context.modes->modes;
+  const auto shares = context.modes->laplace_shares();
+  Vector diagonal = Vector::Zero(context.modes->dim);
+  for (std::size_t k = 0; k < modes.size(); ++k)
+    diagonal += shares[k] * modes[k].covariance.diagonal();
+  if (!diagonal.allFinite() || !(diagonal.array() > 0.0).all()) return std::nullopt;
+  return diagonal;
+}
+
+Vector same_layout(const Vector& target_diagonal, int space_dim) {
+  if (target_diagonal.size() != space_dim)
+    throw ConfigError("local kernel: the modes' metric has " +
+                      std::to_string(target_diagonal.size()) + " entries, the space " +
+                      std::to_string(space_dim));
+  return target_diagonal;
 }
 
 void fill_local_kernel_defaults(v1::HmcConfig* hmc, v1::NutsConfig* nuts) {

@@ -93,7 +93,7 @@ SamplerKind parallel_tempering_sampler_kind() {
              const SamplerContext& context) {
             const auto& config = s.parallel_tempering();
             auto made = tempering::make_parallel_tempering(
-                config, target, local_kernel_maker_of(config, kPath), group,
+                config, target, local_kernel_maker_of(config, kPath, context, same_layout), group,
                 reference_fitter(context));
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },

@@ -17,6 +17,10 @@ namespace {
 const std::string kPath = "sampler.pseudo_extended";
 
 void check_pseudo_extended(const v1::PseudoExtendedConfig& c, const std::string& pre, Problems& p) {
+  if (c.has_standardise() && c.standardise() && (c.has_fixed_beta() || c.ranks_per_chain() > 1))
+    p.add(pre + ".standardise",
+          "needs sampled temperatures on one rank per chain (no fixed_beta, ranks_per_chain 1)",
+          "true");
   for (auto& issue : extended::config_problems(c, pre)) {
     // The kernel's absence is reported by check_local_kernel_of with the same path.
     if (issue.field_path == pre + ".kernel") continue;
@@ -46,6 +50,25 @@ bool normalises(const v1::PseudoExtendedConfig& pe) {
   return !pe.has_fixed_beta() && (!pe.has_normalise_log_density() || pe.normalise_log_density());
 }
 
+// Standardised pseudo-samples (pseudo_extended_standardised.hpp): sampled beta on one rank.
+bool standardises(const v1::PseudoExtendedConfig& pe) {
+  return !pe.has_fixed_beta() && pe.ranks_per_chain() <= 1 &&
+         (!pe.has_standardise() || pe.standardise());
+}
+
+// The modes' mean (by Laplace share) and within-mode standard deviations.
+extended::Standardisation standardisation(const SamplerContext& context) {
+  const auto& modes = modes_of(context, kPath + ".standardise");
+  const auto scale = mode_inverse_metric(context);
+  if (!scale)
+    throw NumericalError(kPath + ".standardise: the mode search found no mode to standardise the "
+                         "pseudo-samples by (set standardise: false to sample without it)");
+  const auto shares = modes.laplace_shares();
+  Vector centre = Vector::Zero(modes.dim);
+  for (std::size_t k = 0; k < modes.modes.size(); ++k) centre += shares[k] * modes.modes[k].location;
+  return {centre, scale->cwiseSqrt()};
+}
+
 SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target,
                   parallel::GroupCommPtr group, const SamplerContext& context) {
   const auto& pe = s.pseudo_extended();
@@ -56,7 +79,21 @@ SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target,
                            "(set normalise_log_density: false to sample without it)");
     target = std::make_shared<targets::ShiftedTarget>(std::move(target), *best);
   }
-  auto made = extended::make_pseudo_extended(pe, target, local_kernel_maker_of(pe, kPath), group);
+  // The space is (x_1, ..., x_N, eta_1, ..., eta_N): the modes' scales for every pseudo-sample,
+  // unit scale for the etas; standardised pseudo-samples have unit scale already.
+  const bool standardised = standardises(pe);
+  const MetricLayout layout = [n = pe.n_pseudo(), standardised](const Vector& diagonal,
+                                                               int space_dim) {
+    Vector out = Vector::Ones(space_dim);
+    if (standardised) return out;
+    for (int i = 0; i < n && (i + 1) * diagonal.size() <= space_dim; ++i)
+      out.segment(i * diagonal.size(), diagonal.size()) = diagonal;
+    return out;
+  };
+  std::optional<extended::Standardisation> standardise;
+  if (standardised) standardise = standardisation(context);
+  auto made = extended::make_pseudo_extended(
+      pe, target, local_kernel_maker_of(pe, kPath, context, layout), group, standardise);
   return SamplerSetup{std::move(made.space), std::move(made.kernel)};
 }
 
@@ -72,6 +109,7 @@ SamplerKind pseudo_extended_sampler_kind() {
             fill_local_kernel_defaults_of(pe);
             if (!pe.has_fixed_beta() && !pe.has_normalise_log_density())
               pe.set_normalise_log_density(true);
+            if (!pe.has_standardise()) pe.set_standardise(standardises(pe));
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
@@ -89,7 +127,11 @@ SamplerKind pseudo_extended_sampler_kind() {
             return out;
           },
       .apply_dimension_defaults = fill_dimension_defaults,
-      .uses_modes = [](const v1::RunConfig& c) { return normalises(c.sampler().pseudo_extended()); },
+      .uses_modes =
+          [](const v1::RunConfig& c) {
+            const auto& pe = c.sampler().pseudo_extended();
+            return normalises(pe) || standardises(pe);
+          },
   };
 }
 

@@ -69,7 +69,7 @@ SamplerKind simulated_tempering_sampler_kind() {
              const SamplerContext& context) {
             const auto& config = s.simulated_tempering();
             auto made = tempering::make_simulated_tempering(
-                config, target, local_kernel_maker_of(config, kPath), reference_fitter(context));
+                config, target, local_kernel_maker_of(config, kPath, context, same_layout), reference_fitter(context));
             return SamplerSetup{std::move(made.space), std::move(made.kernel)};
           },
       .uses_modes =

@@ -19,7 +19,7 @@ LoadedConfig defaulted(const std::string& text) {
 const std::string kTarget =
     "target { gaussian { mean: [0, 0] } } iterations: 100 warmup: 100 output { path: \"o.pemc\" } ";
 
-TEST(ModesDefaults, MultimodalSamplersRunASearchPlainOnesDoNot) {
+TEST(ModesDefaults, EveryRunSearchesUnlessItSaysNot) {
   for (const std::string s : {"parallel_tempering {}", "continuous_tempering {}",
                               "simulated_tempering {}", "annealed_importance {}",
                               "pseudo_extended { n_pseudo: 5 }"}) {
@@ -32,11 +32,12 @@ TEST(ModesDefaults, MultimodalSamplersRunASearchPlainOnesDoNot) {
     EXPECT_NO_THROW(validate(defaulted(kTarget + "sampler { " + s + " }")));
   }
   const auto nuts = defaulted(kTarget + "sampler { nuts {} }").config;
-  EXPECT_FALSE(mode_search_enabled(nuts));
-  EXPECT_FALSE(nuts.has_modes());  // the config stays as written
-  const auto asked = defaulted(kTarget + "sampler { nuts {} } modes { enabled: true }").config;
-  EXPECT_TRUE(mode_search_enabled(asked));
-  EXPECT_EQ(asked.modes().max_starts(), ModesDefaults::kMaxStarts);
+  EXPECT_FALSE(sampler_uses_modes(nuts));
+  EXPECT_TRUE(mode_search_enabled(nuts));
+  EXPECT_EQ(nuts.modes().max_starts(), ModesDefaults::kMaxStarts);
+  const auto off = defaulted(kTarget + "sampler { nuts {} } modes { enabled: false }").config;
+  EXPECT_FALSE(mode_search_enabled(off));
+  EXPECT_FALSE(off.modes().has_max_starts());
 }
 
 TEST(ModesDefaults, ParallelTemperingIsStabilisedWithAMixtureReference) {

@@ -18,6 +18,7 @@
 #include "extended/pseudo_extended_target.hpp"
 #include "rng/stream.hpp"
 #include "support/gradient_check.hpp"
+#include "support/weighted_quadrature.hpp"
 #include "targets/boxed.hpp"
 #include "targets/gaussian.hpp"
 #include "targets/mixture.hpp"
@@ -353,67 +354,14 @@ TEST(PseudoExtendedTarget, RejectsBadOptions) {
   EXPECT_THROW(PseudoExtendedTarget(nullptr, PseudoExtendedOptions{}), ConfigError);
 }
 
-// Theorem 2.1, exactly: under pi^N, the self-normalised weights of weighted_view recover E_pi[f].
-// The expectation over pi^N is a trapezoidal sum on a grid (spectrally accurate for these smooth,
-// rapidly decaying integrands), so the only error is quadrature error, far below the tolerance.
-struct Moments {
-  double m1 = 0.0, m2 = 0.0;
-};
-
-Moments weighted_moments_by_quadrature(const PseudoExtendedTarget& t,
-                                       const std::vector<std::vector<double>>& axes) {
-  const int dim = t.dim();
-  std::vector<std::size_t> idx(static_cast<std::size_t>(dim), 0);
-  Vector z(dim);
-  targets::WeightedView v;
-  // Shift by the potential at the grid's centre so exp(-U) stays representable.
-  long double total = 0.0L, s1 = 0.0L, s2 = 0.0L;
-  for (int j = 0; j < dim; ++j) {
-    const auto& a = axes[static_cast<std::size_t>(j)];
-    z[j] = a[a.size() / 2];
-  }
-  const double shift = t.potential(z);
-  while (true) {
-    for (int j = 0; j < dim; ++j) z[j] = axes[static_cast<std::size_t>(j)][idx[j]];
-    const double u = t.potential(z);
-    // Points of negligible density (relative 1e-40) cannot move the moments at this tolerance.
-    if (std::isfinite(u) && u - shift < 92.0) {
-      const long double p = std::exp(-(static_cast<long double>(u) - shift));
-      t.weighted_view(z, v);
-      double m = -kInf;
-      for (int i = 0; i < v.log_weights.size(); ++i) m = std::max(m, v.log_weights[i]);
-      long double wsum = 0.0L, f1 = 0.0L, f2 = 0.0L;
-      for (int i = 0; i < v.log_weights.size(); ++i) {
-        const long double w = std::exp(static_cast<long double>(v.log_weights[i]) - m);
-        wsum += w;
-        f1 += w * v.samples(0, i);
-        f2 += w * v.samples(0, i) * v.samples(0, i);
-      }
-      total += p;
-      s1 += p * f1 / wsum;
-      s2 += p * f2 / wsum;
-    }
-    int j = 0;
-    while (j < dim && ++idx[j] == axes[static_cast<std::size_t>(j)].size()) idx[j++] = 0;
-    if (j == dim) break;
-  }
-  return {static_cast<double>(s1 / total), static_cast<double>(s2 / total)};
-}
-
-std::vector<double> grid(double lo, double hi, int n) {
-  std::vector<double> g(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) g[i] = lo + (hi - lo) * i / (n - 1);
-  return g;
-}
-
 TEST(PseudoExtendedTheorem21, FixedBetaWeightsRecoverTargetMoments) {
   // 0.5 N(-1, 0.1) + 0.5 N(1, 0.02): E[x] = 0, E[x^2] = 1 + 0.06 = 1.06.
   PseudoExtendedOptions o;
   o.n_pseudo = 2;
   o.fixed_beta = 0.3;
   PseudoExtendedTarget t(bimodal_1d(), o);
-  const auto x = grid(-6.0, 6.0, 601);
-  const Moments m = weighted_moments_by_quadrature(t, {x, x});
+  const auto x = testing::grid(-6.0, 6.0, 601);
+  const auto m = testing::weighted_moments_by_quadrature(t, {x, x});
   EXPECT_NEAR(m.m1, 0.0, 1e-9);
   EXPECT_NEAR(m.m2, 1.06, 1e-9);
 }
@@ -428,9 +376,9 @@ TEST(PseudoExtendedTheorem21, SampledBetaWithPriorsRecoversTargetMoments) {
   o.beta_target = {2.0, 1.5};
   o.beta_instrumental = {1.5, 2.0};
   PseudoExtendedTarget t(bimodal_1d(), o);
-  const auto x = grid(-5.0, 5.0, 81);
-  const auto eta = grid(-16.0, 16.0, 33);
-  const Moments m = weighted_moments_by_quadrature(t, {x, x, eta, eta});
+  const auto x = testing::grid(-5.0, 5.0, 81);
+  const auto eta = testing::grid(-16.0, 16.0, 33);
+  const auto m = testing::weighted_moments_by_quadrature(t, {x, x, eta, eta});
   EXPECT_NEAR(m.m1, 0.0, 1e-6);
   EXPECT_NEAR(m.m2, 1.06, 1e-6);
 }

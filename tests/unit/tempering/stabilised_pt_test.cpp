@@ -138,12 +138,14 @@ TEST(StabilisedParallelTempering, AdaptationKeepsBothLegsAndIsLayoutFree) {
   EXPECT_GE(one.estimates.at("n_reference_levels"), 3);
   EXPECT_GT(one.estimates.at("n_replicas"), one.estimates.at("n_reference_levels"));
   for (int n : {2, 3}) {
-    const auto runs = run_group(n);
+    const std::vector<Run> members = run_group(n);
     for (int m = 0; m < n; ++m) {
-      ASSERT_EQ(runs[m].x0.size(), one.x0.size());
-      EXPECT_EQ(std::memcmp(runs[m].x0.data(), one.x0.data(), sizeof(double) * one.x0.size()), 0)
-          << n << " members, member " << m;
-      EXPECT_EQ(runs[m].estimates.at("n_replicas"), one.estimates.at("n_replicas"));
+      const Run& member = members[static_cast<std::size_t>(m)];
+      ASSERT_EQ(member.x0.size(), one.x0.size());
+      const int differing_bytes =
+          std::memcmp(member.x0.data(), one.x0.data(), sizeof(double) * one.x0.size());
+      EXPECT_EQ(differing_bytes, 0) << n << " members, member " << m;
+      EXPECT_EQ(member.estimates.at("n_replicas"), one.estimates.at("n_replicas"));
     }
   }
 }
