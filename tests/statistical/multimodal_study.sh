@@ -11,10 +11,13 @@
 #   SAMPLERS="pt ct"          default: nuts pe pt ct st ais (each at its documented defaults);
 #                             the docs' settings today: nuts_docs pe_docs pt_docs pt_power_docs ct_docs
 #                             (and st_docs ais_docs); tests/statistical/multimodal/samplers.sh lists them
-#   RANKS (2), OUT (results dir, default $PEMC_BIN/multimodal_study), CELL_TIMEOUT (300 s wall per run)
+#   RANKS (2), OUT (results dir, default $PEMC_BIN/multimodal_study),
+#   CELL_CPU (240: CPU seconds per rank, so at most 8 CPU-minutes a cell with 2 ranks; a CPU limit,
+#   not a wall-clock one, so that a loaded machine does not turn slow cells into timeouts),
+#   CELL_TIMEOUT (3600 s of wall time, a backstop)
 #
-# Warmup + iterations per chain, by family (CPU per cell: seconds for NUTS, a few minutes at most for
-# the tempering samplers on 2 cores; a run past CELL_TIMEOUT is reported as "timeout"):
+# Warmup + iterations per chain, by family (CPU per cell: seconds for NUTS, up to a few minutes for
+# the tempering samplers and PE on 2 cores; a run that reaches a limit is reported as "timeout"):
 #   label_switching 500 + 1000, squared_observation 500 + 2000, gaussian_mixture 500 + 2000.
 # Exit 0 when every cell ran (no refusal, crash or timeout), no cell is wrong and trusted, and every
 # cell of the samplers in REQUIRE_PASS (default "pt ct", the issue's requirement) passes the checker.
@@ -26,7 +29,8 @@ CHECKER="$SHARED/check_multimodal.py"
 OWN="$PEMC_SOURCE_DIR/tests/data/multimodal"
 RANKS="${RANKS:-2}"
 OUT="${OUT:-$PEMC_BIN/multimodal_study}"
-CELL_TIMEOUT="${CELL_TIMEOUT:-300}"
+CELL_CPU="${CELL_CPU:-240}"
+CELL_TIMEOUT="${CELL_TIMEOUT:-3600}"
 SAMPLERS="${SAMPLERS:-nuts pe pt ct st ais}"
 REQUIRE_PASS="${REQUIRE_PASS:-pt ct}"
 export PEMC_STAN_CACHE="${PEMC_STAN_CACHE:-$PEMC_BIN/stan-cache}"
@@ -65,10 +69,12 @@ output { path: "$cell/run.pemc" }
 CFG
     echo "== $c / $s: $block"
     rc=0
-    /usr/bin/time -f "%e %U %S" -o "$cell/time.txt" timeout "$CELL_TIMEOUT" \
-      mpirun --oversubscribe -n "$RANKS" "$DIST" "$cell/run.pbtxt" --log-level warn > "$cell/run.log" 2>&1 || rc=$?
+    # ulimit -t: every rank gets CELL_CPU seconds of CPU (SIGXCPU beyond; cell.py reports "timeout").
+    ( ulimit -c 0; ulimit -S -t "$CELL_CPU"; exec /usr/bin/time -f "%e %U %S" -o "$cell/time.txt" timeout "$CELL_TIMEOUT" \
+      mpirun --oversubscribe -n "$RANKS" "$DIST" "$cell/run.pbtxt" --log-level warn ) > "$cell/run.log" 2>&1 || rc=$?
+    echo "$CELL_CPU $CELL_TIMEOUT" > "$cell/limits"
     echo "$rc" > "$cell/exit_code"
-    if [ -f "$cell/run.pemc" ] && [ "$rc" -ne 124 ]; then
+    if [ -f "$cell/run.pemc" ] && [ "$rc" -ne 124 ] && ! grep -q "signal 24" "$cell/run.log"; then
       "$REPORT" summarize "$cell/run.pemc" --format json > "$cell/summary.json" 2> "$cell/summary.err" || true
       "$REPORT" diagnose "$cell/run.pemc" --format json > "$cell/diagnose.json" 2> "$cell/diagnose.err" || true
       resample=$(/usr/bin/python3 -c 'import json,sys; print("--resample --seed 1" if any(r.get("weighted") for r in json.load(open(sys.argv[1]))["runs"]) else "")' "$cell/summary.json" 2>/dev/null || true)

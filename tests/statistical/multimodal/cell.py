@@ -16,7 +16,7 @@ A log Z counts as flagged only by the untrusted keys or chains_disagree (pemc's 
 Verdicts: "pass", "pass (flagged)", "wrong, flagged", "WRONG AND TRUSTED" (the checker failed on the
 moments or modes and pemc said nothing), "WRONG AND TRUSTED (log Z)" (log Z off by > 4.5 SE and not
 flagged untrusted), or the status when no check was possible: "invalid config" (pemc-dist exit 2),
-"failed" (any other failure, with pemc's first error line), "timeout".
+"failed" (any other failure, with pemc's first error line), "timeout" (the study's CPU or wall limit).
 """
 import itertools, json, math, os, re, sys
 
@@ -71,8 +71,11 @@ out = dict(case=case, sampler=sampler, block=block, warmup=int(warmup), iteratio
            wall_seconds=wall, family=truth.get("family"))
 
 # Status: could the run be checked at all?
+limits = read("limits").split() or ["?", "?"]
 if rc == 124:
-    out["status"], out["error"] = "timeout", f"no result within CELL_TIMEOUT ({wall} s wall)"
+    out["status"], out["error"] = "timeout", f"no result within CELL_TIMEOUT ({limits[1]} s wall)"
+elif "signal 24" in read("run.log"):   # SIGXCPU: a rank used up its CELL_CPU
+    out["status"], out["error"] = "timeout", f"a rank reached the CPU limit ({limits[0]} CPU s per rank)"
 elif rc == 2:
     out["status"], out["error"] = "invalid config", first_error(read("run.log"))
 elif rc != 0 or summary is None or check is None:
