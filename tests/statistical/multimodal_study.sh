@@ -12,7 +12,7 @@
 #                             the docs' settings today: nuts_docs pe_docs pt_docs pt_power_docs ct_docs
 #                             (and st_docs ais_docs); tests/statistical/multimodal/samplers.sh lists them
 #   RANKS (2), OUT (results dir, default $PEMC_BIN/multimodal_study),
-#   CELL_CPU (240: CPU seconds per rank, so at most 8 CPU-minutes a cell with 2 ranks; a CPU limit,
+#   CELL_CPU (120: CPU seconds per rank, so at most 4 CPU-minutes a cell with 2 ranks; a CPU limit,
 #   not a wall-clock one, so that a loaded machine does not turn slow cells into timeouts),
 #   CELL_TIMEOUT (3600 s of wall time, a backstop)
 #
@@ -29,7 +29,7 @@ CHECKER="$SHARED/check_multimodal.py"
 OWN="$PEMC_SOURCE_DIR/tests/data/multimodal"
 RANKS="${RANKS:-2}"
 OUT="${OUT:-$PEMC_BIN/multimodal_study}"
-CELL_CPU="${CELL_CPU:-240}"
+CELL_CPU="${CELL_CPU:-120}"
 CELL_TIMEOUT="${CELL_TIMEOUT:-3600}"
 SAMPLERS="${SAMPLERS:-nuts pe pt ct st ais}"
 REQUIRE_PASS="${REQUIRE_PASS:-pt ct}"
