@@ -24,6 +24,7 @@ PACKAGES=(
   libnetcdf-dev                        # pemc-report export --format netcdf (ArviZ InferenceData)
   r-cran-rstan r-cran-posterior        # tests: rstan::read_stan_csv and posterior read CmdStan exports
   python3-xarray python3-netcdf4       # tests: xarray reads the netCDF exports as ArviZ would
+  python3-numpy python3-scipy          # tests: ../shared/multimodal's checker; tests/statistical/multimodal
 )
 
 missing=()
