@@ -226,6 +226,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       c.wall_seconds = s.wall_seconds();
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
       c.warnings.assign(s.warnings().begin(), s.warnings().end());
+      c.largest_log_weights.assign(s.largest_log_weights().begin(), s.largest_log_weights().end());
     }
   }
   for (auto& [key, c] : chains) {

@@ -111,6 +111,7 @@ struct ChainTrace {
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
   std::vector<std::string> warnings;  // ChainSummary.warnings
+  std::vector<double> largest_log_weights;  // ChainSummary.largest_log_weights (AIS)
 };
 
 struct FileTraces {
