@@ -58,7 +58,7 @@ std::optional<Doubt> weight_ess_doubt(const std::map<std::string, double>& e,
     if (pooled_ess && pooled_runs) {
       // What a chain of n runs can expect from the run's weights.
       ess = *pooled_ess / *pooled_runs * *n;
-      source = fmt::format(" (the run's pooled weights: ESS {:.3g} of {:g} runs)", *pooled_ess,
+      source = fmt::format(", from the run's pooled weights' ESS {:.3g} of {:g} runs", *pooled_ess,
                            *pooled_runs);
     }
   } else if (const auto w1 = get(e, "ess_w1")) {
