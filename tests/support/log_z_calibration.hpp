@@ -133,12 +133,9 @@ inline double exact_log_z(const v1::RunConfig& config) {
   return *truth.log_z;
 }
 
-// Every chain of the config (global chain id = seed index), `threads` at a time; then the
-// run-level checks (estimators/log_z_run_checks.hpp) over the "ok" chains, as the collector makes
-// them before the footer: over all of them, or over consecutive groups of `chains_per_run` (so that
-// 32 seeds stand for 32 runs of one chain, or 16 of two; 0 = one run of every chain).
-inline std::vector<v1::ChainSummary> run_cell(const v1::RunConfig& config, int threads,
-                                              int chains_per_run = 0) {
+// Every chain of the config (global chain id = seed index), `threads` at a time, as the ranks'
+// workers return them (no run-level checks yet).
+inline std::vector<v1::ChainSummary> run_chains(const v1::RunConfig& config, int threads) {
   const auto seeds = config::expand_seeds(config);
   const int n = static_cast<int>(seeds.size());
   std::vector<v1::ChainSummary> out(static_cast<std::size_t>(n));
@@ -152,28 +149,43 @@ inline std::vector<v1::ChainSummary> run_cell(const v1::RunConfig& config, int t
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, std::min(threads, n)); ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
+  return out;
+}
+
+// The run-level checks (estimators/log_z_run_checks.hpp) over the "ok" chains, as the collector
+// makes them before the footer: over all of them as one run, or over consecutive groups of
+// `chains_per_run` (so that 32 seeds stand for 32 runs of one chain, or 16 of two; 0 = one run of
+// every chain). Returns the chains with their trust keys.
+inline std::vector<v1::ChainSummary> check_runs(std::vector<v1::ChainSummary> chains,
+                                                int chains_per_run = 0) {
+  const int n = static_cast<int>(chains.size());
   const int group = chains_per_run > 0 ? chains_per_run : std::max(n, 1);
   for (int first = 0; first < n; first += group) {
     std::vector<std::map<std::string, double>> maps;
     std::vector<int> ok;
     for (int i = first; i < std::min(n, first + group); ++i)
-      if (out[i].status() == "ok") {
+      if (chains[i].status() == "ok") {
         ok.push_back(i);
-        maps.emplace_back(out[i].estimates().begin(), out[i].estimates().end());
+        maps.emplace_back(chains[i].estimates().begin(), chains[i].estimates().end());
       }
-    std::vector<estimators::RunChainLogZ> chains;
+    std::vector<estimators::RunChainLogZ> run;
     for (std::size_t j = 0; j < ok.size(); ++j) {
-      const auto& w = out[ok[j]].largest_log_weights();
-      chains.push_back({&maps[j], {w.data(), static_cast<std::size_t>(w.size())}});
+      const auto& w = chains[ok[j]].largest_log_weights();
+      run.push_back({&maps[j], {w.data(), static_cast<std::size_t>(w.size())}});
     }
-    estimators::annotate_log_z_run(chains);
+    estimators::annotate_log_z_run(run);
     for (std::size_t j = 0; j < ok.size(); ++j) {
-      auto& e = *out[ok[j]].mutable_estimates();
+      auto& e = *chains[ok[j]].mutable_estimates();
       e.clear();
       for (const auto& [k, v] : maps[j]) e[k] = v;
     }
   }
-  return out;
+  return chains;
+}
+
+// A cell's chains, checked as one run.
+inline std::vector<v1::ChainSummary> run_cell(const v1::RunConfig& config, int threads) {
+  return check_runs(run_chains(config, threads));
 }
 
 struct ChainResult {
