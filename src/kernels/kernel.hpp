@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -61,6 +62,12 @@ class Kernel {
   // Per-chain estimates the kernel accumulated (e.g. "log_z" of a tempering sampler), written to
   // the chain's summary at the end. Keys are documented by each kernel.
   virtual void report_estimates(std::map<std::string, double>& estimates) const {}
+
+  // Kernels whose log Z is the log of a mean of independent weights (AIS: one per run): the
+  // largest of those log weights, descending, as many as the chain's own Pareto tail fit uses,
+  // so that a run can fit one tail to its chains' pooled weights (ChainSummary
+  // .largest_log_weights, estimators/pooled_ais_weights.hpp). Empty for every other kernel.
+  virtual std::vector<double> largest_log_weights() const { return {}; }
 
   // Running estimates of the target's mean and covariance (records.proto EstimatesSnapshot), for
   // kernels that estimate target expectations from weighted transitions (CT eq. (21), ST, AIS).

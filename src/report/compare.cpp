@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "estimators/log_z_trust.hpp"
 #include "report/quantities.hpp"
 #include "records/record_reader.hpp"
 #include "report/diagnostics_traces.hpp"
@@ -77,12 +78,16 @@ std::string csv_field(const std::string& s) {
 }
 
 // The markdown cell of a sampler estimate: "mean ± sd", the sd being the spread over the chains,
-// then the chains' mean reported SE beside it and how many chains flagged it untrusted.
+// then the chains' mean reported SE beside it and how many chains flagged it untrusted or could
+// not have it checked.
 std::string estimate_cell(const EstimateStats& e) {
   std::string cell = std::isfinite(e.sd) ? num(e.mean) + " ± " + num(e.sd) : num(e.mean);
   if (e.se_mean) cell += " (mean SE " + num(*e.se_mean) + ")";
   if (e.n_untrusted && *e.n_untrusted > 0)
     cell += fmt::format(" {} of {} untrusted", *e.n_untrusted, e.n + e.n_nonfinite);
+  if (e.n_unchecked && *e.n_unchecked > 0)
+    cell += fmt::format("{} {} of {} unchecked", e.n_untrusted && *e.n_untrusted > 0 ? "," : "",
+                        *e.n_unchecked, e.n + e.n_nonfinite);
   return cell;
 }
 
@@ -336,9 +341,11 @@ void add_estimates(CompareGroup& g, const std::vector<const ComparedChain*>& ms,
     standard_error_stats(vs, ses.at(name), e);
     if (name == "log_z" || name == "log_z_ratio") {
       e.n_untrusted = 0;
+      e.n_unchecked = 0;
       for (const auto* c : ms) {
-        const auto it = c->summary.estimates.find("log_z_untrusted");
-        *e.n_untrusted += it != c->summary.estimates.end() && it->second == 1.0;
+        const bool untrusted = estimators::log_z_untrusted(c->summary.estimates);
+        *e.n_untrusted += untrusted;
+        *e.n_unchecked += !untrusted && estimators::log_z_unchecked(c->summary.estimates);
       }
     }
     if (e.n_nonfinite > 0)
@@ -505,6 +512,7 @@ std::string comparison_to_json(const Comparison& c) {
       if (e.se_mean) eo["se_mean"] = number(*e.se_mean);
       if (e.rms_z) eo["rms_z"] = number(*e.rms_z);
       if (e.n_untrusted) eo["n_untrusted"] = *e.n_untrusted;
+      if (e.n_unchecked) eo["n_unchecked"] = *e.n_unchecked;
       o["estimates"][name] = std::move(eo);
     }
     if (g.held_out_lpd) {

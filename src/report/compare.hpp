@@ -24,8 +24,10 @@
 // scalar Truth::extras entry of the same name) — rmse. Estimates with a per-chain standard error
 // (<name>_se) also get se_mean, the mean reported SE, to set beside sd: the two agree when the
 // SEs mean what they say; with a truth, rms_z = sqrt(mean ((value - truth) / se)^2) (about 1 then).
-// log_z gets n_untrusted, the chains that flagged it (log_z_untrusted, estimators/log_z_trust.hpp).
-// The markdown table shows "mean ± sd (mean SE s) k of n untrusted" and "rmse (rms z r)".
+// log_z gets n_untrusted, the chains that flagged it (log_z_untrusted, estimators/log_z_trust.hpp),
+// and n_unchecked, the others whose run had too few chains to check it (log_z_unchecked).
+// The markdown table shows "mean ± sd (mean SE s) k of n untrusted, m of n unchecked" and
+// "rmse (rms z r)".
 // The held-out log predictive density (summarize's per-chain held_out_lpd, for targets with a test
 // set such as horseshoe_logistic) gets mean and sd over the chains that have it, like an estimate.
 // Only chains whose status is "ok" are used unless include_incomplete; the others are listed in
@@ -43,7 +45,7 @@
 //              "mse_x_time"?: {"mean", "second_moment"},
 //              "mse_x_grad_evals"?: {"mean", "second_moment"},
 //              "estimates": {"<name>": {"n", "mean", "sd", "n_nonfinite", "truth"?, "rmse"?,
-//                                       "se_mean"?, "rms_z"?, "n_untrusted"?}},
+//                                       "se_mean"?, "rms_z"?, "n_untrusted"?, "n_unchecked"?}},
 //              "held_out_lpd"?: {"n", "mean", "sd", "n_nonfinite"},
 //              "truth_log_z"?}],
 //  "notes": [...]}
@@ -86,6 +88,7 @@ struct EstimateStats {
   // truth, rms over chains of (value - truth) / se.
   std::optional<double> se_mean, rms_z;
   std::optional<int> n_untrusted;  // log_z / log_z_ratio: chains with log_z_untrusted = 1
+  std::optional<int> n_unchecked;  // and the others with log_z_unchecked = 1
 };
 
 struct ExcludedChain {

@@ -14,17 +14,11 @@
 #include "estimators/ess.hpp"
 #include "estimators/rhat.hpp"
 #include "report/diagnostics_log_z.hpp"
+#include "report/log_z_headline.hpp"
 #include "report/quantities.hpp"
 
 namespace pemc::report {
 namespace {
-
-// Chains of the run whose log Z is flagged untrusted.
-int count_untrusted_log_z(const RunDiagnostics& r) {
-  int n = 0;
-  for (const auto& c : r.chains) n += estimators::log_z_untrusted(c.estimates);
-  return n;
-}
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -198,6 +192,7 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::stri
   cd.wall_seconds = c.wall_seconds;
   cd.estimates = c.estimates;
   cd.warnings = c.warnings;
+  cd.largest_log_weights = c.largest_log_weights;
   for (std::size_t p = 0; p < names.size(); ++p)
     cd.parameters.push_back(diagnose_parameter(
         names[p], Spans{series(c, quantity_index(p, k), kept(c))}, nullptr));
@@ -246,7 +241,7 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
     return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
   });
   rd.warnings = summarize_chain_warnings(rd.chains);
-  rd.log_z_agreement = check_log_z_trust(rd);
+  rd.log_z_check = check_log_z_trust(rd);
   std::vector<std::pair<int, const v1::ModeOccupancy*>> occupancies;
   for (const auto& m : members)
     if (m.chain->mode_occupancy && m.chain->status == "ok")
@@ -410,12 +405,21 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
       o["chains"].push_back(std::move(co));
     }
     o["warnings"] = r.warnings;
-    if (r.log_z_agreement) {
-      const auto& a = *r.log_z_agreement;
-      const int untrusted = count_untrusted_log_z(r);
-      o["log_z_trust"] = {{"n_untrusted", untrusted},          {"n_chains_compared", a.n},
-                          {"spread_ratio", number(a.spread_ratio)}, {"chi2", number(a.chi2)},
-                          {"p_value", number(a.p_value)},      {"chains_disagree", a.disagree}};
+    if (r.log_z_check) {
+      const auto& a = r.log_z_check->agreement;
+      int untrusted = 0, trusted = 0;
+      for (const auto& c : r.chains) {
+        untrusted += estimators::log_z_untrusted(c.estimates);
+        trusted += estimators::log_z_trusted(c.estimates);
+      }
+      o["log_z_trust"] = {{"n_untrusted", untrusted},
+                          {"n_unchecked", r.log_z_check->n_with_log_z - untrusted - trusted},
+                          {"unchecked", r.log_z_check->unchecked},
+                          {"n_chains_compared", a.n},
+                          {"spread_ratio", number(a.spread_ratio)},
+                          {"chi2", number(a.chi2)},
+                          {"p_value", number(a.p_value)},
+                          {"chains_disagree", a.disagree}};
     }
     if (r.modes) o["modes"] = modes_json(*r.modes);
     o["notes"] = r.notes;
@@ -496,12 +500,10 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
           c.step_size, c.kish_ess, c.n_gradient_evals, c.wall_seconds, c.status, est);
     }
     for (const auto& w : r.warnings) out += "  WARNING: " + w + "\n";
-    if (r.log_z_agreement) {
-      const int untrusted = count_untrusted_log_z(r);
-      out += fmt::format("  log Z: {} of {} chains cannot be trusted{}; the chains scatter {} "
-                         "times their SEs\n",
-                         untrusted, r.chains.size(), untrusted > 0 ? " (notes say why)" : "",
-                         fmt_num(r.log_z_agreement->spread_ratio, "{:.2f}"));
+    if (r.log_z_check) {
+      std::vector<const std::map<std::string, double>*> estimates;
+      for (const auto& c : r.chains) estimates.push_back(&c.estimates);
+      out += "  " + log_z_headline(estimates, " (notes say why)") + "\n";
     }
     if (r.modes)
       for (const auto& line : mode_diagnostics_lines(*r.modes)) out += "  " + line + "\n";

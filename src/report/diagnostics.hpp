@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "estimators/log_z_trust.hpp"
+#include "estimators/log_z_run_checks.hpp"
 #include "report/diagnostics_modes.hpp"
 #include "report/diagnostics_traces.hpp"
 
@@ -76,6 +76,7 @@ struct ChainDiagnostics {
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
   std::vector<std::string> warnings;             // ChainSummary.warnings
+  std::vector<double> largest_log_weights;       // ChainSummary.largest_log_weights (AIS)
   std::vector<ParameterDiagnostics> parameters;  // single-chain split R-hat and ESS
 };
 
@@ -95,9 +96,9 @@ struct RunDiagnostics {
   // and the first such chain's warning.
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
-  // Runs whose chains report a log Z: their agreement within the SEs (report/diagnostics_log_z.hpp,
-  // which also re-derives each chain's log_z_untrusted keys in `estimates`).
-  std::optional<estimators::LogZAgreement> log_z_agreement;
+  // Runs whose chains report a log Z: the run-level checks (report/diagnostics_log_z.hpp, which
+  // also re-derives each chain's trust keys in `estimates`).
+  std::optional<estimators::LogZRunCheck> log_z_check;
   // Runs with a mode search: where the chains' draws fell among the modes found
   // (report/diagnostics_modes.hpp).
   std::optional<ModeDiagnostics> modes;

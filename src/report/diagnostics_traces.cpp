@@ -228,6 +228,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
       c.warnings.assign(s.warnings().begin(), s.warnings().end());
       if (s.has_mode_occupancy()) c.mode_occupancy = s.mode_occupancy();
+      c.largest_log_weights.assign(s.largest_log_weights().begin(), s.largest_log_weights().end());
     }
   }
   for (auto& [key, c] : chains) {

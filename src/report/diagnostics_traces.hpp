@@ -113,6 +113,7 @@ struct ChainTrace {
   std::map<std::string, double> estimates;
   std::vector<std::string> warnings;  // ChainSummary.warnings
   std::optional<pemc::v1::ModeOccupancy> mode_occupancy;  // ChainSummary.mode_occupancy
+  std::vector<double> largest_log_weights;  // ChainSummary.largest_log_weights (AIS)
 };
 
 struct FileTraces {

@@ -2,6 +2,7 @@
 
 #include "report/draw_weights.hpp"
 #include "report/gradient_counts.hpp"
+#include "report/log_z_headline.hpp"
 #include "report/quantities.hpp"
 
 #include <fmt/format.h>
@@ -380,6 +381,28 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// Per run with a log Z, the footer's verdict on it (report/log_z_headline.hpp), in the order the
+// runs first appear: "  run X: log Z: k of n chains cannot be trusted; ...".
+std::string log_z_lines(const std::vector<ChainRunSummary>& chains) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const std::map<std::string, double>*>> by_run;
+  for (const auto& c : chains) {
+    if (c.status != "ok") continue;
+    auto [it, fresh] = by_run.try_emplace(c.run_id);
+    if (fresh) order.push_back(c.run_id);
+    it->second.push_back(&c.estimates);
+  }
+  std::string out;
+  for (const auto& run : order)
+    if (const auto line = log_z_headline(by_run.at(run)); !line.empty())
+      out += fmt::format("  run {}: {}\n", run, line);
+  return out;
+}
+
+}  // namespace
+
 std::string summaries_to_table(const std::vector<FileSummary>& files) {
   std::string out;
   auto vec = [](const Vector& v) {
@@ -445,6 +468,7 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
       out += fmt::format("  WARNING: run {}, {} of {} chains: {}\n", key.first, count,
                          chains_of_run[key.first], text);
     }
+    out += log_z_lines(f.runs);
   }
   return out;
 }

@@ -502,6 +502,7 @@ void ChainRun::summarize(v1::ChainSummary& summary) {
   // check across chains is added with the footer (runner/log_z_checks.hpp).
   estimators::annotate_log_z_trust(estimates);
   for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
+  for (double w : kernel_->largest_log_weights()) summary.add_largest_log_weights(w);
   if (degeneracy_) report_degeneracy(*degeneracy_, summary);
   if (occupancy_) *summary.mutable_mode_occupancy() = occupancy_->to_record();
   summary.set_n_gradient_evals_warmup(counts_.warmup_evals * per_evaluation_);

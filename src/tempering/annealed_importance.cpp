@@ -2,6 +2,8 @@
 
 #include "adapt/state_io.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -9,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "estimators/pareto_tail.hpp"
+#include "estimators/pooled_ais_weights.hpp"
 #include "tempering/running_moments.hpp"
 #include "tempering/schedule.hpp"
 
@@ -160,6 +163,17 @@ double AnnealedImportanceKernel::log_z_se() const {
 
 double AnnealedImportanceKernel::pareto_k() const {
   return estimators::pareto_k_hat(log_weights_);
+}
+
+std::vector<double> AnnealedImportanceKernel::largest_log_weights() const {
+  std::vector<double> finite;
+  for (double w : log_weights_)
+    if (std::isfinite(w)) finite.push_back(w);
+  const auto m = std::min(estimators::ais_tail_size(static_cast<double>(n_runs_)), finite.size());
+  std::partial_sort(finite.begin(), finite.begin() + static_cast<std::ptrdiff_t>(m), finite.end(),
+                    std::greater<>());
+  finite.resize(m);
+  return finite;
 }
 
 void AnnealedImportanceKernel::track_moments() {

@@ -74,6 +74,8 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   void end_warmup() override;
   double step_size() const override { return levels_.step_size(n_levels() - 1); }
   void report_estimates(std::map<std::string, double>& estimates) const override;
+  // The ais_tail_size(n_runs) largest post-warmup log weights, descending.
+  std::vector<double> largest_log_weights() const override;
 
   // Target moments with the runs' importance weights r (the same weights as log_z), accumulated
   // once track_moments() was called.

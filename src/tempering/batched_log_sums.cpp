@@ -63,6 +63,32 @@ double BatchedLogSums::batch_se(const Estimator& estimate) const {
   return std::sqrt(ss / (n - 1.0) / n);
 }
 
+double BatchedLogSums::log_ratio_se(int a, int b) const {
+  // Batch sums relative to each channel's total, so that none overflows.
+  std::vector<double> ra, rb;
+  std::int64_t n_full = 0;
+  for (const auto& batch : batches_)
+    if (batch.n == batch_size_) {
+      ra.push_back(std::exp(batch.log_sums[a] - total_[a]));
+      rb.push_back(std::exp(batch.log_sums[b] - total_[b]));
+      n_full += batch.n;
+    }
+  const std::size_t k = ra.size();
+  if (k < 2 || total_[a] == -kInf || total_[b] == -kInf) return std::numeric_limits<double>::quiet_NaN();
+  double mean_a = 0.0, mean_b = 0.0;
+  for (std::size_t j = 0; j < k; ++j) {
+    mean_a += ra[j] / static_cast<double>(k);
+    mean_b += rb[j] / static_cast<double>(k);
+  }
+  if (!(mean_a > 0.0 && mean_b > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+  double ss = 0.0;
+  for (std::size_t j = 0; j < k; ++j) {
+    const double r = ra[j] / mean_a - rb[j] / mean_b;
+    ss += r * r;
+  }
+  const double kk = static_cast<double>(k);
+  return std::sqrt(ss / (kk - 1.0) / kk * static_cast<double>(n_full) / static_cast<double>(count_));
+}
 
 void BatchedLogSums::save_state(pemc::v1::KernelState& s) const {
   s.set_kind("batched_log_sums");

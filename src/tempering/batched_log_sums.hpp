@@ -31,6 +31,12 @@ class BatchedLogSums {
   using Estimator = std::function<double(const std::vector<double>& log_sums, std::int64_t n)>;
   double batch_se(const Estimator& estimate) const;
   int n_full_batches() const;
+  // Batch-means SE of log(sum of channel a) - log(sum of channel b) by the delta method on the
+  // full batches' sums A_j, B_j (estimators/log_ratio_batch_means.hpp has the derivation):
+  // SE^2 = (1/k) sum_j (A_j / Abar - B_j / Bbar)^2 / (k - 1), scaled by n_full / n. Unlike
+  // batch_se of the per-batch log ratios it never divides by one batch's own sum (tiny in a batch
+  // the chain spent at the other end). NaN with fewer than 2 full batches or a zero mean sum.
+  double log_ratio_se(int a, int b) const;
 
   // Checkpoint: totals and batches (channels and batch count come from the constructor).
   void save_state(pemc::v1::KernelState& s) const;

@@ -140,6 +140,8 @@ void SimulatedTemperingKernel::end_warmup() {
   warmup_ = false;
   n_samples_ = count_top_ = count_bottom_ = 0;
   rb_.emplace(2, options_.n_batches);
+  tours_.reset();
+  if (regenerates_at_bottom()) tours_.emplace();
   round_trips_.reset(1);
   if (track_moments_) moments_.resize(d_);
 }
@@ -182,19 +184,24 @@ kernels::TransitionStats SimulatedTemperingKernel::transition(kernels::ChainStat
     stats.n_gradient_evals += 1;
     have_point_ = true;
   }
+  const bool regenerated = k == 0 && regenerates_at_bottom();
   move_x(k, stream, stats);                // T1: x | k
   const int k_new = draw_level(stream);    // T2: k | x
   if (warmup_)
     record_warmup_round();
   else
-    record_sample(k_new);
+    record_sample(k_new, regenerated);
   set_state(k_new, state);
   return stats;
 }
 
+bool SimulatedTemperingKernel::regenerates_at_bottom() const {
+  return space_->betas()[0] == 0.0 && space_->reference() && options_.exact_reference_draws;
+}
+
 void SimulatedTemperingKernel::move_x(int k, rng::Stream& stream, kernels::TransitionStats& stats) {
   const auto& betas = space_->betas();
-  if (k == 0 && betas[0] == 0.0 && space_->reference() && options_.exact_reference_draws) {
+  if (k == 0 && regenerates_at_bottom()) {
     Vector fresh(d_);
     space_->reference()->density->sample(stream, fresh);
     evaluate_path_point(*space_->target(), space_->reference().get(), fresh, point_);
@@ -237,10 +244,11 @@ void SimulatedTemperingKernel::record_warmup_round() {
   }
 }
 
-void SimulatedTemperingKernel::record_sample(int k_new) {
+void SimulatedTemperingKernel::record_sample(int k_new, bool regenerated) {
   const int k_levels = space_->n_levels();
   const double terms[2] = {log_cond_.back(), log_cond_.front()};
   rb_->add(terms);
+  if (tours_) tours_->add(terms[0], terms[1], regenerated);
   if (track_moments_) add_weighted(moments_, point_.x, log_cond_.back());
   ++n_samples_;
   count_top_ += k_new == k_levels - 1;
@@ -271,9 +279,14 @@ void SimulatedTemperingKernel::report_estimates(std::map<std::string, double>& e
   const std::string p = normalised ? "log_z" : "log_z_ratio";
   e[p] = log_z();
   const double shift = w.front() - w.back();
-  e[p + "_se"] = rb_->batch_se(
-      [shift](const std::vector<double>& s, std::int64_t) { return shift + s[0] - s[1]; });
-  e["log_z_batches"] = rb_->n_full_batches();
+  if (tours_) {
+    e[p + "_se"] = tours_->log_ratio_se();
+    e["log_z_tours"] = static_cast<double>(tours_->n_tours());
+    if (const double k = tours_->tour_pareto_k(); std::isfinite(k)) e["log_z_tour_pareto_k"] = k;
+  } else {
+    e[p + "_se"] = rb_->log_ratio_se(0, 1);
+    e["log_z_batches"] = rb_->n_full_batches();
+  }
   if (count_top_ > 0 && count_bottom_ > 0)
     e[p + "_count"] = shift + std::log(static_cast<double>(count_top_)) -
                       std::log(static_cast<double>(count_bottom_));
@@ -306,6 +319,7 @@ void SimulatedTemperingKernel::save_state(pemc::v1::KernelState& state) const {
   adapt::put_int(state, "count_top", count_top_);
   adapt::put_int(state, "count_bottom", count_bottom_);
   if (rb_) rb_->save_state(adapt::put_child(state, "rb"));
+  if (tours_) adapt::put_reals(state, "tours", tours_->serialize());
   round_trips_.save_state(adapt::put_child(state, "round_trips"));
   if (track_moments_) save_moments(adapt::put_child(state, "moments"), moments_);
 }
@@ -334,6 +348,10 @@ void SimulatedTemperingKernel::restore_state(const pemc::v1::KernelState& state)
   } else {
     rb_.reset();
   }
+  // A checkpoint written before tours were kept: the SE falls back on the batches.
+  tours_.reset();
+  if (state.reals().count("tours") > 0)
+    tours_ = estimators::RegenerativeLogRatio::deserialize(adapt::get_real_vector(state, "tours"));
   round_trips_.restore_state(adapt::get_child(state, "round_trips"));
   if (track_moments_) restore_moments(state, "moments", moments_);
 }

@@ -12,6 +12,17 @@
 //   Z (Rao-Blackwellised, eq. (2.73)): Z = exp(w_0 - w_{K-1}) sum_n p(K-1 | x_n) / sum_n p(0 | x_n),
 //     with a normalised psi and beta_0 = 0; otherwise the same expression estimates
 //     Z(1) / Z(beta_0) and is reported as log_z_ratio;
+//   its standard error: with a reference at beta_0 = 0 and exact_reference_draws, every
+//     transition that starts at k = 0 draws x afresh from the reference, so the chain regenerates
+//     there and the stretches between such transitions (tours) are independent: the SE is the
+//     delta method over tours (estimators/regenerative_log_ratio.hpp). Fixed batches cut through
+//     the long excursions in which the level process holds the chain at the top (in a mode found
+//     at beta = 1), so neighbouring batches are correlated and their batch-means SE understates the
+//     error where such excursions carry the estimate (docs/log-z-calibration.md). The tours' sums
+//     also give a Pareto k-hat: where a rare kind of tour carries the sums, no SE from the chain's
+//     tours can be right (estimators/log_z_trust.hpp flags it). Without regeneration (no
+//     reference, or local moves at k = 0) the SE is the delta method over batch means
+//     (BatchedLogSums::log_ratio_se);
 //   target expectations: self-normalised weights p(K-1 | x_n) on every x_n (CT paper eq. (21) in
 //     the discrete case) — SimulatedTemperingSpace::weighted_view gives them to the draw records.
 // Weights: iterative pilot runs during warmup (thesis p. 52; Geyer & Thompson 1995) with the
@@ -28,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "estimators/regenerative_log_ratio.hpp"
 #include "estimators/weighted_covariance.hpp"
 #include "kernels/kernel.hpp"
 #include "tempering/batched_log_sums.hpp"
@@ -97,8 +109,9 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   void begin_warmup(std::int64_t n_warmup) override;
   void end_warmup() override;
   double step_size() const override { return levels_.step_size(space_->n_levels() - 1); }
-  // log_z (or log_z_ratio) by eq. (2.73) with batch-means log_z_se (over log_z_batches full
-  // batches); log_z_count by eq. (2.71) when both end levels were visited; n_levels; top_fraction
+  // log_z (or log_z_ratio) by eq. (2.73) with log_z_se: over log_z_tours regeneration tours, with
+  // their log_z_tour_pareto_k (when defined), or else over log_z_batches full batches;
+  // log_z_count by eq. (2.71) when both end levels were visited; n_levels; top_fraction
   // (share of draws with k = K-1);
   // round_trips (k: 0 -> K-1 -> 0) and round_trip_rate per transition; log_z_weights = w_0 -
   // w_{K-1} (the adapted weights' own log Z guess: p(0) = p(K-1) exactly when it is right).
@@ -127,7 +140,9 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   void move_x(int k, rng::Stream& stream, kernels::TransitionStats& stats);
   int draw_level(rng::Stream& stream);
   void record_warmup_round();
-  void record_sample(int k_new);
+  void record_sample(int k_new, bool regenerated);
+  // Whether T1 at level 0 is an exact draw from the reference (the chain regenerates there).
+  bool regenerates_at_bottom() const;
   void set_state(int k_new, kernels::ChainState& state) const;
 
   std::shared_ptr<SimulatedTemperingSpace> space_;
@@ -144,6 +159,9 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
 
   std::int64_t n_samples_ = 0, count_top_ = 0, count_bottom_ = 0;
   std::optional<BatchedLogSums> rb_;
+  // The same two terms per regeneration tour; unset when the chain does not regenerate, or when it
+  // resumed from a checkpoint written without them (the SE is then the batches').
+  std::optional<estimators::RegenerativeLogRatio> tours_;
   RoundTripCounter round_trips_{1};
   std::vector<int> level_buf_{0};
   bool track_moments_ = false;

@@ -4,14 +4,18 @@
 // for the statistics and the checks, docs/log-z-calibration.md for the results.
 //
 //   log_z_calibration [--estimators pt,ais,st,ct] [--instances SEED:UNITS,...] [--seeds K]
-//                     [--threads T] [--set FIELD=VALUE ...] [--chains] [--no-check]
+//                     [--runs-of R,...] [--threads T] [--set FIELD=VALUE ...] [--chains]
+//                     [--no-check]
 //
-// Defaults: all four estimators on gen1-16u, gen1-20u, gen2-24u and gen1-28u, 32 seeds, 2 threads.
+// Defaults: all four estimators on gen1-16u, gen1-20u, gen2-24u, gen3-24u, gen4-24u, gen5-24u and
+// gen1-28u, 32 seeds, 2 threads, chains judged as one run.
 // --set applies to every estimator's config where the field exists (e.g. --set iterations=20000
 // or --set sampler.annealed_importance.ladder.n_levels=2000). --chains prints every chain's error,
-// SE, z and doubts. Exit status 0 iff every cell passes and every estimator has at least one
-// instance whose chains are mostly trusted and pass both checks (so the checks cannot all be
-// passed by flagging); --no-check: always 0.
+// SE, z and doubts. --runs-of all,2,1 judges the same K chains three ways: as one run of K, as
+// K / 2 runs of 2 and as K runs of 1 (the run-level checks see that many chains at a time; runs of
+// 1 or 2 are unchecked), one row each, labelled "x2", "x1". Exit status 0 iff every cell passes and
+// every estimator has at least one instance whose chains (as one run) are mostly trusted and pass
+// every check (so the checks cannot all be passed by flagging); --no-check: always 0.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,11 +38,31 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// The run-level pooled AIS estimate over every chain's runs (the cell's chains as one run).
+void print_pooled(const std::vector<pemc::v1::ChainSummary>& chains, double truth) {
+  for (const auto& c : chains) {
+    if (!c.estimates().count("pooled_log_z")) continue;
+    const auto& p = c.estimates();
+    const double err = p.at("pooled_log_z") - truth, se = p.at("pooled_log_z_se");
+    std::printf("   pooled over the chains' runs: log Z error %+.4f ± %.4f (z %+.2f), Pareto k-hat "
+                "%.2f, ESS %.0f, %s",
+                err, se, err / se,
+                p.count("pooled_log_weight_pareto_k") ? p.at("pooled_log_weight_pareto_k") : NAN,
+                p.at("pooled_ess"), p.at("pooled_log_z_untrusted") == 1.0 ? "untrusted" : "trusted");
+    if (p.count("pooled_log_z_without_heavy_tail_chains"))
+      std::printf("; without the %.0f chains whose own tail is heavy: error %+.4f",
+                  p.at("pooled_heavy_tail_chains"),
+                  p.at("pooled_log_z_without_heavy_tail_chains") - truth);
+    std::printf("\n");
+    return;
+  }
+}
+
 int usage(const char* why) {
   std::fprintf(stderr,
                "log_z_calibration: %s\nusage: log_z_calibration [--estimators pt,ais,st,ct] "
-               "[--instances SEED:UNITS,...] [--seeds K] [--threads T] [--set FIELD=VALUE ...] "
-               "[--chains] [--no-check]\n",
+               "[--instances SEED:UNITS,...] [--seeds K] [--runs-of R,...] [--threads T] "
+               "[--set FIELD=VALUE ...] [--chains] [--no-check]\n",
                why);
   return 2;
 }
@@ -47,8 +71,9 @@ int usage(const char* why) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> names = {"pt", "ais", "st", "ct"};
-  std::vector<Instance> instances = {{1, 16}, {1, 20}, {2, 24}, {1, 28}};
+  std::vector<Instance> instances = {{1, 16}, {1, 20}, {2, 24}, {3, 24}, {4, 24}, {5, 24}, {1, 28}};
   int n_seeds = 32, threads = 2;
+  std::vector<int> runs_of = {0};  // chains per run; 0 = all of them
   bool check = true, show_chains = false;
   std::vector<std::string> sets;
   try {
@@ -69,6 +94,12 @@ int main(int argc, char** argv) {
         }
       } else if (a == "--seeds") {
         n_seeds = std::stoi(value());
+      } else if (a == "--runs-of") {
+        runs_of.clear();
+        for (const auto& item : split(value(), ',')) {
+          runs_of.push_back(item == "all" ? 0 : std::stoi(item));
+          if (runs_of.back() < 0) throw std::invalid_argument("--runs-of: all or a count >= 1");
+        }
       } else if (a == "--threads") {
         threads = std::stoi(value());
       } else if (a == "--set") {
@@ -103,40 +134,37 @@ int main(int argc, char** argv) {
       for (const auto& e : chosen) {
         const auto config = cell_config(e, inst, n_seeds, sets);
         const auto w0 = std::chrono::steady_clock::now();
-        const auto chains = run_cell(config, threads);
+        const auto raw = run_chains(config, threads);
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-        const auto s = summarise(e.name, inst.label(), truth, chains);
-        const std::string row = table_row(s, check);
-        table += row;
-        std::printf("%s", row.c_str());
-        if (e.name == "ais" && !s.chains.empty()) {
-          // Every chain has the same number of runs: the mean of their Z-hat is the pooled AIS
-          // estimate over all runs, unbiased for Z like each chain's.
-          double m = -INFINITY;
-          for (const auto& c : s.chains) m = std::max(m, c.error);
-          double sum = 0;
-          for (const auto& c : s.chains) sum += std::exp(c.error - m);
-          std::printf("   pooled over the chains' runs: log Z error %+.4f\n",
-                      m + std::log(sum / static_cast<double>(s.chains.size())));
+        for (const int per_run : runs_of) {
+          const auto chains = check_runs(raw, per_run);
+          const std::string label = per_run > 0 ? fmt::format("{} x{}", e.name, per_run) : e.name;
+          const auto s = summarise(label, inst.label(), truth, chains);
+          const std::string row = table_row(s, check);
+          table += row;
+          std::printf("%s", row.c_str());
+          if (per_run == 0) print_pooled(chains, truth);
+          std::printf("   (%lld warmup + %lld iterations per chain, %.0f target gradients, wall "
+                      "%.1f s; %d failed; spread ratio %.2f)\n",
+                      static_cast<long long>(config.warmup()),
+                      static_cast<long long>(config.iterations()), s.mean_gradient_evals, wall,
+                      s.n_failed, s.spread_ratio);
+          if (show_chains)
+            for (const auto& c : s.chains)
+              std::printf("     seed %3llu  error %+8.4f  se %7.4f  z %+6.2f %s  %s\n",
+                          static_cast<unsigned long long>(c.seed), c.error, c.se, c.z,
+                          c.diagnostics.c_str(), c.trusted ? "trusted" : c.doubts.empty()
+                                                                           ? "unchecked"
+                                                                           : c.doubts.c_str());
+          if (check) {
+            ok &= s.pass();
+            if (per_run == 0 && !s.mostly_warned() && s.pass()) trusted_pass.insert(e.name);
+          }
         }
-        std::printf("   (%lld warmup + %lld iterations per chain, %.0f target gradients, wall %.1f s; "
-                    "%d failed; spread ratio %.2f)\n",
-                    static_cast<long long>(config.warmup()),
-                    static_cast<long long>(config.iterations()), s.mean_gradient_evals, wall,
-                    s.n_failed, s.spread_ratio);
-        if (show_chains)
-          for (const auto& c : s.chains)
-            std::printf("     seed %3llu  error %+8.4f  se %7.4f  z %+6.2f %s  %s\n",
-                        static_cast<unsigned long long>(c.seed), c.error, c.se, c.z,
-                        c.diagnostics.c_str(), c.doubts.empty() ? "trusted" : c.doubts.c_str());
-        for (const auto& c : chains)
+        for (const auto& c : raw)
           if (c.status() != "ok")
             std::printf("     chain %d: %s\n", c.chain_id(), c.status().c_str());
-        if (check) {
-          ok &= s.pass();
-          if (!s.mostly_flagged() && s.pass()) trusted_pass.insert(e.name);
-        }
         std::fflush(stdout);
       }
     }

@@ -1,6 +1,6 @@
 // Tests of the log Z trust rules (src/estimators/log_z_trust.hpp): each reason fires exactly at
-// its threshold, from the keys each sampler reports, and the chains' agreement test has the
-// chi-square distribution it claims.
+// its threshold, from the keys each sampler reports and the run-level keys that replace a chain's
+// own verdict on its weights (estimators/log_z_run_checks.hpp writes them; tested there).
 #include "estimators/log_z_trust.hpp"
 
 #include <gtest/gtest.h>
@@ -86,58 +86,61 @@ TEST(LogZTrust, AnnotateWritesTheFlagAndEachReason) {
   EXPECT_EQ(describe_log_z_doubts(good), "");
 }
 
-TEST(LogZAgreement, ChiSquareOfTheWeightedScatter) {
-  // Two chains 1 +- 0.1 and 1.3 +- 0.1: mean 1.15, chi2 = 2 * 1.5^2 = 4.5 on 1 dof,
-  // p = P(chi2_1 >= 4.5) = erfc(sqrt(4.5 / 2)) = 0.0339.
-  const auto a = log_z_agreement({1.0, 1.3}, {0.1, 0.1});
-  EXPECT_EQ(a.n, 2);
-  EXPECT_NEAR(a.weighted_mean, 1.15, 1e-12);
-  EXPECT_NEAR(a.chi2, 4.5, 1e-12);
-  EXPECT_NEAR(a.p_value, std::erfc(std::sqrt(2.25)), 1e-12);
-  EXPECT_NEAR(a.spread_ratio, std::sqrt(4.5), 1e-12);
-  EXPECT_FALSE(a.disagree);  // two chains never decide it
-  // Unusable chains are left out; weights are 1 / se^2.
-  const auto b = log_z_agreement({1.0, 2.0, NAN, 5.0}, {0.1, 0.2, 0.1, -1.0});
-  EXPECT_EQ(b.n, 2);
-  EXPECT_NEAR(b.weighted_mean, (1.0 / 0.01 + 2.0 / 0.04) / (1 / 0.01 + 1 / 0.04), 1e-12);
+TEST(LogZTrust, AisWeightsAreJudgedOnTheRunsKeys) {
+  // A chain whose own weights look fine is flagged when the run's pooled weights have a tail too
+  // heavy for its 200 runs (k-hat 0.60 > 0.57), or an ESS too small for them (pooled 3 % of the
+  // runs: 6 for a chain of 200 < 30), or when another chain of the run failed a rule on its own.
+  Estimates e{{"log_z", 1.0}, {"log_z_se", 0.1}, {"n_runs", 200.0}, {"ess", 150.0},
+              {"log_weight_pareto_k", 0.2}};
+  EXPECT_TRUE(log_z_doubts(e).empty());
+  e["pooled_n_runs"] = 6400.0;
+  e["pooled_ess"] = 5000.0;
+  e["pooled_log_weight_pareto_k"] = 0.60;
+  EXPECT_EQ(log_z_doubts(e), std::vector<std::string>{"weight_tail"});
+  EXPECT_NE(describe_log_z_doubts(e).find("the run's pooled weights (6400 runs) 0.60 > 0.57"),
+            std::string::npos)
+      << describe_log_z_doubts(e);
+  e["pooled_log_weight_pareto_k"] = 0.3;
+  e["pooled_ess"] = 192.0;
+  EXPECT_EQ(log_z_doubts(e), std::vector<std::string>{"weight_ess"});
+  e["pooled_ess"] = 5000.0;
+  EXPECT_TRUE(log_z_doubts(e).empty());
+  e["log_z_chains_heavy_tail"] = 1.0;
+  e["log_z_chains_low_ess"] = 2.0;
+  EXPECT_EQ(log_z_doubts(e), (std::vector<std::string>{"weight_ess", "weight_tail"}));
+  EXPECT_NE(describe_log_z_doubts(e).find("1 chain of the run has a Pareto k-hat above the limit"),
+            std::string::npos)
+      << describe_log_z_doubts(e);
 }
 
-TEST(LogZAgreement, CalibratedChainsRarelyDisagree) {
-  // 2000 runs of 16 chains with exact SEs: P(disagree) should be the test's 0.001 (binomial sd
-  // sqrt(2000 * 0.001) = 1.4 runs): at most 8 of 2000. Chains whose SEs are a third of the
-  // truth (chi2 = 9 chi2_15, above the 0.001 point 37.7 unless chi2_15 < 4.19, probability
-  // 0.003) are caught in about 99.7 % of the runs: at least 1950.
-  std::mt19937_64 gen(5);
-  std::normal_distribution<double> n(0.0, 1.0);
-  int false_alarms = 0, caught = 0;
-  for (int run = 0; run < 2000; ++run) {
-    std::vector<double> l(16), s(16), l2(16), s2(16);
-    for (int c = 0; c < 16; ++c) {
-      s[c] = 0.05 + 0.01 * c;
-      l[c] = 3.0 + s[c] * n(gen);
-      s2[c] = s[c] / 3;
-      l2[c] = l[c];
-    }
-    false_alarms += log_z_agreement(l, s).disagree;
-    caught += log_z_agreement(l2, s2).disagree;
-  }
-  EXPECT_LE(false_alarms, 8);
-  EXPECT_GE(caught, 1950);
+TEST(LogZTrust, StToursWithAHeavyTail) {
+  // ST's regeneration tours: k-hat above min(1 - 1/log10 n, 0.7) for its n tours (0.67 for 1000);
+  // no batches, so 10 round trips are enough.
+  Estimates e{{"log_z", 1.0}, {"log_z_se", 0.1}, {"round_trips", 12.0}, {"log_z_tours", 1000.0},
+              {"log_z_tour_pareto_k", 0.66}};
+  EXPECT_TRUE(log_z_doubts(e).empty());
+  e["log_z_tour_pareto_k"] = 0.68;
+  EXPECT_EQ(log_z_doubts(e), std::vector<std::string>{"tour_tail"});
+  e["log_z_tour_pareto_k"] = 0.3;
+  e["log_z_chains_heavy_tail"] = 3.0;
+  EXPECT_EQ(log_z_doubts(e), std::vector<std::string>{"tour_tail"});
 }
 
-TEST(LogZAgreement, AnnotatesEveryChainOfTheRun) {
-  Estimates a{{"log_z", 1.0}, {"log_z_se", 0.01}}, b{{"log_z", 2.0}, {"log_z_se", 0.01}},
-      c{{"log_z", 3.0}, {"log_z_se", 0.01}}, other{{"ess", 4.0}};
-  annotate_log_z_trust(a);
-  const auto r = annotate_log_z_agreement({&a, &b, &c, &other});
-  EXPECT_TRUE(r.disagree);
-  for (auto* e : {&a, &b, &c}) {
-    EXPECT_EQ(e->at("log_z_untrusted"), 1.0);
-    EXPECT_EQ(e->at("log_z_untrusted_chains_disagree"), 1.0);
-    EXPECT_NEAR(e->at("log_z_chains_spread_ratio"), 100.0, 1e-9);
-    EXPECT_NE(describe_log_z_doubts(*e).find("chains_disagree"), std::string::npos);
-  }
-  EXPECT_FALSE(other.count("log_z_untrusted"));
+TEST(LogZTrust, TrustedOnlyWhenCheckedAndNotFlagged) {
+  Estimates e{{"log_z", 1.0}, {"log_z_se", 0.1}, {"log_z_untrusted", 0.0}};
+  EXPECT_FALSE(log_z_trusted(e));  // the run-level checks have not run
+  e["log_z_unchecked"] = 1.0;
+  EXPECT_FALSE(log_z_trusted(e));
+  EXPECT_TRUE(log_z_unchecked(e));
+  e["log_z_unchecked"] = 0.0;
+  EXPECT_TRUE(log_z_trusted(e));
+  e["log_z_untrusted"] = 1.0;
+  EXPECT_FALSE(log_z_trusted(e));
+  e["log_z_untrusted_round_trips"] = 1.0;
+  e["log_z_chains_compared"] = 2.0;
+  e["pooled_log_z"] = 1.0;
+  clear_log_z_trust(e);
+  EXPECT_EQ(e, (Estimates{{"log_z", 1.0}, {"log_z_se", 0.1}}));
 }
 
 }  // namespace

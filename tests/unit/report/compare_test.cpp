@@ -196,6 +196,29 @@ TEST_F(CompareTest, ReportedStandardErrorsBesideTheSpread) {
             std::string::npos);
 }
 
+TEST_F(CompareTest, UncheckedLogZIsCountedBesideTheUntrusted) {
+  // A run whose footer said its log Z is unchecked (too few chains to compare): compare never
+  // shows such chains as trusted.
+  auto chains = run_a_chains();
+  for (auto& c : chains) {
+    c.estimates["log_z_se"] = 0.1;
+    c.estimates["log_z_untrusted"] = 0.0;
+    c.estimates["log_z_unchecked"] = 1.0;
+  }
+  chains[0].estimates["log_z_untrusted"] = 1.0;
+  write_run(dir_ / "a.pemc", gaussian_config("a"), chains);
+  const Comparison c = compare_files({dir_ / "a.pemc"}, CompareOptions{});
+  const auto& lz = c.groups.at(0).estimates.at("log_z");
+  ASSERT_TRUE(lz.n_unchecked.has_value());
+  EXPECT_EQ(*lz.n_untrusted, 1);
+  EXPECT_EQ(*lz.n_unchecked, 2);
+  EXPECT_EQ(nlohmann::json::parse(comparison_to_json(c))["groups"][0]["estimates"]["log_z"]
+                ["n_unchecked"].get<int>(),
+            2);
+  const std::string md = comparison_to_markdown(c, CompareOptions{});
+  EXPECT_NE(md.find("1 of 3 untrusted, 2 of 3 unchecked"), std::string::npos) << md;
+}
+
 TEST_F(CompareTest, IncludeIncompleteUsesFailedChainsToo) {
   write_run(dir_ / "a.pemc", gaussian_config("a"), run_a_chains());
   CompareOptions o;

@@ -205,9 +205,9 @@ TEST_F(DiagnosticsTest, LogZTrustIsJudgedAcrossTheRun) {
   const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
   ASSERT_EQ(rep.runs.size(), 1u);
   const auto& r = rep.runs[0];
-  ASSERT_TRUE(r.log_z_agreement.has_value());
-  EXPECT_TRUE(r.log_z_agreement->disagree);
-  EXPECT_NEAR(r.log_z_agreement->spread_ratio, 50.0, 1e-9);
+  ASSERT_TRUE(r.log_z_check.has_value());
+  EXPECT_TRUE(r.log_z_check->agreement.disagree);
+  EXPECT_NEAR(r.log_z_check->agreement.spread_ratio, 50.0, 1e-9);
   for (const auto& c : r.chains) {
     EXPECT_EQ(c.estimates.at("log_z_untrusted"), 1.0);
     EXPECT_EQ(c.estimates.at("log_z_untrusted_chains_disagree"), 1.0);
@@ -225,8 +225,35 @@ TEST_F(DiagnosticsTest, LogZTrustIsJudgedAcrossTheRun) {
   // A run without a log Z has no such check.
   write(dir_ / "b.pemc", iid_file(2, 50, 8));
   const DiagnosticsReport plain = diagnose_files({dir_ / "b.pemc"}, TraceOptions{});
-  EXPECT_FALSE(plain.runs.at(0).log_z_agreement.has_value());
+  EXPECT_FALSE(plain.runs.at(0).log_z_check.has_value());
   EXPECT_FALSE(nlohmann::json::parse(diagnostics_to_json(plain))["runs"][0].contains("log_z_trust"));
+}
+
+TEST_F(DiagnosticsTest, ARunOfOneChainHasAnUncheckedLogZ) {
+  // One chain whose own rules pass (plenty of round trips): nothing can compare its log Z with an
+  // independent estimate, so diagnose says unchecked rather than "0 of 1 cannot be trusted".
+  auto v = iid_file(1, 50, 9);
+  auto& e = *v.back().mutable_footer()->mutable_chains(0)->mutable_estimates();
+  e["log_z"] = 10.0;
+  e["log_z_se"] = 0.01;
+  e["round_trips"] = 200.0;
+  write(dir_ / "a.pemc", v);
+  const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  const auto& r = rep.runs.at(0);
+  ASSERT_TRUE(r.log_z_check.has_value());
+  EXPECT_TRUE(r.log_z_check->unchecked);
+  EXPECT_EQ(r.chains.at(0).estimates.at("log_z_unchecked"), 1.0);
+  const std::string table = diagnostics_to_table(rep);
+  EXPECT_NE(table.find("log Z: 0 of 1 chains cannot be trusted; 1 unchecked: 1 chain with a log Z "
+                       "and an SE, and the check that the chains agree within their SEs needs 3, "
+                       "so none is trusted"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("note: chain 0: log_z 10 ± 0.01 is unchecked"), std::string::npos) << table;
+  const auto j = nlohmann::json::parse(diagnostics_to_json(rep));
+  EXPECT_EQ(j["runs"][0]["log_z_trust"]["unchecked"], true);
+  EXPECT_EQ(j["runs"][0]["log_z_trust"]["n_unchecked"], 1);
+  EXPECT_EQ(j["runs"][0]["log_z_trust"]["n_untrusted"], 0);
 }
 
 // 4 iid chains of 2000: R-hat < 1.01 (R-hat - 1 ≈ (F - 1) / (2n) with n = 1000 per split chain;

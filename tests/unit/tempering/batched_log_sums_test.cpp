@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "core/numerics.hpp"
 #include "rng/stream.hpp"
@@ -62,6 +63,26 @@ TEST(BatchedLogSums, StandardErrorOfAMeanMatchesTheory) {
   // With 32-64 batches the SE estimate itself has ~10-15% relative error; allow 40%.
   EXPECT_NEAR(se, theory, 0.4 * theory);
   EXPECT_TRUE(std::isnan(BatchedLogSums(1, 4).batch_se([](auto&, auto) { return 0.0; })));
+}
+
+// Four batches of one observation (a_j, b_j): SE^2 = (1/k) sum_j (a_j/abar - b_j/bbar)^2 / (k - 1),
+// the same delta method as estimators::LogRatioBatchMeans; a fifth observation starts a partial
+// batch (after the merge: two full batches of 2, one of 1), scaled by sqrt(n_full / n).
+TEST(BatchedLogSums, LogRatioSeIsTheDeltaMethodOnTheBatchSums) {
+  BatchedLogSums s(2, 2);
+  EXPECT_TRUE(std::isnan(s.log_ratio_se(0, 1)));
+  const std::vector<double> a{1.0, 2.0, 4.0, 3.0}, b{2.0, 2.0, 1.0, 5.0};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double v[2] = {std::log(a[i]) + 500.0, std::log(b[i]) - 500.0};  // far beyond exp's range
+    s.add(v);
+  }
+  double ss = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) ss += std::pow(a[i] / 2.5 - b[i] / 2.5, 2);
+  EXPECT_NEAR(s.log_ratio_se(0, 1), std::sqrt(ss / 3.0 / 4.0), 1e-12);
+  const double v[2] = {std::log(7.0) + 500.0, -500.0};
+  s.add(v);
+  const double r1 = 3.0 / 5.0 - 4.0 / 5.0, r2 = 7.0 / 5.0 - 6.0 / 5.0;
+  EXPECT_NEAR(s.log_ratio_se(0, 1), std::sqrt((r1 * r1 + r2 * r2) / 1.0 / 2.0 * 4.0 / 5.0), 1e-12);
 }
 
 }  // namespace

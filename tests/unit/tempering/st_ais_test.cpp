@@ -119,6 +119,36 @@ TEST(SimulatedTempering, PowerPathReportsARatio) {
   auto run = drive(st, *space, 500, 500, 2);
   EXPECT_TRUE(run.estimates.count("log_z_ratio"));
   EXPECT_FALSE(run.estimates.count("log_z"));
+  // Nothing regenerates without a reference: the SE comes from batch means.
+  EXPECT_TRUE(run.estimates.count("log_z_batches"));
+  EXPECT_FALSE(run.estimates.count("log_z_tours"));
+}
+
+// With a reference at beta_0 = 0, every transition from level 0 draws x afresh: the SE is over the
+// regeneration tours, one per visit to level 0 (about n / K of them with flat weights), and comes
+// with their Pareto k-hat; with local moves at level 0 instead, it is over batches.
+TEST(SimulatedTempering, TheSeComesFromRegenerationToursWhereTheChainRegenerates) {
+  auto target = std::make_shared<TwoModes>(2.5, 0.5, 0.5);
+  auto space = std::make_shared<SimulatedTemperingSpace>(target, standard_reference(1, 4.0),
+                                                         linear_ladder(8, 0.0), std::vector<double>{});
+  SimulatedTemperingKernel st(space, hmc_factory(0.3, 8), SimulatedTemperingOptions{});
+  auto run = drive(st, *space, 2000, 8000, 5);
+  const double tours = run.estimates.at("log_z_tours");
+  EXPECT_GT(tours, 8000.0 / 8 / 3);
+  EXPECT_LT(tours, 8000.0 / 8 * 3);
+  EXPECT_TRUE(std::isfinite(run.estimates.at("log_z_se")));
+  EXPECT_TRUE(run.estimates.count("log_z_tour_pareto_k"));
+  EXPECT_FALSE(run.estimates.count("log_z_batches"));
+  EXPECT_NEAR(run.estimates.at("log_z"), 0.0, 5 * run.estimates.at("log_z_se"));  // normalised
+
+  SimulatedTemperingOptions local;
+  local.exact_reference_draws = false;
+  auto space2 = std::make_shared<SimulatedTemperingSpace>(target, standard_reference(1, 4.0),
+                                                          linear_ladder(8, 0.0), std::vector<double>{});
+  SimulatedTemperingKernel st2(space2, hmc_factory(0.3, 8), local);
+  auto run2 = drive(st2, *space2, 500, 1000, 5);
+  EXPECT_TRUE(run2.estimates.count("log_z_batches"));
+  EXPECT_FALSE(run2.estimates.count("log_z_tours"));
 }
 
 TEST(AnnealedImportance, UnbiasedLogZAndWeightedMoments) {
