@@ -16,6 +16,7 @@ PACKAGES=(
   libsleef-dev                         # vectorised 1-ULP exp (src/core/batched_exp.hpp)
   libbenchmark-dev                     # Google Benchmark, for the bench target
   zlib1g-dev                           # crc32 checksums on records
+  libssl-dev                           # SHA-256 of a run's input files and of compiled Stan models (libcrypto)
   gnuplot-nox                          # pemc-report plot
   nlohmann-json3-dev                   # JSON output of pemc-report
   libzip-dev                           # pemc-report reference reads posteriordb's zipped draws

@@ -20,6 +20,7 @@
 #include "report/relaxation_export.hpp"
 #include "report/summary.hpp"
 #include "report/truth.hpp"
+#include "report/verify.hpp"
 
 namespace {
 
@@ -44,7 +45,7 @@ int cmd_summarize(const std::vector<std::string>& files, const std::string& form
 int cmd_verify(const std::vector<std::string>& files) {
   int rc = 0;
   for (const auto& f : files) {
-    const auto v = pemc::records::verify(f);
+    const auto v = pemc::report::verify_file(f);
     if (v.problem) {
       std::cout << f << ": DAMAGED at byte " << v.problem->offset << " (record "
                 << v.problem->record_index << "): " << v.problem->message << "; " << v.n_records
@@ -89,7 +90,7 @@ int warn_damaged(const std::vector<std::string>& files, const std::string& used,
                  bool unfinished = false) {
   int rc = 0;
   for (const auto& f : files) {
-    const auto v = pemc::records::verify(f);
+    const auto v = pemc::report::verify_file(f);
     if (v.problem) {
       std::cerr << "pemc-report: warning: " << f << ": damaged at byte " << v.problem->offset
                 << " (record " << v.problem->record_index << "): " << v.problem->message << "; "
@@ -188,6 +189,16 @@ int cmd_plot(const std::vector<std::string>& files, const std::string& kind, con
   return damaged ? 1 : 0;
 }
 
+// --config: the only way a report gets a run's target (report/run_targets.hpp).
+template <typename T>
+void add_config_option(CLI::App& sub, T& into, const std::string& what) {
+  sub.add_option("--config", into,
+                 "The config the record files were written with, " + what +
+                     ": pemc-report builds a target only from a config you name, never from a "
+                     "file's header")
+      ->check(CLI::ExistingFile);
+}
+
 // One subcommand: its CLI11 node, and what runs when the command line chose it. Each add_* below
 // declares a subcommand's arguments (held by the closure) and returns it; main adds them in the
 // order --help lists them.
@@ -199,17 +210,20 @@ struct Subcommand {
 Subcommand add_summarize(CLI::App& app) {
   struct Args {
     std::vector<std::string> files;
-    std::string format = "table";
+    std::string format = "table", config;
     bool no_truth = false;
   };
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("summarize", "Per-chain estimates and costs");
   sub->add_option("files", a->files, "Record files")->required()->check(CLI::ExistingFile);
   sub->add_option("--format", a->format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  sub->add_flag("--no-truth", a->no_truth, "Do not rebuild the target to compare with its exact truth");
+  sub->add_flag("--no-truth", a->no_truth,
+                "Do not compare with the exact truth the file records");
+  add_config_option(*sub, a->config, "for the held-out lpd of a target with a test set");
   return {sub, [a] {
             pemc::report::SummarizeOptions options;
             options.with_truth = !a->no_truth;
+            options.target_config = a->config;
             return cmd_summarize(a->files, a->format, options);
           }};
 }
@@ -244,6 +258,7 @@ Subcommand add_export(CLI::App& app) {
                 "weight (CmdStan CSV has no place for weights)");
   sub->add_option("--seed", a->options.seed, "Seed of --resample (default 1)");
   sub->add_option("--run", a->options.run_filter, "Only this run");
+  add_config_option(*sub, a->options.target_config, "for lp__ of --resample's samples");
   sub->add_flag("--include-warmup", a->options.include_warmup, "Also export warmup draws");
   sub->add_flag("--estimates", a->estimates,
                 "Export the running estimates (EstimatesSnapshot records) instead of the draws");
@@ -315,7 +330,9 @@ Subcommand add_compare(CLI::App& app) {
                   "(default log_z,log_z_ratio; json and csv hold all)");
   sub->add_flag("--include-incomplete", a->options.include_incomplete,
                 "Also use chains whose status is not ok (failed or unfinished)");
-  sub->add_flag("--no-truth", a->no_truth, "Do not rebuild targets for their exact truth");
+  sub->add_flag("--no-truth", a->no_truth, "Do not compare with the exact truths the files record");
+  add_config_option(*sub, a->options.target_config,
+                    "for the held-out lpd of a target with a test set");
   return {sub, [a] {
             a->options.with_truth = !a->no_truth;
             if (!a->estimates.empty()) {
@@ -390,6 +407,8 @@ Subcommand add_plot(CLI::App& app) {
   sub->add_option("--width", o.width, "Pixels (default from the panels)");
   sub->add_option("--height", o.height, "Pixels (default from the panels)");
   sub->add_flag("--no-contours", a->no_contours, "scatter: no target density contours");
+  add_config_option(*sub, o.target_config,
+                    "for scatter's density contours and hist's exact density");
   sub->add_option("--x-field", o.x_field,
                   "rmse-vs-n: config field for the x axis (dotted path, 'auto' or 'order')");
   sub->add_option("--metric", o.metric, "rmse plots: mean, second_moment, log_z or all")
@@ -469,7 +488,8 @@ Subcommand add_reference(CLI::App& app) {
 
 }  // namespace
 
-// Exit codes: 0 ok; 1 an error, or damaged input; 2 a command line CLI11 refuses; 3 reference:
+// Exit codes: 0 ok; 1 an error, or damaged input; 2 a command line CLI11 refuses, or input
+// pemc-report does not read (a special file, a header beyond the bounds of any run); 3 reference:
 // some |z| above the threshold.
 int main(int argc, char** argv) {
   CLI::App app{"pemc-report: summaries, checks and exports of pemc record files"};
@@ -487,8 +507,15 @@ int main(int argc, char** argv) {
   try {
     for (const auto& s : subcommands)
       if (s.node->parsed()) return s.run();
+  } catch (const pemc::UntrustedInputError& e) {
+    std::cerr << "pemc-report: error: " << e.what() << "\n";
+    return 2;
   } catch (const pemc::Error& e) {
     std::cerr << "pemc-report: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pemc-report: error: not enough memory for the files' runs (their dimensions "
+                 "or quantities); report fewer runs or quantities (--run, --quantities)\n";
     return 1;
   }
   return 0;

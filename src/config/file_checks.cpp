@@ -1,10 +1,13 @@
 #include "config/file_checks.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include "core/regular_file.hpp"
 
 namespace pemc::config {
 
@@ -31,9 +34,14 @@ void readable_file(Problems& p, const std::string& path, const std::string& file
     p.add(path, "file does not exist" + rel, quoted(file));
   } else if (std::filesystem::is_directory(st)) {
     p.add(path, "is a directory, not a file", quoted(file));
+  } else if (!std::filesystem::is_regular_file(st)) {
+    struct stat raw {};
+    ::stat(file.c_str(), &raw);
+    p.add(path, "is " + file_kind(raw.st_mode) + ", not a regular file (a FIFO would block the run)",
+          quoted(file));
   } else if (::access(file.c_str(), R_OK) != 0) {
     p.add(path, std::string("file is not readable: ") + std::strerror(errno), quoted(file));
-  } else if (max_bytes > 0 && std::filesystem::is_regular_file(st)) {
+  } else if (max_bytes > 0) {
     const auto size = std::filesystem::file_size(fp, ec);
     if (!ec && size > max_bytes) {
       p.add(path,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace pemc::config {
 
@@ -25,29 +26,43 @@ namespace pb = google::protobuf;
 // SourceMap
 // ---------------------------------------------------------------------------------------------
 
+const SourceMap::Entry* SourceMap::find(std::string_view field_path) const {
+  if (const auto it = own_.find(field_path); it != own_.end()) return &it->second;
+  if (frozen_)
+    if (const auto it = frozen_->find(field_path); it != frozen_->end()) return &it->second;
+  return nullptr;
+}
+
 void SourceMap::set_location(const std::string& field_path, FieldLocation location) {
-  entries_.try_emplace(field_path, Entry{location, {}});
+  if (!find(field_path)) own_.emplace(field_path, Entry{location, {}});
 }
 
 void SourceMap::set_origin(const std::string& field_path, std::string origin) {
-  entries_.insert_or_assign(field_path, Entry{FieldLocation{}, std::move(origin)});
+  own_.insert_or_assign(field_path, Entry{FieldLocation{}, std::move(origin)});
+}
+
+void SourceMap::freeze() {
+  if (own_.empty()) return;
+  auto merged = frozen_ ? std::make_shared<Entries>(*frozen_) : std::make_shared<Entries>();
+  for (auto& [path, entry] : own_) merged->insert_or_assign(path, std::move(entry));
+  own_.clear();
+  frozen_ = std::move(merged);
 }
 
 FieldLocation SourceMap::location(std::string_view field_path) const {
-  const auto it = entries_.find(field_path);
-  if (it == entries_.end() || !it->second.origin.empty()) return {};
-  return it->second.location;
+  const Entry* e = find(field_path);
+  if (!e || !e->origin.empty()) return {};
+  return e->location;
 }
 
 std::string SourceMap::where(std::string_view field_path) const {
   std::string path(field_path);
   while (!path.empty()) {
-    const auto it = entries_.find(path);
-    if (it != entries_.end()) {
-      if (!it->second.origin.empty()) return it->second.origin;
-      if (it->second.location.line > 0) {
-        return file_.string() + ":" + std::to_string(it->second.location.line) + ":" +
-               std::to_string(it->second.location.column);
+    if (const Entry* e = find(path)) {
+      if (!e->origin.empty()) return e->origin;
+      if (e->location.line > 0) {
+        return file_.string() + ":" + std::to_string(e->location.line) + ":" +
+               std::to_string(e->location.column);
       }
     }
     path = parent_field_path(path);
@@ -455,6 +470,7 @@ std::string read_file(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(status)) {
     throw ConfigError("cannot read config '" + path.string() + "': " + std::strerror(EISDIR));
   }
+  refuse_special_file(path, "config");  // a FIFO would block the read
   if (std::filesystem::is_regular_file(status)) {
     const auto size = std::filesystem::file_size(path, ec);
     if (!ec && size > kMaxConfigBytes) {
@@ -540,6 +556,7 @@ LoadedConfig parse_text_config(std::string_view text, const std::filesystem::pat
 
   const auto walked = TextWalker::walk(text, root, std::nullopt);
   add_locations(out.source, out.config, &tree, "", walked.locations);
+  out.source.freeze();
   return out;
 }
 

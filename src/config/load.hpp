@@ -9,6 +9,7 @@
 // relative to the current working directory of the process, not to the config file.
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -43,18 +44,26 @@ class SourceMap {
   // Exact location of a path in the file, if recorded (no parent fallback, no origins).
   FieldLocation location(std::string_view field_path) const;
   // Whether the path itself (not a parent) has a location or an origin.
-  bool contains(std::string_view field_path) const { return entries_.find(field_path) != entries_.end(); }
+  bool contains(std::string_view field_path) const { return find(field_path) != nullptr; }
 
   const std::filesystem::path& file() const { return file_; }
-  std::size_t size() const { return entries_.size(); }
+
+  // Makes the entries so far shared by every copy of this map: a copy then costs only what is
+  // set on it afterwards (a study's runs each copy their file's map, so that copying must not
+  // grow with the number of runs). load_config freezes the maps it returns.
+  void freeze();
 
  private:
   struct Entry {
     FieldLocation location;
     std::string origin;  // non-empty: not from the file
   };
+  using Entries = std::map<std::string, Entry, std::less<>>;
+  const Entry* find(std::string_view field_path) const;
+
   std::filesystem::path file_;
-  std::map<std::string, Entry, std::less<>> entries_;
+  std::shared_ptr<const Entries> frozen_;  // shared between copies
+  Entries own_;                            // set on this copy since; looked up first
 };
 
 // The parent of a field path: "a.b[2].c" -> "a.b[2]" -> "a.b" -> "a" -> "".

@@ -8,6 +8,7 @@
 #include <optional>
 #include <variant>
 
+#include "config/problems.hpp"
 #include "core/error.hpp"
 
 namespace pemc::config {
@@ -382,6 +383,8 @@ std::vector<std::string> apply_overrides(LoadedConfig& c, const CommandLineOverr
     }
     const std::string origin = "command line (--set " + s + ")";
     c.source.set_origin(path, origin);
+    // A list replaces the file's elements too: none of them is located in the file any more.
+    for (int i = 0; c.source.contains(el(path, i)); ++i) c.source.set_origin(el(path, i), origin);
     // Messages the override created (e.g. sampler.nuts.adaptation when the file had only
     // sampler.nuts) are located at the command line too, so problems inside them do not point into
     // the file.

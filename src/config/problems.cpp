@@ -8,7 +8,13 @@ namespace pemc::config {
 
 void Problems::add(const std::string& path, std::string reason, std::optional<std::string> value) {
   if (!paths_.insert(path).second) return;
-  list_.push_back(Problem{path, std::move(reason), std::move(value)});
+  list_.push_back(Problem{path, std::move(reason), std::move(value), {}});
+}
+
+void Problems::add_pair(const std::string& path, const std::string& other, std::string reason,
+                        std::optional<std::string> value) {
+  if (!paths_.insert(path).second) return;
+  list_.push_back(Problem{path, std::move(reason), std::move(value), other});
 }
 
 std::string num(double v) { return fmt::format("{}", v); }

@@ -16,6 +16,9 @@ struct Problem {
   std::string field_path;
   std::string reason;
   std::optional<std::string> value;  // formatted offending value, if there is one
+  // A second field the problem is about (lower and upper of a box): when that one came from the
+  // command line, the message is located there rather than in the file.
+  std::string other_field = {};
 };
 
 // Problems in the order found, at most one per field: the first (usually the most basic, e.g.
@@ -23,6 +26,9 @@ struct Problem {
 class Problems {
  public:
   void add(const std::string& path, std::string reason, std::optional<std::string> value = {});
+  // A problem of two fields together (reported at `path`, located as Problem::other_field says).
+  void add_pair(const std::string& path, const std::string& other, std::string reason,
+                std::optional<std::string> value = {});
   bool has(const std::string& path) const { return paths_.count(path) > 0; }
   std::vector<Problem> take() { return std::move(list_); }
 

@@ -4,12 +4,28 @@
 #include <set>
 #include <string>
 
+#include "config/limits.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 
 namespace pemc::config {
 
+namespace {
+
+// Before any entry is read: a study of more runs than kMaxRuns is refused whole.
+void check_run_count(const v1::RunConfig& study) {
+  const std::int64_t n = std::int64_t{study.runs_size()} + study.run_files_size();
+  if (n > kMaxRuns)
+    throw ConfigError("runs: the study has " + std::to_string(n) +
+                      " runs (runs and run_files), more than the limit " +
+                      std::to_string(kMaxRuns) +
+                      "; split it into several studies (one job each, or one Slurm array)");
+}
+
+}  // namespace
+
 std::vector<LoadedConfig> include_run_files(LoadedConfig& study) {
+  check_run_count(study.config);
   std::vector<LoadedConfig> out;
   const auto dir = study.path.parent_path();
   for (int i = 0; i < study.config.run_files_size(); ++i) {
@@ -39,6 +55,7 @@ std::vector<LoadedConfig> include_run_files(LoadedConfig& study) {
 
 std::vector<v1::RunConfig> expand_runs(const v1::RunConfig& config) {
   if (config.runs().empty()) return {config};
+  check_run_count(config);
   v1::RunConfig base = config;
   base.clear_runs();
   std::vector<v1::RunConfig> out;
@@ -66,7 +83,18 @@ std::vector<v1::RunConfig> expand_runs(const v1::RunConfig& config) {
 }
 
 std::vector<Task> enumerate_tasks(const std::vector<v1::RunConfig>& runs) {
+  std::int64_t total = 0;
+  for (const auto& run : runs) {
+    const std::int64_t seeds =
+        run.seeds().values_size() > 0 ? run.seeds().values_size() : run.seeds().count();
+    total += std::max<std::int64_t>(seeds, 0) * std::max(1, run.chains_per_seed());
+  }
+  if (total > kMaxTotalChains)
+    throw ConfigError("the study has " + std::to_string(total) +
+                      " tasks (runs x seeds x chains_per_seed), more than the limit " +
+                      std::to_string(kMaxTotalChains) + " chains of one job; split it");
   std::vector<Task> tasks;
+  tasks.reserve(static_cast<std::size_t>(total));
   for (int r = 0; r < static_cast<int>(runs.size()); ++r) {
     const auto seeds = expand_seeds(runs[r]);
     const int per_seed = std::max(1, runs[r].chains_per_seed());

@@ -10,6 +10,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "config/created_files.hpp"
 #include "config/file_checks.hpp"
 #include "config/finite_and_enum_checks.hpp"
 #include "config/init_point.hpp"
@@ -153,8 +154,12 @@ void check_uniform_box(const v1::InitConfig::Box& box, std::optional<std::int64_
   for (int i = 0; i < n; ++i) {
     const double lo = box_bound(box.lower(), i), hi = box_bound(box.upper(), i);
     if (!(lo < hi)) {
-      p.add(n == 1 ? std::string("init.uniform_box.upper") : el("init.uniform_box.upper", i),
-            "lower must be < upper", "lower " + num(lo) + ", upper " + num(hi));
+      const auto bound = [&](const char* name) {
+        const std::string field = std::string("init.uniform_box.") + name;
+        return n == 1 ? field : el(field, i);
+      };
+      p.add_pair(bound("upper"), bound("lower"), "lower must be < upper",
+                 "lower " + num(lo) + ", upper " + num(hi));
       return;
     }
   }
@@ -207,8 +212,12 @@ void check_run(const v1::RunConfig& cfg, Problems& p) {
   if (cfg.iterations() > kMaxIterations) {
     p.add("iterations", "more than the limit " + num(kMaxIterations), num(cfg.iterations()));
   } else if (cfg.iterations() >= 0 && cfg.warmup() > kMaxIterations - cfg.iterations()) {
-    p.add("warmup", "warmup + iterations is more than the limit " + num(kMaxIterations),
-          num(cfg.warmup()));
+    // Blamed on the larger of the two: the one that is out of proportion.
+    const bool warmup = cfg.warmup() > cfg.iterations();
+    p.add(warmup ? "warmup" : "iterations",
+          "warmup + iterations is more than the limit " + num(kMaxIterations) + " (warmup " +
+              num(cfg.warmup()) + ", iterations " + num(cfg.iterations()) + ")",
+          num(warmup ? cfg.warmup() : cfg.iterations()));
   }
   check_seeds(cfg, p);
 }
@@ -224,6 +233,7 @@ void check_checkpoint(const v1::RunConfig& cfg, Problems& p) {
   if (!cfg.checkpoint().path().empty() && cfg.checkpoint().path() == cfg.output().path())
     p.add("checkpoint.path", "must differ from output.path (the record file)",
           cfg.checkpoint().path());
+  check_created_files_distinct(cfg, p);
 }
 
 // The fields a study shares between its runs (Scope::kShared).
@@ -249,6 +259,16 @@ void check_chain_counts(const v1::RunConfig& cfg, Problems& p) {
     p.add("iterations", "chains x (warmup + iterations) is more than 4e18 iterations in total",
           num(cfg.iterations()));
   }
+}
+
+// Where a problem's value came from: its field's location, or the command line when the other
+// field of a pair was set there (a --set that made the pair wrong).
+std::string where_problem(const SourceMap& source, const Problem& pr) {
+  if (!pr.other_field.empty()) {
+    const std::string other = source.where(pr.other_field);
+    if (other.rfind("command line", 0) == 0) return other;
+  }
+  return source.where(pr.field_path);
 }
 
 }  // namespace
@@ -299,7 +319,7 @@ void validate(const LoadedConfig& c, Scope scope) {
                     (problems.size() == 1 ? " problem" : " problems");
   for (std::size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i) {
     const auto& pr = problems[i];
-    msg += "\n  " + c.source.where(pr.field_path) + ": " + pr.field_path + ": " + pr.reason;
+    msg += "\n  " + where_problem(c.source, pr) + ": " + pr.field_path + ": " + pr.reason;
     if (pr.value) msg += " (got " + *pr.value + ")";
   }
   if (problems.size() > kMaxReportedProblems) {

@@ -35,4 +35,13 @@ class NumericalError : public Error {
   using Error::Error;
 };
 
+// Input pemc refuses to trust: a FIFO or device where a regular file is expected, a link or a
+// special file where pemc-dist creates its own files, a record file whose header asks for more
+// than any run pemc-dist writes. pemc-dist and pemc-report exit 2 for it: nothing was read or
+// written on its account.
+class UntrustedInputError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace pemc

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "records/frame.hpp"
 #include "records/posix_io.hpp"
 
@@ -29,8 +30,16 @@ std::string hex32(std::uint32_t v) {
 }  // namespace
 
 RecordReader::RecordReader(const std::filesystem::path& path) : path_(path) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must not block the open; only regular files are read.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) throw IoError(detail::io_message(path_, "cannot open record file", errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(std::exchange(fd_, -1));
+    throw UntrustedInputError(path_.string() + " is " + file_kind(st.st_mode) +
+                              ", not a record file (pemc-report reads regular files only)");
+  }
+  (void)::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   buffer_.resize(kBufferBytes);
   try {

@@ -22,7 +22,8 @@ struct ReadProblem {
 class RecordReader {
  public:
   // Opens `path` and checks the magic. IoError if the file cannot be opened or read, is empty, or is
-  // not a pemc record file (bad magic).
+  // not a pemc record file (bad magic); UntrustedInputError if it is not a regular file (a FIFO is
+  // refused without blocking).
   explicit RecordReader(const std::filesystem::path& path);
   ~RecordReader();
 

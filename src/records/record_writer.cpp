@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "records/frame.hpp"
 #include "records/posix_io.hpp"
 
@@ -54,23 +55,21 @@ std::uint32_t crc32_update(std::uint32_t crc, std::string_view bytes) {
 }  // namespace
 
 RecordWriter::RecordWriter(const std::filesystem::path& path, Options options) : path_(path) {
-  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
+  // Never through a link (records/no_follow.hpp), and never blocked by a FIFO (O_NONBLOCK, cleared
+  // below): the record file is a regular file or a character device such as /dev/null.
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                    (options.overwrite ? O_TRUNC : O_EXCL);
   fd_ = ::open(path_.c_str(), flags, 0644);
-  if (fd_ < 0) {
-    const int e = errno;
-    if (e == EEXIST) {
-      throw IoError(path_.string() + ": output file already exists (use --overwrite to replace it, or --resume)");
-    }
-    std::string message = detail::io_message(path_, "cannot create output file", e);
-    const std::filesystem::path dir = path_.parent_path();
-    std::error_code ec;
-    if (e == ENOENT && !dir.empty() && !std::filesystem::exists(dir, ec)) {
-      message += "; directory " + dir.string() + " does not exist";
-    }
-    throw IoError(message);
-  }
+  if (fd_ < 0) throw_open_error(errno);
   struct stat st {};
   is_regular_file_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  if (!is_regular_file_ && !S_ISCHR(st.st_mode)) {
+    release();
+    throw UntrustedInputError(path_.string() + " is " + file_kind(st.st_mode) +
+                              ": a record file is written to a regular file (or a device such as "
+                              "/dev/null); remove it or choose another path");
+  }
+  (void)::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   buffer_.reserve(kBufferBytes);
   try {
     append(kMagic);
@@ -122,6 +121,26 @@ RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
     bytes_flushed_ = other.bytes_flushed_;
   }
   return *this;
+}
+
+void RecordWriter::throw_open_error(int e) const {
+  if (e == EEXIST)
+    throw ConfigError(path_.string() +
+                      ": output file already exists (use --overwrite to replace it, or --resume)");
+  if (e == ELOOP)
+    throw UntrustedInputError(path_.string() +
+                              " is a symbolic link: pemc-dist creates its record file itself and "
+                              "never follows a link there; remove the link or give the real path");
+  if (e == ENXIO)
+    throw UntrustedInputError(path_.string() +
+                              " is a FIFO (named pipe): a record file is written to a regular file; "
+                              "remove it or choose another path");
+  std::string message = detail::io_message(path_, "cannot create output file", e);
+  const std::filesystem::path dir = path_.parent_path();
+  std::error_code ec;
+  if (e == ENOENT && !dir.empty() && !std::filesystem::exists(dir, ec))
+    message += "; directory " + dir.string() + " does not exist";
+  throw IoError(message);
 }
 
 void RecordWriter::check_usable() const {

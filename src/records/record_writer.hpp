@@ -17,9 +17,11 @@ class RecordWriter {
   };
 
   // Creates `path` and writes the magic. Refuses an existing file unless options.overwrite, leaving
-  // it untouched (IoError: "<path>: output file already exists (use --overwrite to replace it, or
-  // --resume)"). A missing or unwritable directory, or a failed magic write, is an IoError naming
-  // the path and the system error.
+  // it untouched (ConfigError: "<path>: output file already exists (use --overwrite to replace it,
+  // or --resume)"); refuses a symbolic link at `path` (never followed) and anything but a regular
+  // file or a character device (a FIFO is refused without blocking) with UntrustedInputError. A
+  // missing or unwritable directory, or a failed magic write, is an IoError naming the path and
+  // the system error.
   RecordWriter(const std::filesystem::path& path, Options options);
   ~RecordWriter();  // closes; errors are logged, never thrown
 
@@ -53,6 +55,7 @@ class RecordWriter {
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  [[noreturn]] void throw_open_error(int error_number) const;
   void check_usable() const;
   void append(std::string_view bytes);
   void drain();  // writes buffer_ to fd_

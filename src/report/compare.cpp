@@ -14,9 +14,11 @@
 
 #include "core/error.hpp"
 #include "estimators/log_z_trust.hpp"
-#include "report/quantities.hpp"
 #include "records/record_reader.hpp"
+#include "report/checked_reader.hpp"
 #include "report/diagnostics_traces.hpp"
+#include "report/quantities.hpp"
+#include "report/run_targets.hpp"
 
 namespace pemc::report {
 namespace {
@@ -25,7 +27,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using J = nlohmann::ordered_json;
 
 v1::Header read_header(const std::filesystem::path& path) {
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   if (reader.next(record) && record.has_header()) return record.header();
   return {};
@@ -419,16 +421,18 @@ Comparison compare_chains(const std::vector<ComparedChain>& chains, const Compar
 
 Comparison compare_files(const std::vector<std::filesystem::path>& paths,
                          const CompareOptions& options) {
-  TruthCache cache;
+  RunTargets targets(options.target_config);
   std::vector<ComparedChain> chains;
   std::vector<std::string> notes;
   for (const auto& path : paths) {
     SummarizeOptions so;
-    // Errors are formed here, from one truth per distinct target; the target is still rebuilt
-    // per file for the held-out lpd of targets with a test set.
+    // Errors are formed here, from each run's recorded truth; summarize still forms the held-out
+    // lpd of targets with a test set (with --config).
     so.with_truth = options.with_truth;
     so.truth_errors = false;
+    so.target_config = options.target_config;
     const FileSummary fs = summarize_file(path, so);
+    if (!fs.lpd_note.empty()) notes.push_back(path.string() + ": " + fs.lpd_note);
     if (fs.problem)
       notes.push_back(fmt::format("{}: damaged at byte {} ({}); used the {} records before it",
                                   path.string(), fs.problem->offset, fs.problem->message,
@@ -437,6 +441,7 @@ Comparison compare_files(const std::vector<std::filesystem::path>& paths,
       notes.push_back(path.string() + ": no footer (the run did not finish)");
     const v1::Header header = read_header(path);
     std::set<std::string> noted;
+    std::map<std::string, targets::Truth> truth_of_run;
     for (const auto& r : fs.runs) {
       ComparedChain c;
       c.summary = r;
@@ -444,7 +449,10 @@ Comparison compare_files(const std::vector<std::filesystem::path>& paths,
       c.config = run_meta(header, r.run_id).config;
       if (options.with_truth && c.config.has_target()) {
         try {
-          c.truth = cache.truth_of(c.config.target());
+          auto it = truth_of_run.find(r.run_id);
+          if (it == truth_of_run.end())
+            it = truth_of_run.emplace(r.run_id, targets.truth(header, r.run_id)).first;
+          c.truth = it->second;
         } catch (const std::exception& e) {
           if (noted.insert(r.run_id).second)
             notes.push_back(path.string() + ": run '" + r.run_id +

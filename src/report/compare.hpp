@@ -66,7 +66,10 @@ namespace pemc::report {
 struct CompareOptions {
   std::string by = "run_id";        // run_id | sampler | target | file
   bool include_incomplete = false;  // also use chains whose status is not "ok"
-  bool with_truth = true;
+  bool with_truth = true;  // against the exact truths the record files hold
+  // --config: the config the files were written with, for the held-out lpd of targets with a test
+  // set (report/run_targets.hpp); empty: none.
+  std::filesystem::path target_config;
   // Tables (markdown, csv): coordinates shown individually; the aggregate RMSE covers all.
   int show_coordinates = 4;
   // Markdown: sampler estimates shown as columns (JSON and CSV hold all of them).

@@ -11,6 +11,7 @@
 #include "config/factories.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "report/checked_reader.hpp"
 
 namespace pemc::report {
 namespace {
@@ -38,28 +39,19 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
   m.original_dim = header.original_dim() > 0 ? header.original_dim() : header.dim();
   for (const auto& run : header.config().runs())
     if (run.name() == run_id) m.config = run;
+  m.in_study = !header.config().runs().empty();
   for (const auto& info : header.runs())
     if (info.name() == run_id) {
       m.dim = info.dim();
       m.original_dim = info.original_dim() > 0 ? info.original_dim() : info.dim();
       m.output_names.assign(info.output_names().begin(), info.output_names().end());
       if (info.has_mode_search()) m.mode_search = info.mode_search();
+      if (info.has_truth()) m.truth = info.truth();
+      m.n_test_points = info.n_test_points();
     }
   m.sampler = config::sampler_kind_name(m.config.sampler());
   m.target = config::target_kind_name(m.config.target());
   return m;
-}
-
-const targets::Truth& TruthCache::truth_of(const v1::TargetConfig& config) {
-  const std::string key = config.SerializeAsString();
-  if (auto it = truths_.find(key); it != truths_.end()) return it->second;
-  if (auto it = errors_.find(key); it != errors_.end()) throw ConfigError(it->second);
-  try {
-    return truths_.emplace(key, config::make_target(config)->truth()).first->second;
-  } catch (const std::exception& e) {
-    errors_.emplace(key, e.what());
-    throw;
-  }
 }
 
 bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<double>& out,
@@ -128,7 +120,7 @@ bool add_weighted_draw(const v1::Draw& d, int original_dim, const std::string& s
 FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& options) {
   FileTraces out;
   out.path = path;
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   v1::Footer footer;
   std::map<std::pair<std::string, int>, ChainTrace> chains;

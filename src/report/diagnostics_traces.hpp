@@ -42,21 +42,13 @@ struct RunMeta {
   // quantities are the coordinates x[1] .. x[original_dim]): report/quantities.hpp.
   std::vector<std::string> output_names;
   std::optional<pemc::v1::ModeSearchResult> mode_search;  // RunInfo.mode_search, when it ran
+  bool in_study = false;  // the file is a study's (its header lists config.runs)
+  // The target's exact truth as pemc-dist recorded it (RunInfo.truth; report/run_targets.hpp),
+  // and its held-out test points.
+  std::optional<pemc::v1::TargetTruth> truth;
+  int n_test_points = 0;
 };
 RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);
-
-// Exact truths by target config (keyed by its serialised bytes): many files of one study rebuild
-// each target — possibly an expensive enumeration — once. Not thread-safe.
-class TruthCache {
- public:
-  // Builds the target and returns its truth; rethrows the construction error (as ConfigError with
-  // the same message) on every later call for the same config.
-  const targets::Truth& truth_of(const pemc::v1::TargetConfig& config);
-
- private:
-  std::map<std::string, targets::Truth> truths_;
-  std::map<std::string, std::string> errors_;
-};
 
 // The first `k` diagnosed quantities of a draw (see the file comment) into out[0..k). A run with
 // named outputs (n_outputs > 0: a Stan model's, report/quantities.hpp) is diagnosed on them, each

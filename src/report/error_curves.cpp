@@ -10,7 +10,9 @@
 #include "core/error.hpp"
 #include "pemc/v1/records.pb.h"
 #include "records/record_reader.hpp"
+#include "report/checked_reader.hpp"
 #include "report/diagnostics_traces.hpp"
+#include "report/run_targets.hpp"
 
 namespace pemc::report {
 
@@ -97,11 +99,10 @@ std::optional<double> base_error(ErrorQuantity q, const v1::BaseMoments& b,
 }
 
 ExactMoments exact_moments(const v1::Header& header, const std::string& run_id) {
-  // Enumerating a 30-unit Boltzmann machine takes seconds: each target once per process.
-  static TruthCache cache;
   ExactMoments out;
   try {
-    const auto& truth = cache.truth_of(run_meta(header, run_id).config.target());
+    // As pemc-dist recorded it in the header (report/run_targets.hpp).
+    const auto truth = RunTargets().truth(header, run_id);
     out.log_z = truth.log_z;
     out.mean = truth.mean;
     if (truth.mean && truth.cross_moment)
@@ -115,7 +116,7 @@ ExactMoments exact_moments(const v1::Header& header, const std::string& run_id) 
 std::vector<ChainErrors> read_chain_errors(const fs::path& file, ErrorQuantity q,
                                            Normalise normalise, const std::string& run_filter,
                                            std::vector<std::string>& notes) {
-  records::RecordReader reader(file);
+  CheckedRecordReader reader(file);
   v1::Record record;
   v1::Header header;
   std::map<std::string, ExactMoments> exact;       // per run

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "pemc/v1/records.pb.h"
 #include "records/record_reader.hpp"
+#include "report/checked_reader.hpp"
 
 namespace pemc::report {
 
@@ -24,7 +25,7 @@ std::vector<EstimateSeries> read_estimate_series(const std::vector<fs::path>& fi
   std::vector<EstimateSeries> out;
   std::set<std::string> seen_names;
   for (const auto& file : files) {
-    records::RecordReader reader(file);
+    CheckedRecordReader reader(file);
     v1::Record record;
     std::map<std::pair<std::string, int>, EstimateSeries> by_chain;
     while (reader.next(record)) {
@@ -60,7 +61,7 @@ std::vector<TemperingSchedule> read_schedules(const std::vector<fs::path>& files
                                               const std::string& run_filter) {
   std::vector<TemperingSchedule> out;
   for (const auto& file : files) {
-    records::RecordReader reader(file);
+    CheckedRecordReader reader(file);
     v1::Record record;
     while (reader.next(record)) {
       if (!record.has_footer()) continue;
@@ -125,7 +126,7 @@ std::int64_t export_estimates_csv(const fs::path& path, std::ostream& out, bool 
   std::set<std::string> names;
   int d = 0;
   {
-    records::RecordReader reader(path);
+    CheckedRecordReader reader(path);
     v1::Record record;
     while (reader.next(record))
       if (record.has_estimates()) {
@@ -141,7 +142,7 @@ std::int64_t export_estimates_csv(const fs::path& path, std::ostream& out, bool 
     out << ",base_log_zeta";
   }
   out << '\n';
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   std::int64_t rows = 0;
   while (reader.next(record)) {

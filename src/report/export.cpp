@@ -1,5 +1,7 @@
 #include "report/export.hpp"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,11 +14,14 @@
 #include "config/factories.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
+#include "core/regular_file.hpp"
 #include "core/version.hpp"
+#include "report/checked_reader.hpp"
 #include "report/draw_weights.hpp"
 #include "report/export_netcdf.hpp"
 #include "report/export_scan.hpp"
 #include "report/quantities.hpp"
+#include "report/run_targets.hpp"
 
 namespace pemc::report {
 namespace export_detail {
@@ -33,7 +38,7 @@ bool weighted_sampler(const std::string& sampler) {
          sampler == "simulated_tempering" || sampler == "annealed_importance";
 }
 
-std::string where(const std::filesystem::path& path, const records::RecordReader& reader,
+std::string where(const std::filesystem::path& path, const CheckedRecordReader& reader,
                   const v1::Draw& d) {
   return fmt::format("{}: record {} (draw {} of run '{}', chain {})", path.string(),
                      reader.records_read() - 1, d.iteration(), d.run_id(), d.chain_id());
@@ -69,7 +74,7 @@ void export_log_weights(const v1::Draw& d, const RunScan& run, std::vector<doubl
 
 Scan scan_file(const std::filesystem::path& path, const ExportOptions& options, bool keep_weights) {
   Scan scan;
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   v1::Footer footer;
   std::vector<double> values, weights;
@@ -167,6 +172,14 @@ void prepare_output_dir(const ExportOptions& options) {
     throw IoError("export --output-dir " + dir.string() + ": cannot create it: " + ec.message());
 }
 
+void refuse_special_output(const std::filesystem::path& file) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  throw ConfigError("export: " + file.string() + " is " + file_kind(st.st_mode) +
+                    ", not a file the export may replace; remove it or choose another "
+                    "--output-dir");
+}
+
 std::string file_stem(const std::string& run_id) {
   std::string s = run_id.empty() ? std::string("run") : run_id;
   for (char& c : s)
@@ -204,6 +217,7 @@ std::string num(double x) {
 }
 
 std::ofstream open_output(const fs::path& file) {
+  refuse_special_output(file);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) throw IoError("export: cannot write " + file.string());
   return out;
@@ -280,7 +294,7 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
       result.files.push_back(file);
     }
   }
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   std::vector<double> values, weights;
   std::int64_t left = scan.n_records;
@@ -516,15 +530,13 @@ void check_cmdstan_exportable(const Scan& scan, const ExportOptions& options) {
 std::map<std::string, targets::TargetPtr> resample_weighted_runs(Scan& scan,
                                                                  const ExportOptions& options) {
   std::map<std::string, targets::TargetPtr> targets;
+  RunTargets user_targets(options.target_config);
   for (auto& [id, run] : scan.runs) {
     if (!run.weighted) continue;
     try {
-      targets[id] = config::make_target(run.meta.config.target());
-    } catch (const std::exception& e) {
-      throw ConfigError(
-          fmt::format("export --resample: run '{}': lp__ of the resampled samples "
-                      "needs the run's target, which could not be rebuilt: {}",
-                      id, e.what()));
+      targets[id] = user_targets.target(run.meta, id, "lp__ of the resampled samples");
+    } catch (const Error& e) {
+      throw ConfigError(fmt::format("export --resample: {}", e.what()));
     }
     for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
   }
@@ -612,7 +624,7 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
   prepare_output_dir(options);
   const auto targets = resample_weighted_runs(scan, options);
   CmdStanFiles outs = open_cmdstan_files(path, scan, options, result);
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   std::int64_t left = scan.n_records;
   while (left-- > 0 && reader.next(record)) {

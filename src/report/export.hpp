@@ -47,6 +47,9 @@ struct ExportOptions {
   bool resample = false;             // cmdstan: weighted runs resampled to one sample per draw
   std::uint64_t seed = 1;            // of the resampling
   std::string run_filter;            // only this run (empty: all)
+  // --config: the config the file was written with; --resample evaluates lp__ at the resampled
+  // samples with the target built from it (report/run_targets.hpp).
+  std::filesystem::path target_config;
 };
 
 struct ExportResult {

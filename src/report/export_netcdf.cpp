@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "report/checked_reader.hpp"
 #include "report/quantities.hpp"
 
 namespace pemc::report {
@@ -219,6 +220,7 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
     while (!stems.insert(stem).second) stem += "_";
     Open o;
     o.file = options.output_dir / (stem + ".nc");
+    refuse_special_output(o.file);
     check(nc_create(o.file.c_str(), NC_NETCDF4 | NC_CLOBBER, &o.ncid), o.file, "create");
     o.layout = layout_of(run.names);
     std::size_t n_draws = 0, n_warm = 0, n_samples = 1;
@@ -242,7 +244,7 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
     result.files.push_back(o.file);
     files.emplace(id, std::move(o));
   }
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   v1::Record record;
   std::vector<double> values, weights;
   std::vector<std::vector<double>> buffers;

@@ -67,6 +67,10 @@ const RunScan& run_of(const Scan& scan, const v1::Draw& d);
 // Prepares options.output_dir: creates it, or refuses one that holds files unless overwrite.
 void prepare_output_dir(const ExportOptions& options);
 
+// An export file may replace a regular file only: ConfigError naming it when a directory, a FIFO
+// (which would block the export) or another special file has its name.
+void refuse_special_output(const std::filesystem::path& file);
+
 // A file name stem for a run name: characters outside [A-Za-z0-9._-] become '_'.
 std::string file_stem(const std::string& run_id);
 

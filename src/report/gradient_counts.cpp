@@ -1,6 +1,7 @@
 #include "report/gradient_counts.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace pemc::report {
 
@@ -19,8 +20,15 @@ GradientCounts gradient_counts(const v1::ChainSummary& s, const v1::RunConfig& r
   const std::int64_t per_evaluation =
       run.sampler().has_pseudo_extended() ? std::max(1, run.sampler().pseudo_extended().n_pseudo())
                                           : 1;
-  c.target = c.extended * per_evaluation;
-  c.target_warmup = c.extended_warmup * per_evaluation;
+  // Saturating: a record file's counts are not trusted to be small.
+  const auto times = [&](std::int64_t n) {
+    std::int64_t product = 0;
+    return __builtin_mul_overflow(n, per_evaluation, &product)
+               ? std::numeric_limits<std::int64_t>::max()
+               : product;
+  };
+  c.target = times(c.extended);
+  c.target_warmup = times(c.extended_warmup);
   return c;
 }
 

@@ -24,9 +24,11 @@
 
 #include "config/factories.hpp"
 #include "core/error.hpp"
-#include "report/quantities.hpp"
 #include "core/numerics.hpp"
 #include "records/record_reader.hpp"
+#include "report/checked_reader.hpp"
+#include "report/quantities.hpp"
+#include "report/run_targets.hpp"
 
 extern char** environ;
 
@@ -249,7 +251,7 @@ std::vector<RunPoints> sample_points(const std::vector<fs::path>& files,
   std::vector<double> point(selection_size(options, default_dims));
   std::vector<double> values;
   for (const auto& path : files) {
-    records::RecordReader reader(path);
+    CheckedRecordReader reader(path);
     v1::Record record;
     v1::Header header;
     while (reader.next(record)) {
@@ -379,8 +381,7 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
   if (runs.empty()) throw DataError("plot: no post-warmup draws to plot" +
                                     (options.run_filter.empty() ? std::string() : " for run '" + options.run_filter + "'"));
   Range xr, yr;
-  TruthCache truths;
-  std::map<std::string, const targets::Truth*> truth_of_run;
+  RunTargets targets(options.target_config);
   for (const auto& r : runs) {
     for (const auto& p : r.points) {
       xr.add(p[0]);
@@ -388,13 +389,13 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
     }
     // A target's truth is about its own coordinates, not about named (constrained) outputs.
     if (r.named_outputs) continue;
+    std::optional<targets::Truth> truth;
     try {
-      truth_of_run[r.run_id] = &truths.truth_of(r.meta.config.target());
-    } catch (const std::exception&) {
-      truth_of_run[r.run_id] = nullptr;
+      truth = targets.truth(r.meta, r.run_id);
+    } catch (const Error&) {
     }
-    widen_by_truth(truth_of_run[r.run_id], r.selection.index[0], xr);
-    widen_by_truth(truth_of_run[r.run_id], r.selection.index[1], yr);
+    widen_by_truth(truth ? &*truth : nullptr, r.selection.index[0], xr);
+    widen_by_truth(truth ? &*truth : nullptr, r.selection.index[1], yr);
   }
   if (!xr.valid() || !yr.valid()) throw DataError("plot: every draw has zero weight or is not finite");
   xr = xr.padded(0.05);
@@ -410,10 +411,9 @@ std::string scatter_script(const std::vector<fs::path>& files, const PlotOptions
       if (contour_files.count(key) || r.meta.original_dim != 2 || r.named_outputs) continue;
       targets::TargetPtr target;
       try {
-        target = config::make_target(r.meta.config.target());
+        target = targets.target(r.meta, r.run_id, "drawing the density contours");
       } catch (const std::exception& e) {
-        result.notes.push_back("run '" + r.run_id + "': no contours (target not rebuilt: " +
-                               e.what() + ")");
+        result.notes.push_back("run '" + r.run_id + "': no contours: " + e.what());
         continue;
       }
       const int n = 200;
@@ -496,7 +496,7 @@ int max_selected_index(const std::vector<fs::path>& files, const PlotOptions& op
                        const std::vector<int>& default_dims) {
   int max_index = 0;
   for (const auto& path : files) {
-    records::RecordReader reader(path);
+    CheckedRecordReader reader(path);
     v1::Record record;
     if (!reader.next(record) || !record.has_header()) continue;  // read_traces reports it
     const auto& header = record.header();
@@ -578,7 +578,7 @@ std::string hist_script(const std::vector<fs::path>& files, const PlotOptions& o
   const std::size_t panels = selection_size(options, default_dims);
   layout = layout_for(static_cast<int>(panels));
   std::string body = "set grid lc rgb '#DDDDDD'\nset ylabel 'density'\nset key top left Left reverse samplen 2\n";
-  TruthCache truths;
+  RunTargets targets(options.target_config);
   for (std::size_t p = 0; p < panels; ++p) {
     Range r;
     for (const auto& run : runs)
@@ -612,7 +612,7 @@ std::string hist_script(const std::vector<fs::path>& files, const PlotOptions& o
     const auto& first = runs.front();
     if (first.meta.original_dim == 1 && !first.named_outputs) {
       try {
-        const auto target = config::make_target(first.meta.config.target());
+        const auto target = targets.target(first.meta, first.run_id, "the density overlay");
         const int n = 400;
         std::vector<double> xs(n), us(n);
         double u_min = std::numeric_limits<double>::infinity();
@@ -807,7 +807,7 @@ std::string rmse_script(const std::vector<fs::path>& files, const PlotOptions& o
 // The target's exact log Z for a run of `file`, when the header's config rebuilds a target that
 // knows it.
 std::optional<double> exact_log_z(const fs::path& file, const std::string& run_id) {
-  records::RecordReader reader(file);
+  CheckedRecordReader reader(file);
   v1::Record record;
   if (!reader.next(record) || !record.has_header()) return std::nullopt;
   return exact_moments(record.header(), run_id).log_z;

@@ -11,7 +11,8 @@
 // Kinds:
 //   scatter      draws of two quantities (default the first two), one panel per run, over the
 //                contours of the target density when the original target is 2-D and has no named
-//                outputs (rebuilt from the header's config; contour levels at log density
+//                outputs and --config names the run's config (the target is built from it, never
+//                from the header: report/run_targets.hpp; contour levels at log density
 //                max - k^2/2, k = 1..6).
 //                Weighted draws are RESAMPLED, not drawn with sizes: a draw with pseudo-samples
 //                shows one of them, chosen with its within-draw normalised weight (Theorem 2.1 of
@@ -26,7 +27,7 @@
 //                trace_points per chain.
 //   hist         marginal histograms of the resampled draws (as for scatter), one panel per
 //                quantity (default the first), one line per run; for 1-D built-in targets the
-//                exact density is overlaid.
+//                exact density is overlaid when --config names the run's config.
 //   rmse-vs-n    compare's aggregate RMSE (E[x], E[x^2], log Z) per group against a numeric
 //                config field (--x-field, a dotted path such as sampler.pseudo_extended.n_pseudo;
 //                "auto" = n_pseudo when some run has it, else iterations when they differ, else
@@ -78,6 +79,9 @@ struct PlotOptions {
   int trace_points = 4000;        // trace: kept draws per chain
   int width = 0, height = 0;      // pixels; 0 = from the number of panels
   bool contours = true;           // scatter: target density contours when possible
+  // --config: the config the files were written with; the target itself (contours, the exact
+  // density over a 1-D histogram) is built from it only (report/run_targets.hpp).
+  std::filesystem::path target_config;
   std::string x_field = "auto";   // rmse-vs-n
   std::string metric = "all";     // rmse plots: mean | second_moment | log_z | all
   std::string estimate = "log_z"; // estimate-vs-time: the estimate's name

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "estimators/ess.hpp"
 #include "records/record_reader.hpp"
+#include "report/checked_reader.hpp"
 #include "report/draw_weights.hpp"
 
 namespace pemc::report {
@@ -104,7 +105,7 @@ const pemc::v1::RunInfo& pick_run(const pemc::v1::Header& h, const std::string& 
 
 RunDraws read_run(const fs::path& file, const ReferenceCheckOptions& o,
                   const std::vector<std::string>& quantities, std::vector<int>& columns) {
-  records::RecordReader reader(file);
+  CheckedRecordReader reader(file);
   pemc::v1::Record rec;
   RunDraws run;
   bool have_header = false;

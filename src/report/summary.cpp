@@ -18,6 +18,8 @@
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "estimators/weighted_moments.hpp"
+#include "report/checked_reader.hpp"
+#include "report/run_targets.hpp"
 
 namespace pemc::report {
 
@@ -133,13 +135,14 @@ using ChainKey = std::pair<std::string, int>;  // (run name, chain id)
 class FileScan {
  public:
   FileScan(const std::filesystem::path& path, const SummarizeOptions& options)
-      : path_(path), options_(options) {}
+      : path_(path), options_(options), targets_(options.target_config) {}
 
-  void read(records::RecordReader& reader, FileSummary& out);
+  void read(CheckedRecordReader& reader, FileSummary& out);
   // One summary per chain seen, in (run, chain) order, with its footer entry when there is one.
   void summarise_chains(FileSummary& out) const;
   // error_mean / error_second_moment against each run's exact truth, or a note why not.
-  void attach_truth_errors(FileSummary& out) const;
+  void attach_truth_errors(FileSummary& out);
+  void compare_with_truth(FileSummary& out);
 
  private:
   void read_header(const v1::Header& header);
@@ -163,13 +166,15 @@ class FileScan {
   std::map<std::string, std::string> run_sampler_;
   std::map<std::string, std::vector<std::string>> run_outputs_;
   std::map<std::string, const v1::RunConfig*> run_configs_;
-  // With with_truth: each run's target, rebuilt once from the header, or why it could not be.
+  // Truths from the header; targets only from the user's --config (run_targets.hpp).
+  RunTargets targets_;
+  // Runs with a held-out test set: the target built from --config, or why there is none.
   std::map<std::string, targets::TargetPtr> run_targets_;
   std::map<std::string, std::string> run_target_errors_;
   Vector scratch_;
 };
 
-void FileScan::read(records::RecordReader& reader, FileSummary& out) {
+void FileScan::read(CheckedRecordReader& reader, FileSummary& out) {
   v1::Record record;
   while (reader.next(record)) {
     switch (record.kind_case()) {
@@ -198,16 +203,16 @@ void FileScan::read_header(const v1::Header& header) {
   }
   // Pointers into header_, which is not assigned again.
   for (const auto& run : header_.config().runs()) run_configs_[run.name()] = &run;
-  if (!options_.with_truth || !header.has_config()) return;
-  const auto build = [&](const std::string& key, const v1::TargetConfig& config) {
+  // The held-out lpd needs the target's test data: only from the user's --config.
+  for (const auto& info : header.runs()) {
+    if (info.n_test_points() <= 0) continue;
+    const std::string key = header.config().runs().empty() ? std::string() : info.name();
     try {
-      run_targets_[key] = config::make_target(config);
-    } catch (const std::exception& e) {
+      run_targets_[key] = targets_.target(header_, info.name(), "the held-out lpd");
+    } catch (const Error& e) {
       run_target_errors_[key] = e.what();
     }
-  };
-  if (header.config().runs().empty()) build("", header.config().target());
-  for (const auto& run : header.config().runs()) build(run.name(), run.target());
+  }
 }
 
 void FileScan::add_draw_record(const v1::Draw& d, std::int64_t record_index) {
@@ -283,29 +288,21 @@ void FileScan::summarise_chains(FileSummary& out) const {
     out.runs.push_back(chain_summary(key, acc, by_chain, out.has_footer));
 }
 
-void FileScan::attach_truth_errors(FileSummary& out) const {
-  if (!(options_.with_truth && options_.truth_errors && header_.has_config() && !out.runs.empty())) {
-    if (!run_target_errors_.empty())
-      out.truth_note =
-          "target not rebuilt (no held-out lpd): " + run_target_errors_.begin()->second;
+void FileScan::attach_truth_errors(FileSummary& out) {
+  compare_with_truth(out);
+  if (!run_target_errors_.empty())
+    out.lpd_note = "no held-out lpd: " + run_target_errors_.begin()->second;
+}
+
+void FileScan::compare_with_truth(FileSummary& out) {
+  if (!(options_.with_truth && options_.truth_errors && header_.has_config() && !out.runs.empty()))
     return;
-  }
-  // One truth per run (studies hold several targets), computed once each.
+  // One truth per run (studies hold several targets), read once each from the header.
   std::map<std::string, targets::Truth> truths;
   try {
     for (auto& r : out.runs) {
       auto it = truths.find(r.run_id);
-      if (it == truths.end()) {
-        const std::string key = target_key(r.run_id);
-        const auto t = run_targets_.find(key);
-        if (t == run_targets_.end()) {
-          const auto e = run_target_errors_.find(key);
-          throw ConfigError(e != run_target_errors_.end()
-                                ? e->second
-                                : "no target config for run '" + r.run_id + "'");
-        }
-        it = truths.emplace(r.run_id, t->second->truth()).first;
-      }
+      if (it == truths.end()) it = truths.emplace(r.run_id, targets_.truth(header_, r.run_id)).first;
       const auto& truth = it->second;
       if (truth.mean && truth.mean->size() == r.mean.size()) r.error_mean = r.mean - *truth.mean;
       if (truth.second_moment && truth.second_moment->size() == r.second_moment.size())
@@ -322,7 +319,7 @@ void FileScan::attach_truth_errors(FileSummary& out) const {
 FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options) {
   FileSummary out;
   out.path = path;
-  records::RecordReader reader(path);
+  CheckedRecordReader reader(path);
   FileScan scan(path, options);
   scan.read(reader, out);
   scan.summarise_chains(out);
@@ -372,6 +369,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
     fo["n_records"] = f.n_records;
     fo["complete"] = f.has_footer && !f.problem;
     if (!f.truth_note.empty()) fo["truth_note"] = f.truth_note;
+    if (!f.lpd_note.empty()) fo["lpd_note"] = f.lpd_note;
     if (f.problem)
       fo["problem"] = {{"offset", f.problem->offset},
                        {"record_index", f.problem->record_index},

@@ -70,7 +70,8 @@ struct ChainRunSummary {
   Vector error_mean;           // mean - E[x]
   Vector error_second_moment;  // second_moment - E[x^2]
   // Held-out log predictive density (HeldOutLpd over the same weighted samples as the moments),
-  // for targets with a test set when the target was rebuilt (SummarizeOptions::with_truth).
+  // for targets with a test set when the target was built from --config
+  // (SummarizeOptions::target_config).
   std::optional<double> held_out_lpd;
 };
 
@@ -81,17 +82,19 @@ struct FileSummary {
   std::optional<records::ReadProblem> problem;  // damage where reading stopped
   std::vector<ChainRunSummary> runs;            // ordered by (run_id, chain_id)
   std::string truth_note;                       // why no truth comparison was made, if none
+  std::string lpd_note;  // why a run with a held-out test set has no lpd (needs --config), if so
 };
 
 struct SummarizeOptions {
-  // Rebuild each run's target from the header's config (once, when the header is read): to
-  // compare with its exact truth, and for the held-out log predictive density of targets with a
-  // test set. Data files are opened relative to the current directory; a target that cannot be
-  // rebuilt is skipped with a note in FileSummary::truth_note.
+  // Compare each chain with its run's exact truth, as the record file's header holds it
+  // (report/run_targets.hpp); a run without one gets a note in FileSummary::truth_note.
   bool with_truth = true;
-  // With with_truth: also call Target::truth() for the errors (compare sets false: it forms the
-  // errors itself from one truth per distinct target, but still wants held_out_lpd).
+  // With with_truth: also form the errors here (compare sets false: it forms them itself).
   bool truth_errors = true;
+  // The config the user names with --config: the held-out log predictive density of a target with
+  // a test set needs the target itself, which is built from it (never from the header). Empty:
+  // no held-out lpd, with a note saying how to get it.
+  std::filesystem::path target_config;
 };
 
 FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options = {});

@@ -18,8 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "config/created_files.hpp"
 #include "core/error.hpp"
 #include "records/frame.hpp"
+#include "records/no_follow.hpp"
 #include "records/posix_io.hpp"
 
 namespace pemc::runner {
@@ -28,8 +30,7 @@ namespace pemc::runner {
 using records::detail::io_message;
 
 std::filesystem::path checkpoint_path(const v1::RunConfig& plan) {
-  if (!plan.checkpoint().path().empty()) return plan.checkpoint().path();
-  return plan.output().path() + ".ckpt";
+  return config::checkpoint_file(plan);
 }
 
 namespace {
@@ -258,15 +259,15 @@ void fsync_file(const std::filesystem::path& path) {
 }
 
 void write_checkpoint(const std::filesystem::path& path, const v1::Checkpoint& checkpoint) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
+  const std::filesystem::path tmp = path.string() + std::string(config::kTemporarySuffix);
   std::string bytes;
   try {
     bytes = encode_checkpoint(checkpoint);
   } catch (const Error& e) {
     throw IoError(path.string() + ": " + e.what());
   }
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(io_message(tmp, "cannot create checkpoint file", errno));
+  // Created afresh, never through a link planted at the temporary name (records/no_follow.hpp).
+  const int fd = records::create_fresh_file(tmp, 0644, "checkpoint file");
   try {
     records::detail::write_all(fd, bytes.data(), bytes.size(), tmp);
     if (::fsync(fd) != 0) throw IoError(io_message(tmp, "fsync failed", errno));
@@ -285,7 +286,8 @@ void write_checkpoint(const std::filesystem::path& path, const v1::Checkpoint& c
 }
 
 v1::Checkpoint read_checkpoint(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO at the checkpoint's name must not block the open (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw IoError(io_message(path, "cannot open checkpoint", errno));
   struct Closer {
     int fd;
@@ -295,6 +297,7 @@ v1::Checkpoint read_checkpoint(const std::filesystem::path& path) {
   if (::fstat(fd, &st) != 0) throw IoError(io_message(path, "cannot stat checkpoint", errno));
   if (!S_ISREG(st.st_mode))
     throw DataError(path.string() + ": not a regular file, not a pemc checkpoint");
+  (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   const auto size = static_cast<std::uint64_t>(st.st_size);
   // The header first: its length must match the file's before the content is read.
   std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointHeaderBytes)),
@@ -361,8 +364,11 @@ records::RecordWriter reopen_record_file(const std::filesystem::path& path, std:
   if (!in || head != records::kMagic)
     throw DataError(path.string() + ": cannot resume: not a pemc record file (bad magic)");
 
-  const std::filesystem::path tmp = path.string() + ".resume.tmp";
-  records::RecordWriter writer(tmp, records::RecordWriter::Options{/*overwrite=*/true});
+  // A copy made afresh: a stale copy or a link at its name is removed, never written through.
+  const std::filesystem::path tmp = path.string() + std::string(config::kResumeCopySuffix);
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
+    throw IoError(io_message(tmp, "cannot remove the old copy", errno));
+  records::RecordWriter writer(tmp, records::RecordWriter::Options{/*overwrite=*/false});
   try {
     // Copy whole frames in chunks of about 8 MiB (write_frames takes whole frames only).
     std::int64_t pos = magic, copied = 0;

@@ -55,8 +55,9 @@ pemc::v1::Checkpoint decode_checkpoint(std::string_view bytes, const std::string
 // state or totals need them. DataError "<name>: inconsistent checkpoint: <what>".
 void check_checkpoint_content(const pemc::v1::Checkpoint& checkpoint, const std::string& name);
 
-// Writes `<path>.tmp`, fsyncs it, renames it over `path` and fsyncs the directory: a reader sees
-// the old checkpoint or the new one, never a torn one. IoError naming the path on failure.
+// Writes `<path>.tmp` (created afresh: a link at that name is removed, not followed), fsyncs it,
+// renames it over `path` and fsyncs the directory: a reader sees the old checkpoint or the new
+// one, never a torn one. IoError naming the path on failure.
 void write_checkpoint(const std::filesystem::path& path, const pemc::v1::Checkpoint& checkpoint);
 
 // IoError (unreadable) or DataError (not a checkpoint, wrong format version, damaged: see
@@ -68,8 +69,9 @@ pemc::v1::Checkpoint read_checkpoint(const std::filesystem::path& path);
 void fsync_file(const std::filesystem::path& path);
 
 // Resume: rebuilds `path` as its first `bytes` bytes (magic and `n_records` whole frames) and
-// returns a writer appending after them. The prefix is copied into `<path>.resume.tmp`, which then
-// replaces `path` by rename, so the original stays intact until the copy is complete. DataError
+// returns a writer appending after them. The prefix is copied into `<path>.resume.tmp` (created
+// afresh, never through a link), which then replaces `path` by rename, so the original stays
+// intact until the copy is complete. DataError
 // when the file is shorter than the checkpoint says, the prefix does not hold n_records frames, or
 // (when `crc32` is given) the prefix's crc32 differs from it: another or a damaged record file.
 records::RecordWriter reopen_record_file(const std::filesystem::path& path, std::int64_t bytes,

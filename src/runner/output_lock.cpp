@@ -9,7 +9,10 @@
 #include <cstring>
 #include <ctime>
 
+#include "config/created_files.hpp"
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
+#include "records/no_follow.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -40,10 +43,27 @@ std::string read_holder(int fd) {
 
 bool lock_unsupported(int e) { return e == ENOLCK || e == ENOSYS || e == EOPNOTSUPP; }
 
+// The lock file must be a regular file with no other name: a hard link planted at the lock's name
+// would have the holder's line written into the file it shares. Closes `fd` before refusing.
+void check_lock_file(int fd, const std::filesystem::path& lock_path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+  std::string why;
+  if (!S_ISREG(st.st_mode))
+    why = "is " + file_kind(st.st_mode);
+  else if (st.st_nlink > 1)
+    why = "has " + std::to_string(st.st_nlink) + " names (hard links)";
+  if (why.empty()) return;
+  ::close(fd);
+  throw UntrustedInputError(lock_path.string() + " " + why +
+                            ": pemc-dist creates the output's lock file itself and writes into "
+                            "it; remove it");
+}
+
 }  // namespace
 
 std::filesystem::path OutputLock::lock_path_of(const std::filesystem::path& path) {
-  return path.string() + ".lock";
+  return path.string() + std::string(config::kLockSuffix);
 }
 
 std::unique_ptr<OutputLock> OutputLock::acquire(const std::filesystem::path& path,
@@ -52,11 +72,16 @@ std::unique_ptr<OutputLock> OutputLock::acquire(const std::filesystem::path& pat
   // A holder removes its lock file before releasing the lock: a lock taken on a file that is no
   // longer the one at lock_path is worthless, so check and try again.
   for (int attempt = 0; attempt < 20; ++attempt) {
-    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Never through a link, never blocked by a FIFO, and only a file of its own (see
+    // check_lock_file): the holder writes its line into it.
+    const int fd = ::open(lock_path.c_str(),
+                          O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd < 0 && errno == ELOOP) records::refuse_link_at(lock_path, "the output's lock file");
     if (fd < 0)
       throw ConfigError(
           path.string() + ": cannot create the lock file " + lock_path.string() +
           " that keeps a second job from writing the same output: " + std::strerror(errno));
+    check_lock_file(fd, lock_path);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;
       if (e == EWOULDBLOCK || e == EAGAIN) {
@@ -81,7 +106,7 @@ std::unique_ptr<OutputLock> OutputLock::acquire(const std::filesystem::path& pat
     }
     struct stat held {
     }, now{};
-    if (::fstat(fd, &held) != 0 || ::stat(lock_path.c_str(), &now) != 0 ||
+    if (::fstat(fd, &held) != 0 || ::lstat(lock_path.c_str(), &now) != 0 ||
         held.st_ino != now.st_ino || held.st_dev != now.st_dev) {
       ::close(fd);  // the previous holder removed it meanwhile
       continue;
@@ -99,7 +124,7 @@ std::unique_ptr<OutputLock> OutputLock::acquire(const std::filesystem::path& pat
 
 std::optional<std::string> OutputLock::holder(const std::filesystem::path& path) {
   const auto lock_path = lock_path_of(path);
-  const int fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   std::optional<std::string> who;
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {

@@ -164,22 +164,32 @@ void build_rank_setup(const RunOptions& o, const RunPlan& plan, bool is_collecto
 }
 
 // Every rank builds what it needs from the agreed plan; a failure anywhere is reported (by rank 0)
-// before any work starts, and the run ends with nullopt.
+// before any work starts, and the run ends with nullopt and `exit_code`: kExitInternal for an I/O
+// failure (the output cannot be written: a full disk, /dev/full), else kExitConfig.
 std::optional<RankSetup> set_up_rank(const RunOptions& o, const RunPlan& plan,
-                                     const parallel::Layout& layout, mpi::communicator& world) {
+                                     const parallel::Layout& layout, mpi::communicator& world,
+                                     int& exit_code) {
   const int rank = world.rank();
   RankSetup setup;
   std::string local_error;
+  int local_code = kExitOk;
   try {
     build_rank_setup(o, plan, rank == layout.collector, setup);
+  } catch (const IoError& e) {
+    local_error = e.what();
+    local_code = kExitInternal;
   } catch (const Error& e) {
     local_error = e.what();
+    local_code = kExitConfig;
   }
   std::vector<std::string> errors;
+  std::vector<int> codes;
   mpi::all_gather(world, local_error, errors);
+  mpi::all_gather(world, local_code, codes);
   for (std::size_t r = 0; r < errors.size(); ++r) {
     if (errors[r].empty()) continue;
     if (rank == 0) std::cerr << "pemc-dist: error (rank " << r << "): " << errors[r] << "\n";
+    exit_code = codes[r];
     return std::nullopt;
   }
   return setup;
@@ -239,7 +249,7 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   AgreedPlan agreed;  // rank 0 holds the output locks in it until the run ends
   if (rank == 0) agreed = agree_on_rank0(o);
   const auto plan = share_plan(world, agreed);
-  if (!plan) return kExitConfig;
+  if (!plan) return agreed.exit_code;
   if (o.validate_only) {
     if (rank == 0) print_validated(o, *plan);
     return kExitOk;
@@ -247,8 +257,9 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   const auto ranks = arrange_ranks(world, *plan);
   if (!ranks) return kExitConfig;
   const auto& layout = ranks->layout;
-  auto setup = set_up_rank(o, *plan, layout, world);
-  if (!setup) return kExitConfig;
+  int setup_exit_code = kExitConfig;
+  auto setup = set_up_rank(o, *plan, layout, world, setup_exit_code);
+  if (!setup) return setup_exit_code;
   if (rank == 0) log_start(*plan, layout, world.size(), setup->targets[0]->dim());
   if (!search_modes(*plan, *setup, world)) return kExitInternal;
   Collector* collector = setup->collector.get();

@@ -3,13 +3,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "config/factories.hpp"
+#include "core/error.hpp"
 #include "core/version.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/mode_search_step.hpp"
 #include "runner/resume_command.hpp"
+#include "targets/truth_record.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -18,6 +21,37 @@ std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The numbers every run's truth may hold together: the header stays far below a frame's limit.
+constexpr std::int64_t kMaxHeaderTruthValues = 8 * targets::kMaxRecordedTruthValues;
+
+// Each run's exact truth (targets/truth_record.hpp), computed once per distinct target; runs past
+// the header's budget get a note instead.
+void record_truths(const std::vector<v1::RunConfig>& runs,
+                   const std::vector<targets::TargetPtr>& targets, v1::Header& h) {
+  std::map<std::string, v1::TargetTruth> by_target;
+  std::int64_t recorded = 0;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::string key = runs[r].target().SerializeAsString();
+    auto it = by_target.find(key);
+    if (it == by_target.end()) {
+      v1::TargetTruth truth;
+      try {
+        truth = targets::truth_record(targets[r]->truth());
+      } catch (const Error& e) {
+        truth.set_note(std::string("the target's truth could not be computed: ") + e.what());
+      }
+      it = by_target.emplace(key, std::move(truth)).first;
+    }
+    auto* out = h.mutable_runs(static_cast<int>(r))->mutable_truth();
+    recorded += targets::truth_record_values(it->second);
+    if (recorded <= kMaxHeaderTruthValues)
+      *out = it->second;
+    else
+      out->set_note("left out: the truths of the study's runs hold more numbers than a record "
+                    "file's header keeps (" + std::to_string(kMaxHeaderTruthValues) + ")");
+  }
 }
 
 }  // namespace
@@ -41,12 +75,14 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
     info->set_target_name(config::target_kind_name(runs[r].target()));
     info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
     for (const auto& name : targets[r]->output_names()) info->add_output_names(name);
+    info->set_n_test_points(targets[r]->n_test_points());
     if (modes[r]) {
       const auto& target = *targets[r];
       *info->mutable_mode_search() =
           modes::to_record(*modes[r], [&target](const Vector& x) { return outputs_at(target, x); });
     }
   }
+  record_truths(runs, targets, h);
   h.set_dim(h.runs(0).dim());
   h.set_original_dim(h.runs(0).original_dim());
   h.set_target_name(h.runs(0).target_name());
@@ -80,6 +116,7 @@ Collector::CheckpointSetup checkpoint_setup(const RunOptions& o, const RunPlan& 
   b.set_output_path(plan.config.output().path());
   *b.mutable_plan() = hashed_plan(plan.config);
   for (const auto& w : plan_options(o)) b.add_options(w);
+  *b.mutable_inputs() = plan.inputs;
   setup.resume_command = resume_command(o, plan.config.output().path());
   return setup;
 }

@@ -3,11 +3,14 @@
 #include <boost/mpi/collectives.hpp>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <new>
 
+#include "config/created_files.hpp"
 #include "config/defaults.hpp"
 #include "config/factories.hpp"
 #include "config/init_point.hpp"
@@ -16,14 +19,27 @@
 #include "config/multi_round.hpp"
 #include "config/validate.hpp"
 #include "core/error.hpp"
+#include "records/no_follow.hpp"
 #include "records/record_file.hpp"
 #include "runner/checkpoint.hpp"
+#include "runner/input_files.hpp"
 #include "runner/resume_command.hpp"
+#include "runner/stop_signal.hpp"
 
 namespace pemc::runner {
 namespace {
 
 namespace mpi = boost::mpi;
+
+// A stop signal (SIGTERM, SIGUSR1) while rank 0 is still validating: the run stops before it has
+// written anything (stop_signal.hpp; the handlers are installed before MPI starts).
+struct StoppedDuringStartup {
+  int signal;
+};
+
+void stop_if_signalled() {
+  if (const int sig = stop_signal()) throw StoppedDuringStartup{sig};
+}
 
 // A plain config: overrides, defaults, validation.
 v1::RunConfig resolve_plain_run(config::LoadedConfig& loaded, const RunOptions& o) {
@@ -85,11 +101,13 @@ std::vector<v1::RunConfig> resolve_study_runs(const config::LoadedConfig& loaded
   const auto raw = config::expand_runs(loaded.config);
   std::vector<v1::RunConfig> runs;
   std::vector<std::vector<std::string>> skipped(raw.size());
+  // Entries from run_files are located in their own file.
+  std::map<std::string, const config::LoadedConfig*> file_of_run;
+  for (const auto& inc : included) file_of_run[inc.config.name()] = &inc;
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    // Entries from run_files are located in their own file.
-    const config::LoadedConfig* origin = &loaded;
-    for (const auto& inc : included)
-      if (inc.config.name() == raw[i].name()) origin = &inc;
+    stop_if_signalled();
+    const auto f = file_of_run.find(raw[i].name());
+    const config::LoadedConfig* origin = f != file_of_run.end() ? f->second : &loaded;
     config::LoadedConfig lc{raw[i], origin->path, origin->source};
     try {
       skipped[i] = config::apply_overrides(lc, o.overrides, /*skip_oneof_mismatches=*/true);
@@ -136,6 +154,7 @@ ConfigError out_of_memory_error(const v1::RunConfig& run, std::int64_t dim, bool
 // holds the values the run uses.
 void build_each_run(std::vector<v1::RunConfig>& runs, bool study, AgreedPlan& a) {
   for (auto& run : runs) {
+    stop_if_signalled();
     std::int64_t dim = -1;
     try {
       auto target = config::make_target(run.target());
@@ -165,7 +184,14 @@ config::TaskRange choose_task_range(const RunOptions& o, int n_tasks) {
   if (o.array_task_size > 0) {
     const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
     if (!id) throw ConfigError("--array-task-size needs SLURM_ARRAY_TASK_ID (a job array)");
-    return config::array_task_range(std::atoi(id), o.array_task_size, n_tasks);
+    int index = 0;
+    const std::string_view text(id);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+      throw ConfigError("SLURM_ARRAY_TASK_ID '" + std::string(text) +
+                        "' is not a whole number (--array-task-size takes the task's index from "
+                        "it)");
+    return config::array_task_range(index, o.array_task_size, n_tasks);
   }
   return config::TaskRange{0, n_tasks};
 }
@@ -182,6 +208,13 @@ v1::RunConfig plan_of(const config::LoadedConfig& loaded, const std::vector<v1::
     for (const auto& r : runs) *plan.add_runs() = r;
   }
   return plan;
+}
+
+// The names pemc-dist creates files at (config/created_files.hpp) must not hold a link (it would be
+// followed) or a special file (a FIFO would block); the record file may be a device (/dev/null).
+void refuse_links_at_created_files(const v1::RunConfig& plan) {
+  for (const auto& f : config::created_files(plan))
+    records::refuse_link_at(f.path, f.role, /*allow_devices=*/f.path == plan.output().path());
 }
 
 // One writer per output (output_lock.hpp): the locks are taken before the output or its checkpoint
@@ -248,14 +281,17 @@ void check_checkpoint_matches(const v1::Checkpoint& c, const std::filesystem::pa
 }
 
 // --resume: the checkpoint to continue from (into a.resume_bytes), or none when nothing ran yet.
+// The checkpoint must be of this plan and of inputs with the same content.
 void agree_on_resume(const v1::RunConfig& plan, const std::vector<v1::RunConfig>& runs,
-                     config::TaskRange range, const RunOptions& o, AgreedPlan& a) {
+                     config::TaskRange range, const v1::InputFiles& inputs, const RunOptions& o,
+                     AgreedPlan& a) {
   const auto ckpt = checkpoint_path(plan);
   std::error_code ec;
   if (std::filesystem::exists(ckpt, ec)) {
     refuse_multi_round_resume(runs, ckpt);
     auto c = read_checkpoint(ckpt);
     check_checkpoint_matches(c, ckpt, plan, range);
+    check_input_files(c.inputs(), inputs, ckpt);
     if (!std::filesystem::exists(plan.output().path(), ec))
       throw ConfigError(ckpt.string() + ": the checkpoint's record file " + plan.output().path() +
                         " does not exist");
@@ -270,6 +306,23 @@ void agree_on_resume(const v1::RunConfig& plan, const std::vector<v1::RunConfig>
   // No output and no checkpoint: nothing ran yet, start from the beginning.
 }
 
+// --resume: the files the config names are compared with the checkpoint's before anything is built,
+// so that a changed Stan program is refused before it is compiled (agree_on_resume checks every
+// input, the compiled models too, once the output is locked). A checkpoint that cannot be read
+// here is left for agree_on_resume to refuse with its reason.
+void check_named_inputs_first(const std::vector<v1::RunConfig>& runs) {
+  const auto ckpt = checkpoint_path(runs.front());
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(ckpt, ec)) return;
+  v1::Checkpoint c;
+  try {
+    c = read_checkpoint(ckpt);
+  } catch (const Error&) {
+    return;
+  }
+  check_input_files(c.inputs(), named_input_files(runs), ckpt, /*missing_is_error=*/false);
+}
+
 void agree(const RunOptions& o, AgreedPlan& a) {
   auto loaded = config::load_config(o.config_path);
   const auto included = config::include_run_files(loaded);
@@ -279,6 +332,7 @@ void agree(const RunOptions& o, AgreedPlan& a) {
     runs = resolve_study_runs(loaded, included, o, a);
   else
     runs.push_back(resolve_plain_run(loaded, o));
+  if (o.resume) check_named_inputs_first(runs);
   build_each_run(runs, study, a);
   const auto range =
       choose_task_range(o, static_cast<int>(config::enumerate_tasks(runs).size()));
@@ -287,12 +341,17 @@ void agree(const RunOptions& o, AgreedPlan& a) {
   a.task_begin = range.begin;
   a.task_end = range.end;
   if (o.resume && o.overwrite) throw ConfigError("--resume and --overwrite exclude each other");
+  stop_if_signalled();
+  const auto inputs = input_files_of(runs);
+  a.inputs_bytes = inputs.SerializeAsString();
   // From here on the output and its checkpoint are looked at: hold them first.
+  refuse_links_at_created_files(plan);
   if (o.validate_only)
     validate_outputs(plan, o, a);
   else
     lock_outputs(plan, a);
-  if (o.resume) agree_on_resume(plan, runs, range, o, a);
+  if (o.resume) agree_on_resume(plan, runs, range, inputs, o, a);
+  stop_if_signalled();
 }
 
 // Rank 0: the notes and --validate warnings of the agreed plan.
@@ -315,6 +374,12 @@ AgreedPlan agree_on_rank0(const RunOptions& o) {
     a.ok = true;
   } catch (const Error& e) {
     a.error = e.what();
+  } catch (const StoppedDuringStartup& s) {
+    a.locks.clear();
+    a.exit_code = kExitCheckpointed;
+    a.error = "signal " + std::to_string(s.signal) + " (" + stop_signal_name(s.signal) +
+              ") received while starting up: stopped before the run wrote anything (the output "
+              "and any checkpoint are as they were); run the same command again to go on";
   }
   return a;
 }
@@ -323,7 +388,10 @@ std::optional<RunPlan> share_plan(mpi::communicator& world, AgreedPlan& agreed) 
   const int rank = world.rank();
   mpi::broadcast(world, agreed.ok, 0);
   if (!agreed.ok) {
-    if (rank == 0) std::cerr << "pemc-dist: error: " << agreed.error << "\n";
+    mpi::broadcast(world, agreed.exit_code, 0);
+    if (rank == 0)
+      std::cerr << "pemc-dist: " << (agreed.exit_code == kExitConfig ? "error: " : "")
+                << agreed.error << "\n";
     return std::nullopt;
   }
   if (rank == 0) log_notes(agreed);
@@ -331,8 +399,10 @@ std::optional<RunPlan> share_plan(mpi::communicator& world, AgreedPlan& agreed) 
   mpi::broadcast(world, agreed.task_begin, 0);
   mpi::broadcast(world, agreed.task_end, 0);
   mpi::broadcast(world, agreed.resume_bytes, 0);
+  mpi::broadcast(world, agreed.inputs_bytes, 0);
   RunPlan p;
   p.config.ParseFromString(agreed.plan_bytes);
+  p.inputs.ParseFromString(agreed.inputs_bytes);
   if (!agreed.resume_bytes.empty()) {
     p.resume.emplace();
     p.resume->ParseFromString(agreed.resume_bytes);

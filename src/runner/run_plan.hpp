@@ -22,8 +22,10 @@ namespace pemc::runner {
 struct AgreedPlan {
   bool ok = false;
   std::string error;
+  int exit_code = kExitConfig;  // when !ok: kExitCheckpointed for a stop signal during start-up
   std::string plan_bytes;
   std::string resume_bytes;  // the checkpoint to continue from (empty: a fresh run)
+  std::string inputs_bytes;  // v1::InputFiles: the content hashes of what the run reads
   int task_begin = 0;
   int task_end = 0;
   // Rank 0 only: what to log once the run is agreed ("info:..." / "warn:...": which runs of a study
@@ -41,6 +43,7 @@ AgreedPlan agree_on_rank0(const RunOptions& o);
 struct RunPlan {
   pemc::v1::RunConfig config;
   std::optional<pemc::v1::Checkpoint> resume;
+  pemc::v1::InputFiles inputs;            // what the run reads, by content (input_files.hpp)
   std::vector<pemc::v1::RunConfig> runs;  // one for a plain config
   std::vector<config::Task> all_tasks;    // of every run
   std::vector<config::Task> tasks;        // this job's: all_tasks[task_begin, task_end)
@@ -49,7 +52,7 @@ struct RunPlan {
 };
 
 // Every rank: rank 0's plan (its `agreed`, which also carries the rank's notes), or nullopt when
-// rank 0 refused the run (rank 0 has printed why).
+// rank 0 refused the run (rank 0 has printed why; every rank's agreed.exit_code says how to end).
 std::optional<RunPlan> share_plan(boost::mpi::communicator& world, AgreedPlan& agreed);
 
 std::vector<pemc::v1::RunConfig> runs_of_plan(const pemc::v1::RunConfig& plan);

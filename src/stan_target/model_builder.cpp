@@ -19,6 +19,7 @@
 
 #include "core/error.hpp"
 #include "stan_target/content_hash.hpp"
+#include "stan_target/model_cache.hpp"
 #include "stan_target/process.hpp"
 #include "stan_target/toolchain.hpp"
 
@@ -69,16 +70,6 @@ std::string excerpt(const std::string& text, bool errors_only, int max_lines) {
   return out;
 }
 
-void make_writable_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir) || ::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw ConfigError("the Stan model cache '" + dir.string() + "' cannot be created or written" +
-                      (ec ? " (" + ec.message() + ")"
-                          : errno != 0 ? " (" + std::string(std::strerror(errno)) + ")" : "") +
-                      "; choose another with target.stan.cache_dir or PEMC_STAN_CACHE");
-}
-
 // Holds an exclusive flock on a file while alive.
 class BuildLock {
  public:
@@ -105,20 +96,34 @@ class BuildLock {
   int fd_ = -1;
 };
 
+// Replaces every quoted mention of the model's safe copy in stanc's messages by the user's path.
+std::string with_user_path(std::string text, const std::string& copy, const std::string& user) {
+  const std::string from = "'" + copy + "'", to = "'" + user + "'";
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// stanc runs inside `work` on the program's copy "<stem>.stan" (written by the caller), so the only
+// file name that reaches the generated C++ (in its error locations) is that safe one: no user path
+// is pasted into code (a name such as x"); std::system("...") would be).
 void run_stanc(const Toolchain& t, const fs::path& model_file, const std::string& stem,
                const fs::path& work) {
   const fs::path log = work / "stanc.log";
+  const std::string copy = stem + ".stan";
   std::vector<std::string> argv{t.stanc};
   argv.insert(argv.end(), t.stanc_flags.begin(), t.stanc_flags.end());
-  const std::string parent = model_file.parent_path().empty() ? "." : model_file.parent_path().string();
-  argv.push_back("--include_paths=" + parent);
+  std::error_code ec;
+  const fs::path parent = fs::absolute(model_file, ec).parent_path();
+  argv.push_back("--include_paths=" + parent.string());
   argv.push_back("--name=" + stem + "_model");
-  argv.push_back("--o=" + (work / (stem + ".hpp")).string());
-  argv.push_back(model_file.string());
-  const int rc = run_logged(argv, log.string());
+  argv.push_back("--o=" + stem + ".hpp");
+  argv.push_back(copy);
+  const int rc = run_logged(argv, log.string(), work.string());
   if (rc != 0 || !fs::exists(work / (stem + ".hpp")))
     throw ConfigError("target.stan.model_file: stanc rejected '" + model_file.string() + "':" +
-                      excerpt(read_text(log), false, 30));
+                      with_user_path(excerpt(read_text(log), false, 30), copy,
+                                     model_file.string()));
 }
 
 void run_compiler(const Toolchain& t, const std::string& stem, const fs::path& work,
@@ -154,74 +159,112 @@ void run_compiler(const Toolchain& t, const std::string& stem, const fs::path& w
 
 }  // namespace
 
-std::string default_cache_dir() {
-  if (const char* d = std::getenv("PEMC_STAN_CACHE"); d != nullptr && d[0] != '\0') return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && x[0] != '\0')
-    return (fs::path(x) / "pemc" / "stan").string();
-  if (const char* h = std::getenv("HOME"); h != nullptr && h[0] != '\0')
-    return (fs::path(h) / ".cache" / "pemc" / "stan").string();
-  return (fs::temp_directory_path() / "pemc-stan-cache").string();
+namespace {
+
+// The cache's library when it is there and matches the SHA-256 recorded when it was built
+// (out.from_cache, out.sha256 set). One that does not match is not loaded: where the cache is
+// writable it is rebuilt (`rebuild` set), where it is read-only the run is refused.
+bool found_intact(BuiltModel& out, const fs::path& cache, bool& rebuild) {
+  std::error_code ec;
+  if (!fs::exists(out.library, ec)) return false;
+  std::string why;
+  if (const auto hash = verified_library_hash(out.library, why)) {
+    out.from_cache = true;
+    out.sha256 = *hash;
+    return true;
+  }
+  if (!cache_is_writable(cache))
+    throw ConfigError("the cached Stan model '" + out.library + "' is not loaded: " + why +
+                      "; the cache is read-only here: rebuild it where it is writable "
+                      "(pemc-stan build --force MODEL) or remove '" + out.entry + "'");
+  spdlog::warn("the cached Stan model {} is not loaded: {}; compiling it again", out.library, why);
+  rebuild = true;
+  return false;
 }
 
-BuiltModel build_model(const BuildRequest& request) {
-  const fs::path model_file = request.model_file;
-  std::error_code ec;
-  if (request.model_file.empty()) throw ConfigError("target.stan.model_file: required");
-  if (!fs::is_regular_file(model_file, ec) || ::access(model_file.c_str(), R_OK) != 0)
-    throw ConfigError("target.stan.model_file: '" + request.model_file +
-                      "' does not exist or is not a readable file");
-  const std::string source = read_text(model_file);
-  const Toolchain toolchain = find_toolchain();
-  const std::string stem = model_stem(model_file);
-  ContentHash h;
-  h.add(source);
-  h.add(toolchain.fingerprint);
-  const std::string key = h.hex().substr(0, 20);
+struct ModelSource {
+  fs::path file;
+  std::string text;
+  std::string stem;  // the safe name of its copy, of the model class and of the cache entry
+  std::string key;   // hash of the text and the toolchain
+};
 
-  const fs::path cache = request.cache_dir.empty() ? default_cache_dir() : request.cache_dir;
-  const fs::path entry = cache / (stem + "-" + key);
-  BuiltModel out;
-  out.entry = entry.string();
-  out.library = (entry / ("lib" + stem + ".so")).string();
-  if (!request.force && fs::exists(out.library, ec)) {
-    out.from_cache = true;
-    return out;
-  }
-  make_writable_dir(cache);
-  BuildLock lock(cache / (stem + "-" + key + ".lock"));
-  if (!request.force && fs::exists(out.library, ec)) {  // built while we waited
-    out.from_cache = true;
-    return out;
-  }
+// Compiles the model in a private folder of the cache, records the library's SHA-256 and renames
+// the folder into place (replacing a rebuilt entry).
+void compile_into_cache(const ModelSource& m, const Toolchain& toolchain, const fs::path& cache,
+                        bool rebuild, BuiltModel& out) {
   const auto start = std::chrono::steady_clock::now();
   spdlog::info("compiling Stan model {} (once per model and toolchain; about a minute) into {}",
-               model_file.string(), entry.string());
-  const fs::path work = cache / (".build-" + stem + "-" + key + "-" + std::to_string(::getpid()));
+               m.file.string(), out.entry);
+  const std::string name = m.stem + "-" + m.key;
+  const fs::path work = cache / (".build-" + name + "-" + std::to_string(::getpid()));
+  std::error_code ec;
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);
   if (ec) throw ConfigError("cannot create '" + work.string() + "': " + ec.message());
   try {
-    std::ofstream(work / (stem + ".stan")) << source;
+    std::ofstream(work / (m.stem + ".stan")) << m.text;
     std::ofstream(work / "toolchain.txt")
         << toolchain.kind << "\n" << toolchain.stanc << "\n" << toolchain.cxx << ": "
         << run_captured({toolchain.cxx, "--version"}).substr(0, 200) << "\n";
-    run_stanc(toolchain, model_file, stem, work);
-    run_compiler(toolchain, stem, work, cache / ("failed-" + stem + "-" + key));
+    run_stanc(toolchain, m.file, m.stem, work);
+    run_compiler(toolchain, m.stem, work, cache / ("failed-" + name));
+    out.sha256 = record_library_hash(work / fs::path(out.library).filename());
   } catch (...) {
     fs::remove_all(work, ec);
     throw;
   }
-  if (request.force) fs::remove_all(entry, ec);
-  fs::rename(work, entry, ec);
+  if (rebuild) fs::remove_all(out.entry, ec);
+  fs::rename(work, out.entry, ec);
   if (ec) {
     fs::remove_all(work, ec);
-    if (!fs::exists(out.library))
-      throw ConfigError("cannot move the built Stan model into '" + entry.string() + "'");
+    std::string why;
+    if (!verified_library_hash(out.library, why))
+      throw ConfigError("cannot move the built Stan model into '" + out.entry + "'");
   }
-  fs::remove_all(cache / ("failed-" + stem + "-" + key), ec);
+  fs::remove_all(cache / ("failed-" + name), ec);
   out.build_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  spdlog::info("compiled {} in {:.0f} s: {}", model_file.string(), out.build_seconds, out.library);
+  spdlog::info("compiled {} in {:.0f} s: {}", m.file.string(), out.build_seconds, out.library);
+}
+
+ModelSource read_model(const std::string& model_file, const Toolchain& toolchain) {
+  if (model_file.empty()) throw ConfigError("target.stan.model_file: required");
+  std::error_code ec;
+  if (!fs::is_regular_file(model_file, ec) || ::access(model_file.c_str(), R_OK) != 0)
+    throw ConfigError("target.stan.model_file: '" + model_file +
+                      "' does not exist or is not a readable file");
+  ModelSource m;
+  m.file = model_file;
+  m.text = read_text(m.file);
+  m.stem = model_stem(m.file);
+  ContentHash h;
+  h.add(m.text);
+  h.add(toolchain.fingerprint);
+  m.key = h.hex().substr(0, 20);
+  return m;
+}
+
+}  // namespace
+
+BuiltModel build_model(const BuildRequest& request) {
+  const Toolchain toolchain = find_toolchain();
+  const ModelSource m = read_model(request.model_file, toolchain);
+  const fs::path cache = request.cache_dir.empty() ? default_cache_dir() : request.cache_dir;
+  open_private_cache(cache);
+  const fs::path entry = cache / (m.stem + "-" + m.key);
+  BuiltModel out;
+  out.entry = entry.string();
+  out.library = (entry / ("lib" + m.stem + ".so")).string();
+  bool rebuild = request.force;
+  if (!rebuild && found_intact(out, cache, rebuild)) return out;
+  if (!cache_is_writable(cache))
+    throw ConfigError("the Stan model cache '" + cache.string() + "' cannot be written (" +
+                      std::strerror(EACCES) +
+                      "); choose another with target.stan.cache_dir or PEMC_STAN_CACHE");
+  BuildLock lock(cache / (m.stem + "-" + m.key + ".lock"));
+  if (!rebuild && found_intact(out, cache, rebuild)) return out;  // built while we waited
+  compile_into_cache(m, toolchain, cache, rebuild, out);
   return out;
 }
 

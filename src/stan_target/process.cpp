@@ -18,7 +18,8 @@ extern char** environ;
 
 namespace pemc::stan_target {
 
-int run_logged(const std::vector<std::string>& argv, const std::string& log_path) {
+int run_logged(const std::vector<std::string>& argv, const std::string& log_path,
+               const std::string& cwd) {
   if (argv.empty()) throw Error("run_logged: no program");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -30,6 +31,7 @@ int run_logged(const std::vector<std::string>& argv, const std::string& log_path
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

@@ -96,11 +96,20 @@ int main(int argc, char** argv) {
     }
   }
 
-  // A small record file: header, warmup and sampling draws, footer.
+  // A small record file: header, warmup and sampling draws, footer; and the same records as
+  // fuzz_report_records reads them (each a 2-byte length and the serialised record).
   {
     const fs::path rec = seeds / "fuzz_records" / "small.pemc";
     fs::create_directories(rec.parent_path());
     pemc::records::RecordWriter w(rec, {/*overwrite=*/true});
+    std::string report_seed;
+    const auto add = [&](const pemc::v1::Record& record) {
+      w.write(record);
+      const std::string payload = record.SerializeAsString();
+      report_seed += static_cast<char>(payload.size() & 0xff);
+      report_seed += static_cast<char>((payload.size() >> 8) & 0xff);
+      report_seed += payload;
+    };
     pemc::v1::Record r;
     auto* h = r.mutable_header();
     if (have_first) *h->mutable_config() = first;
@@ -108,10 +117,19 @@ int main(int argc, char** argv) {
     h->set_n_chains(1);
     h->set_target_name("gaussian");
     h->set_sampler_name("hmc");
-    w.write(r);
+    auto* info = h->add_runs();
+    info->set_name(have_first ? first.name() : std::string());
+    info->set_dim(2);
+    info->set_original_dim(2);
+    info->mutable_truth()->add_mean(0.0);
+    info->mutable_truth()->add_mean(0.0);
+    h->set_task_end(1);
+    h->set_n_tasks(1);
+    add(r);
     for (int it = 0; it < 4; ++it) {
       pemc::v1::Record d;
       auto* draw = d.mutable_draw();
+      draw->set_run_id(have_first ? first.name() : std::string());
       draw->set_chain_id(0);
       draw->set_seed(11);
       draw->set_iteration(it);
@@ -120,7 +138,7 @@ int main(int argc, char** argv) {
       draw->add_state(-1.0 * it);
       draw->set_potential(1.25);
       draw->set_accept_stat(0.9);
-      w.write(d);
+      add(d);
     }
     pemc::v1::Record f;
     auto* c = f.mutable_footer()->add_chains();
@@ -130,8 +148,9 @@ int main(int argc, char** argv) {
     (*c->mutable_estimates())["mean[0]"] = 0.5;
     f.mutable_footer()->set_status("ok");
     f.mutable_footer()->set_n_records(5);
-    w.write(f);
+    add(f);
     w.close();
+    write(seeds / "fuzz_report_records" / "small.bin", report_seed);
   }
 
   // A checkpoint (a running and a finished chain) as a file, and its content alone (the fuzzer

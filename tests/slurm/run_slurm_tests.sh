@@ -12,7 +12,9 @@
 #                    before the tests, in which case it is left as found)
 #   SKIP_REQUEUE=1   skip the requeue test (the slow one: two time-limit signals, ~1-2 min)
 #   KEEP_WORK=1      keep the work directory (job logs and record files) for inspection
-# Each test prints PASS/FAIL with its wall time; the script exits non-zero if any failed.
+# Each test prints PASS/FAIL with its wall time; the script exits non-zero if any failed. The
+# long-job tests send the time-limit signal themselves once pemc-dist runs (time_limit_signal), so
+# they do not depend on how fast a loaded machine starts a job.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(cd "${1:-$ROOT/build}" && pwd)
@@ -184,14 +186,46 @@ else
   else fail $name "job $id still running 60 s after a rank was killed (hang)" "$log"; scancel "$id"; fi
 fi
 
+# ranks_ready JOBID N: N pemc-dist processes of the job run with their SIGUSR1 handler installed
+# (bit 9 of SigCgt): a stop signal now checkpoints instead of killing a process still starting.
+ranks_ready() {
+  local p env mask count=0
+  for p in $(pgrep -x pemc-dist); do
+    env=$(tr '\0' '\n' 2>/dev/null < "/proc/$p/environ" || true)
+    grep -qx <<< "$env" "SLURM_JOB_ID=$1" || continue
+    mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+    [ -n "$mask" ] && (( (16#$mask >> 9) & 1 )) || return 1
+    count=$((count + 1))
+  done
+  [ "$count" -ge "$2" ]
+}
+# time_limit_signal JOBID LOG WAIT_PATTERN: once the attempt's log matches WAIT_PATTERN (its
+# pemc-dist started) and its ranks are ready, send the batch script the SIGUSR1 that Slurm's
+# --signal=B:USR1@N sends before the time limit. Done by the test rather than by Slurm's clock, so
+# that a slow start on a loaded machine cannot make the signal arrive before pemc-dist runs.
+time_limit_signal() {
+  for _ in $(seq 1 600); do
+    if grep -q "$3" "$2" 2>/dev/null && ranks_ready "$1" 3; then
+      sleep 2  # a few records into the file
+      scancel --batch --signal=USR1 "$1"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "  no ready pemc-dist ranks for job $1 after 300 s (log: $(tail -n 2 "$2" 2>/dev/null))"
+  return 1
+}
+
 # ---- 7. the long job: USR1 before the time limit -> stop pemc-dist, requeue, attempt 1 --------
-# --time=1 (minute) with the signal 50 s before the end: Slurm sends it at its next time-limit check
-# (every 30 s or so). One requeue allowed; the second attempt is stopped the same way and ends.
+# The time-limit signal (--signal=B:USR1@N) is sent by the test once pemc-dist runs (see
+# time_limit_signal); --time=10 keeps Slurm's own far away. One requeue allowed; the second
+# attempt is stopped the same way and ends.
 if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
   T0=$(date +%s); name=long-requeue
-  id=$(PEMC_MAX_REQUEUES=1 PEMC_STOP_GRACE=15 submit --ntasks=3 --time=1 --signal=B:USR1@50 -J "$name" \
+  id=$(PEMC_MAX_REQUEUES=1 PEMC_STOP_GRACE=60 submit --ntasks=3 --time=10 -J "$name" \
          "$ROOT/deploy/slurm/pemc-long.sbatch" "$CFG" --iterations 100000000 --output out/long.pemc)
   log="$WORK/slurm-$name-$id.out"
+  time_limit_signal "$id" "$log" "\[attempt 0\].*ranks via" || fail $name "attempt 0 never ran" "$log"
   # Slurm holds a requeued job for about two minutes (EligibleTime). The test makes it eligible
   # sooner, but only once the first attempt's step daemons are gone and 5 s later: started while the
   # old instance is still being cleaned up, the new attempt's srun step is killed with it (seen here).
@@ -204,6 +238,10 @@ if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
       elif [ $(( $(date +%s) - gone_at )) -ge 5 ]; then
         scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 && hurried=1
       fi
+    fi
+    if [ "$hurried" = 1 ] && grep -q "\[attempt 1\].*ranks via" "$log" 2>/dev/null; then
+      time_limit_signal "$id" "$log" "\[attempt 1\].*ranks via" || break
+      hurried=2
     fi
     sleep 1
   done
@@ -237,10 +275,11 @@ fi
 # ---- 8. the long job under mpirun: the script's SIGUSR1 reaches the ranks through mpirun ------
 if [ "${SKIP_REQUEUE:-0}" != 1 ]; then
   T0=$(date +%s); name=long-mpirun
-  id=$(PEMC_LAUNCHER=mpirun PEMC_MAX_REQUEUES=0 PEMC_STOP_GRACE=15 submit --ntasks=3 --time=1 \
-         --signal=B:USR1@50 -J "$name" "$ROOT/deploy/slurm/pemc-long.sbatch" "$CFG" \
+  id=$(PEMC_LAUNCHER=mpirun PEMC_MAX_REQUEUES=0 PEMC_STOP_GRACE=60 submit --ntasks=3 --time=10 \
+         -J "$name" "$ROOT/deploy/slurm/pemc-long.sbatch" "$CFG" \
          --iterations 100000000 --output out/long-mpirun.pemc)
   log="$WORK/slurm-$name-$id.out"
+  time_limit_signal "$id" "$log" "\[attempt 0\].*ranks via" || fail $name "pemc-dist never ran" "$log"
   if wait_jobs 120 "$id"; then
     v=$("$REPORT" verify "$WORK/out/long-mpirun.pemc" 2>&1)
     if ! grep -q "pemc-dist stopped (status 4)" "$log"; then

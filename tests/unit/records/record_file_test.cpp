@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -477,7 +478,21 @@ TEST_F(RecordFileTest, ReaderRejectsBadMagicEmptyMissingAndDirectory) {
   const fs::path missing = dir_ / "missing.pemc";
   expect_io_error([&] { RecordReader r(missing); }, {missing.string(), "No such file or directory"});
 
-  expect_io_error([&] { RecordReader r(dir_); }, {dir_.string(), "Is a directory"});
+  // Not a regular file: refused when opened, without reading (a FIFO would block the reader).
+  const auto expect_refused = [](const fs::path& p, const std::string& kind) {
+    try {
+      RecordReader r(p);
+      ADD_FAILURE() << p << " not refused";
+    } catch (const UntrustedInputError& e) {
+      EXPECT_EQ(std::string(e.what()), p.string() + " is " + kind +
+                                           ", not a record file (pemc-report reads regular files "
+                                           "only)");
+    }
+  };
+  expect_refused(dir_, "a directory");
+  const fs::path fifo = dir_ / "fifo.pemc";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(fifo, "a FIFO (named pipe)");
 }
 
 // ---- writer refusals and errors ------------------------------------------------------------------
@@ -489,7 +504,7 @@ TEST_F(RecordFileTest, RefusesExistingFileAndLeavesItUnchanged) {
   try {
     RecordWriter w(p, {});
     ADD_FAILURE() << "existing file not refused";
-  } catch (const IoError& e) {
+  } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
               p.string() + ": output file already exists (use --overwrite to replace it, or --resume)");
   }

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "records/record_writer.hpp"
 #include "report/compare.hpp"
+#include "run_info_support.hpp"
 
 namespace pemc::report {
 namespace {
@@ -60,14 +61,19 @@ v1::RunConfig gaussian_config(const std::string& name, bool nuts = false) {
   return c;
 }
 
+// The header describes the run with its truth, as pemc-dist writes it, unless `with_truth` is
+// false (a file of a pemc-dist that did not record truths).
 void write_run(const fs::path& path, const v1::RunConfig& config,
-               const std::vector<ChainSpec>& chains, bool with_footer = true) {
+               const std::vector<ChainSpec>& chains, bool with_footer = true,
+               bool with_truth = true) {
   records::RecordWriter w(path, records::RecordWriter::Options{});
   Record h;
   *h.mutable_header()->mutable_config() = config;
   h.mutable_header()->set_dim(2);
   h.mutable_header()->set_original_dim(2);
   h.mutable_header()->set_n_chains(static_cast<int>(chains.size()));
+  testing::describe_run(*h.mutable_header(), config, 2, 2);
+  if (!with_truth) h.mutable_header()->mutable_runs(0)->clear_truth();
   w.write(h);
   for (const auto& c : chains)
     for (std::size_t i = 0; i < c.draws.size(); ++i) {
@@ -92,6 +98,7 @@ void write_run(const fs::path& path, const v1::RunConfig& config,
       s->set_n_gradient_evals(c.n_gradient_evals);
       for (const auto& [k, v] : c.estimates) (*s->mutable_estimates())[k] = v;
     }
+    f.mutable_footer()->set_n_records(w.records_written());
     w.write(f);
   }
   w.close();
@@ -306,9 +313,11 @@ TEST_F(CompareTest, JsonHasTheStableKeys) {
 }
 
 TEST_F(CompareTest, UnknownTruthLeavesOutRmseKeysAndOneChainHasNullSd) {
+  // A plugin target whose truth the file does not hold (and which is never rebuilt).
   v1::RunConfig c = gaussian_config("p");
   c.mutable_target()->mutable_plugin()->set_library("/nonexistent/libmodel.so");
-  write_run(dir_ / "p.pemc", c, {{0, 1, pair_around(1.0, 2.0), "ok", 1.0, 10, {}}});
+  write_run(dir_ / "p.pemc", c, {{0, 1, pair_around(1.0, 2.0), "ok", 1.0, 10, {}}}, true,
+            /*with_truth=*/false);
   const Comparison cmp = compare_files({dir_ / "p.pemc"}, CompareOptions{});
   const auto j = nlohmann::json::parse(comparison_to_json(cmp));
   const auto& g = j["groups"][0];

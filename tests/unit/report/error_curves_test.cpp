@@ -14,6 +14,7 @@
 #include "pemc/v1/records.pb.h"
 #include "records/record_reader.hpp"
 #include "records/record_writer.hpp"
+#include "run_info_support.hpp"
 
 namespace pemc::report {
 namespace {
@@ -143,6 +144,7 @@ TEST(ErrorCurves, FileCurveNormalisedByTheBase) {
   for (double m : {1.0, 2.0}) g.add_mean(m);
   for (double c : {2.0, 0.5, 0.5, 1.0}) g.add_covariance(c);
   header.mutable_header()->mutable_config()->set_name("g");
+  testing::describe_run(*header.mutable_header(), header.header().config(), 2, 2);
   const auto truth = config::make_target(header.header().config().target())->truth();
   ASSERT_TRUE(truth.log_z);
   const double lz = *truth.log_z;

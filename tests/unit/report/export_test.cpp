@@ -70,6 +70,19 @@ Record study_header() {
   return r;
 }
 
+// A config of the 2-D Gaussian with the given runs (a plain config named after the one run, or a
+// study of several): --resample evaluates lp__ with the target built from it (--config).
+fs::path gaussian_config(const fs::path& dir, const std::vector<std::string>& runs) {
+  const auto p = dir / "gaussian.pbtxt";
+  std::ofstream out(p);
+  if (runs.size() == 1) out << "name: \"" << runs[0] << "\"\n";
+  out << "target { gaussian { mean: [0, 0] } }\nsampler { nuts { step_size: 0.25 } }\n"
+         "iterations: 3\nseeds { values: [1] }\noutput { path: \"o.pemc\" }\n";
+  if (runs.size() > 1)
+    for (const auto& r : runs) out << "runs { name: \"" << r << "\" }\n";
+  return p;
+}
+
 Record plain_draw(int chain, std::int64_t it, double a, double b, bool warmup = false) {
   Record r;
   auto* d = r.mutable_draw();
@@ -124,7 +137,12 @@ Record footer() {
 
 void write_file(const fs::path& path, const std::vector<Record>& records) {
   records::RecordWriter w(path, records::RecordWriter::Options{});
-  for (const auto& r : records) w.write(r);
+  for (Record r : records) {
+    // As pemc-dist writes it: the footer counts the records before it.
+    if (r.has_footer() && r.footer().n_records() == 0)
+      r.mutable_footer()->set_n_records(w.records_written());
+    w.write(r);
+  }
   w.close();
 }
 
@@ -213,6 +231,16 @@ TEST_F(ExportTest, WeightedRunsAreRefusedForCmdStanUnlessResampled) {
 
   o.resample = true;
   o.seed = 7;
+  try {  // lp__ at the resampled samples needs the target: only from --config
+    export_draws(dir_ / "s.pemc", unused, o);
+    FAIL() << "resampled without the target";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("export --resample: lp__ of the resampled samples needs "
+                                         "the target of run 'pe': pass --config CONFIG"),
+              std::string::npos)
+        << e.what();
+  }
+  o.target_config = gaussian_config(dir_, {"nuts", "pe"});
   const auto r = export_draws(dir_ / "s.pemc", unused, o);
   ASSERT_EQ(r.files.size(), 3u);
   const auto rows = data_lines(read_text(dir_ / "out" / "pe_2.csv"));
@@ -386,6 +414,7 @@ TEST_F(ExportTest, GlobalWeightsAreResampledAcrossTheChain) {
   o.resample = true;
   o.seed = 11;
   o.output_dir = dir_ / "out";
+  o.target_config = gaussian_config(dir_, {"ct"});
   std::ostringstream unused;
   const auto r = export_draws(dir_ / "ct.pemc", unused, o);
   EXPECT_EQ(r.rows, 4000);

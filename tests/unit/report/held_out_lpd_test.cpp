@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "config/defaults.hpp"
 #include "config/factories.hpp"
+#include "config/load.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "records/record_writer.hpp"
@@ -49,18 +51,27 @@ class HeldOutLpdTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // The run's config as a file, for --config: the held-out lpd needs the target, which reports
+  // build from a config the user names, never from a header.
+  fs::path config_file(const std::string& name, bool pseudo_extended) const {
+    const auto p = dir_ / (name + ".pbtxt");
+    std::ofstream(p) << "name: \"" << name << "\"\ntarget { horseshoe_logistic { data_file: \""
+                     << data_.string() << "\" split_seed: 3 p0: 1 } }\n"
+                     << (pseudo_extended ? "sampler { pseudo_extended { n_pseudo: 3 } }\n"
+                                         : "sampler { hmc { step_size: 0.1 } }\n")
+                     << "iterations: 10\nseeds { values: [1] }\noutput { path: \"o.pemc\" }\n";
+    return p;
+  }
+  // The same config as pemc-dist records it in the header (defaults filled in).
   v1::RunConfig config(const std::string& name, bool pseudo_extended) const {
-    v1::RunConfig c;
-    c.set_name(name);
-    auto* h = c.mutable_target()->mutable_horseshoe_logistic();
-    h->set_data_file(data_.string());
-    h->set_split_seed(3);
-    h->set_p0(1.0);
-    if (pseudo_extended)
-      c.mutable_sampler()->mutable_pseudo_extended()->set_n_pseudo(3);
-    else
-      c.mutable_sampler()->mutable_hmc()->set_step_size(0.1);
-    return c;
+    auto loaded = config::load_config(config_file(name, pseudo_extended));
+    config::apply_defaults(loaded);
+    return loaded.config;
+  }
+  SummarizeOptions with_config(const std::string& name, bool pseudo_extended) const {
+    SummarizeOptions o;
+    o.target_config = config_file(name, pseudo_extended);
+    return o;
   }
   std::shared_ptr<const targets::HorseshoeLogistic> target() const {
     return targets::make_horseshoe_logistic(config("x", false).target().horseshoe_logistic());
@@ -104,6 +115,11 @@ void write_file(const fs::path& path, const v1::RunConfig& config, int original_
   h.mutable_header()->set_original_dim(original_dim);
   h.mutable_header()->set_n_chains(1);
   h.mutable_header()->set_sampler_name(config::sampler_kind_name(config.sampler()));
+  auto* info = h.mutable_header()->add_runs();  // as pemc-dist describes the run
+  info->set_name(config.name());
+  info->set_dim(h.header().dim());
+  info->set_original_dim(original_dim);
+  info->set_n_test_points(2);
   w.write(h);
   for (Record r : draws) {
     r.mutable_draw()->set_run_id(config.name());
@@ -117,6 +133,7 @@ void write_file(const fs::path& path, const v1::RunConfig& config, int original_
   s->set_chain_id(chain);
   s->set_seed(seed);
   s->set_status("ok");
+  f.mutable_footer()->set_n_records(w.records_written());
   w.write(f);
   w.close();
 }
@@ -177,7 +194,7 @@ TEST_F(HeldOutLpdTest, SummarizeReportsItForUnweightedDraws) {
   const auto path = dir_ / "hmc.pemc";
   write_file(path, config("hs_hmc", false), t->dim(), 0, 11, draws);
 
-  const FileSummary s = summarize_file(path);
+  const FileSummary s = summarize_file(path, with_config("hs_hmc", false));
   ASSERT_EQ(s.runs.size(), 1u);
   ASSERT_TRUE(s.runs[0].held_out_lpd.has_value());
   EXPECT_NEAR(*s.runs[0].held_out_lpd, t->log_predictive_density(xs), 1e-10);
@@ -185,11 +202,13 @@ TEST_F(HeldOutLpdTest, SummarizeReportsItForUnweightedDraws) {
   EXPECT_NEAR(j["runs"][0]["held_out_lpd"].get<double>(), t->log_predictive_density(xs), 1e-10);
   EXPECT_NE(summaries_to_table({s}).find("held-out lpd"), std::string::npos);
 
-  // Skipped without the target (--no-truth).
-  SummarizeOptions no_truth;
-  no_truth.with_truth = false;
-  const FileSummary n = summarize_file(path, no_truth);
+  // Skipped without the target (no --config), with a note saying how to get it.
+  const FileSummary n = summarize_file(path);
   EXPECT_FALSE(n.runs[0].held_out_lpd.has_value());
+  EXPECT_NE(n.lpd_note.find("no held-out lpd: the held-out lpd needs the target of run 'hs_hmc': "
+                            "pass --config CONFIG"),
+            std::string::npos)
+      << n.lpd_note;
   EXPECT_FALSE(nlohmann::json::parse(summaries_to_json({n}))["runs"][0].contains("held_out_lpd"));
   EXPECT_EQ(summaries_to_table({n}).find("held-out lpd"), std::string::npos);
 }
@@ -217,7 +236,7 @@ TEST_F(HeldOutLpdTest, SummarizeWeightsPseudoSamplesWithinEachDraw) {
   }
   const auto path = dir_ / "pe.pemc";
   write_file(path, config("hs_pe", true), dim, 0, 12, draws);
-  const FileSummary s = summarize_file(path);
+  const FileSummary s = summarize_file(path, with_config("hs_pe", true));
   ASSERT_EQ(s.runs.size(), 1u);
   EXPECT_TRUE(s.runs[0].weighted);
   ASSERT_TRUE(s.runs[0].held_out_lpd.has_value());
@@ -245,7 +264,9 @@ TEST_F(HeldOutLpdTest, CompareGivesMeanAndSdOverSeeds) {
   for (double v : lpds) var += (v - mean) * (v - mean) / 2.0;
   ASSERT_GT(var, 1e-8);  // the seeds differ, so the sd is tested
 
-  const Comparison c = compare_files(paths, CompareOptions{});
+  CompareOptions with_target;
+  with_target.target_config = config_file("hs_hmc", false);
+  const Comparison c = compare_files(paths, with_target);
   ASSERT_EQ(c.groups.size(), 1u);
   ASSERT_TRUE(c.groups[0].held_out_lpd.has_value());
   EXPECT_EQ(c.groups[0].held_out_lpd->n, 3);
@@ -258,9 +279,7 @@ TEST_F(HeldOutLpdTest, CompareGivesMeanAndSdOverSeeds) {
   EXPECT_NE(comparison_to_markdown(c, o).find("held-out lpd"), std::string::npos);
   EXPECT_NE(comparison_to_csv(c, o).find("held_out_lpd_mean"), std::string::npos);
 
-  CompareOptions no_truth;
-  no_truth.with_truth = false;
-  const Comparison n = compare_files(paths, no_truth);
+  const Comparison n = compare_files(paths, CompareOptions{});  // no --config: no target
   EXPECT_FALSE(n.groups[0].held_out_lpd.has_value());
   EXPECT_FALSE(nlohmann::json::parse(comparison_to_json(n))["groups"][0].contains("held_out_lpd"));
 }

@@ -18,6 +18,7 @@
 #include "records/record_writer.hpp"
 #include "report/plot.hpp"
 #include "report/quantities.hpp"
+#include "run_info_support.hpp"
 
 namespace pemc::report {
 namespace {
@@ -81,6 +82,7 @@ void write_gaussian_run(const fs::path& path, const std::string& name, int chain
   c->set_iterations(iterations);
   h.mutable_header()->set_dim(2);
   h.mutable_header()->set_original_dim(2);
+  testing::describe_run(*h.mutable_header(), *c, 2, 2);
   w.write(h);
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -105,6 +107,7 @@ void write_gaussian_run(const fs::path& path, const std::string& name, int chain
     s->set_n_gradient_evals(1000);
     (*s->mutable_estimates())["log_z"] = 1.8378770664093453 + 0.1 * (k + 1);  // log 2 pi + error
   }
+  f.mutable_footer()->set_n_records(w.records_written());
   w.write(f);
   w.close();
 }
@@ -122,6 +125,12 @@ TEST_F(PlotTest, ScatterWithContoursAsPngAndSvg) {
   write_gaussian_run(dir_ / "b.pemc", "b", 2, 2000, 1.0, 2000, 2);
   auto o = options_for(PlotKind::kScatter, dir_ / "s.png");
   o.keep_temp = true;
+  // The contours need the target, built from the config the user names (--config).
+  o.target_config = dir_ / "ab.pbtxt";
+  std::ofstream(o.target_config)
+      << "target { gaussian { mean: [0, 0] } }\nsampler { hmc { step_size: 0.1 } }\n"
+         "iterations: 2000\nseeds { values: [1] }\noutput { path: \"o.pemc\" }\n"
+         "runs { name: \"a\" }\nruns { name: \"b\" }\n";
   const PlotResult r = plot_files({dir_ / "a.pemc", dir_ / "b.pemc"}, o);
   expect_png(dir_ / "s.png", 20000);
   // The contour pre-pass produced contour lines of the 2-D target.

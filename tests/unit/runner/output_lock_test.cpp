@@ -75,5 +75,30 @@ TEST(OutputLock, UnwritableDirectoryIsAConfigError) {
   EXPECT_THROW(OutputLock::acquire("/nonexistent-dir-pemc/run.pemc", nullptr), ConfigError);
 }
 
+// A link or a second name at the lock's name: refused, the file it leads to unwritten.
+TEST(OutputLock, LinksAndHardLinksAtTheLockAreRefused) {
+  TempDir dir;
+  const auto out = dir.path / "run.pemc";
+  const auto victim = dir.path / "victim.txt";
+  std::ofstream(victim) << "precious\n";
+  fs::create_symlink(victim, dir.path / "run.pemc.lock");
+  std::string warning;
+  EXPECT_THROW(OutputLock::acquire(out, &warning), UntrustedInputError);
+  fs::remove(dir.path / "run.pemc.lock");
+  fs::create_hard_link(victim, dir.path / "run.pemc.lock");
+  try {
+    OutputLock::acquire(out, &warning);
+    ADD_FAILURE() << "a hard link at the lock's name was taken";
+  } catch (const UntrustedInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.pemc.lock has 2 names (hard links)"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ifstream in(victim);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "precious");
+}
+
 }  // namespace
 }  // namespace pemc::runner
