@@ -113,6 +113,21 @@ std::optional<Doubt> tail_doubt(const std::map<std::string, double>& e) {
   return Doubt{t->reason, others};
 }
 
+// PT's forward and reverse stepping stones against the SE of their difference (see the header).
+std::optional<Doubt> direction_doubt(const std::map<std::string, double>& e, const std::string& key,
+                                     const LogZTrustRules& rules) {
+  const auto f = get(e, key + "_forward"), r = get(e, key + "_reverse");
+  const auto fse = get(e, key + "_forward_se"), rse = get(e, key + "_reverse_se");
+  if (!f || !r || !fse || !rse) return std::nullopt;
+  const double gap = std::abs(*f - *r), se = std::hypot(*fse, *rse);
+  if (!std::isfinite(gap) || !std::isfinite(se) || gap <= rules.max_direction_z * se)
+    return std::nullopt;
+  return Doubt{"directions_disagree",
+               fmt::format("forward {:.4g} ± {:.2g} vs reverse {:.4g} ± {:.2g}: one direction never "
+                           "saw mass the other level has",
+                           *f, *fse, *r, *rse)};
+}
+
 std::vector<Doubt> doubts(const std::map<std::string, double>& e, const LogZTrustRules& rules) {
   std::vector<Doubt> out;
   const std::string key = log_z_key(e);
@@ -134,6 +149,7 @@ std::vector<Doubt> doubts(const std::map<std::string, double>& e, const LogZTrus
   }
   if (auto d = weight_ess_doubt(e, rules)) out.push_back(std::move(*d));
   if (auto d = tail_doubt(e)) out.push_back(std::move(*d));
+  if (auto d = direction_doubt(e, key, rules)) out.push_back(std::move(*d));
   const auto se = get(e, key + "_se");
   if (!se || !std::isfinite(*se) || !(*se > 0.0))
     out.push_back({"no_se", "no finite standard error"});

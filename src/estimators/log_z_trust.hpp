@@ -29,6 +29,11 @@
 //     "pooled_n_runs", "pooled_log_weight_pareto_k"): judged on each chain's own draws alone they
 //     would flag exactly the chains that drew the rare heavy runs and leave the others, biased
 //     low, trusted.
+//   * directions_disagree (PT): the forward and reverse stepping-stone estimates ("<key>_forward",
+//     "<key>_reverse" with their SEs) differ by more than 4.5 times the SE of their difference.
+//     Each direction weights one level's draws by the next level's density; when a level puts
+//     mass where its neighbour's draws never go (a mode the reference misses, seen only near
+//     beta = 1) one direction never sees it and is confidently wrong, and their mean with it.
 //   * no_se: a log Z without a finite standard error.
 //   * chains_disagree (run level): the chains' estimates scatter more than their SEs allow.
 //   * modes (run level, modes/mode_occupancy.hpp via "modes_untrusted" = 1): a mode the search
@@ -58,6 +63,8 @@ struct LogZTrustRules {
   double disagreement_p_value = 1e-3;
   // Fewer chains with a log Z and an SE than this: the agreement check is not made (unchecked).
   int min_chains_compared = 3;
+  // Forward and reverse stepping-stone estimates disagree beyond this many SEs of their difference.
+  double max_direction_z = 4.5;
 };
 
 // The reasons (short names, in a fixed order) why this chain's log Z cannot be trusted; empty when

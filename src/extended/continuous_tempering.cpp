@@ -490,6 +490,8 @@ kernels::TransitionStats GibbsTemperingKernel::transition(kernels::ChainState& s
   // The base proposal at beta (see the header): accepted with min(1, exp(-beta [Delta' - Delta])).
   if (base_proposals_) {
     prop_x_.resize(d);
+    prop_grad_phi_.resize(d);
+    prop_grad_psi_.resize(d);
     parts.base->sample(stream, prop_x_);
     const double phi = parts.target->potential_and_gradient(prop_x_, prop_grad_phi_);
     const double psi = parts.base->potential_and_gradient(prop_x_, prop_grad_psi_);

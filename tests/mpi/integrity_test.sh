@@ -233,6 +233,7 @@ ${CC:-cc} -O1 -shared -fPIC -I"$PEMC_SOURCE_DIR/src/targets" -o libcrash.so cras
 cat > crash.pbtxt <<CFG
 target { plugin { library: "./libcrash.so" } }
 sampler { hmc { step_size: 0.5 n_leapfrog: 5 } }
+modes { enabled: false }  # no mode search on the slow model: sampling starts at once
 warmup: 0
 iterations: 1000000000
 seeds { values: [1, 2, 3] }

@@ -33,6 +33,7 @@ ${CC:-cc} -O1 -shared -fPIC -I"$PEMC_SOURCE_DIR/src/targets" -o libslow.so slow.
 cat > slow.pbtxt <<CFG
 target { plugin { library: "$PWD/libslow.so" } }
 sampler { hmc { step_size: 0.5 n_leapfrog: 10 } }
+modes { enabled: false }  # no mode search on the slow model: sampling starts at once
 warmup: 0
 iterations: 40
 seeds { values: [1, 2] }

@@ -17,7 +17,7 @@ LoadedConfig defaulted(const std::string& text) {
 }
 
 const std::string kTarget =
-    "target { gaussian { mean: [0, 0] } } iterations: 100 warmup: 100 output { path: \"o.pemc\" } ";
+    "target { gaussian { mean: [0, 0] } } iterations: 100 warmup: 100 seeds { count: 4 } output { path: \"o.pemc\" } ";
 
 TEST(ModesDefaults, EveryRunSearchesUnlessItSaysNot) {
   for (const std::string s : {"parallel_tempering {}", "continuous_tempering {}",
@@ -123,9 +123,9 @@ TEST(ModesRules, RangesAndASamplerThatNeedsTheSearch) {
 }
 
 TEST(ModesSettings, SeededByTheRunsFirstSeedWithTheTargetsBox) {
-  const auto c = defaulted(kTarget +
-                           "sampler { nuts {} } modes { enabled: true max_starts: 64 } "
-                           "seeds { values: [17, 3] }")
+  const auto c = defaulted("target { gaussian { mean: [0, 0] } } iterations: 100 warmup: 100 "
+                           "output { path: \"o.pemc\" } sampler { nuts {} } "
+                           "modes { enabled: true max_starts: 64 } seeds { values: [17, 3] }")
                      .config;
   const auto s = mode_search_settings(c);
   EXPECT_EQ(s.seed, 17u);

@@ -27,14 +27,14 @@ TEST(TemperingReferenceFit, IsTheBaseDensityFit) {
       tempering::make_reference(reference_config("mean: 1 variance: 4"), 2, "R");
   const auto given = tempering::make_reference(
       reference_config("fitted { gaussian { mean: [1, 1] variance: [4, 4] log_zeta: 7 } }"),
-      target, "R", fit_tempering_reference);
+      target, "R", reference_fitter({}));
   Vector x(2);
   x << 0.3, -2.0;
   EXPECT_NEAR(given->density->potential(x), inline_ref->density->potential(x), 1e-12);
   EXPECT_EQ(given->log_zeta, 7.0);
   const auto laplace = tempering::make_reference(
       reference_config("fitted { laplace { search { n_starts: 3 } } }"), target, "R",
-      fit_tempering_reference);
+      reference_fitter({}));
   EXPECT_NEAR(laplace->density->potential(x), inline_ref->density->potential(x), 1e-6);
 }
 
@@ -42,7 +42,7 @@ TEST(TemperingReferenceFit, ErrorsNameTheField) {
   const targets::Gaussian target(Vector::Zero(2), Matrix::Identity(2, 2));
   try {
     tempering::make_reference(reference_config("fitted { gaussian { mean: [1, 1] } }"), target,
-                              "sampler.parallel_tempering.reference", fit_tempering_reference);
+                              "sampler.parallel_tempering.reference", reference_fitter({}));
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("sampler.parallel_tempering.reference.fitted.gaussian"),

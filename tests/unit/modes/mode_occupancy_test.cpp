@@ -32,8 +32,8 @@ TEST(ModeAssigner, NearestModeByLaplaceDensityAndOutside) {
   EXPECT_EQ(a.n_modes(), 2);
   EXPECT_EQ(a.assign(Vector::Constant(1, -2.5)), 0);
   EXPECT_EQ(a.assign(Vector::Constant(1, 2.0)), 1);
-  // The boundary lies on the heavier mode's side of 0: log(0.7/0.3) / (2 * 3 / 0.25) ~ 0.035.
-  EXPECT_EQ(a.assign(Vector::Constant(1, 0.02)), 0);
+  // Between the modes, 6 sd from both: outside either's 1 - 1e-6 ellipsoid.
+  EXPECT_EQ(a.assign(Vector::Constant(1, 0.02)), 2);
   // 1e-6 tail of chi^2_1: |z| > 4.89 sd = 2.45 from both modes.
   EXPECT_EQ(a.assign(Vector::Constant(1, 20.0)), 2);
   EXPECT_EQ(a.assign(Vector::Constant(1, 5.4)), 1);
@@ -142,7 +142,9 @@ TEST(ModeOccupancy, WeightedSamplesWithinAndAcrossDraws) {
 }
 
 TEST(SplitRhat, OfShares) {
-  EXPECT_DOUBLE_EQ(split_rhat_of_shares({0.5, 0.5, 0.5, 0.5}, {100, 100, 100, 100}), 1.0);
+  // No spread between halves (B = 0): sqrt((n - 1) / n), as Stan's R-hat below 1.
+  EXPECT_DOUBLE_EQ(split_rhat_of_shares({0.5, 0.5, 0.5, 0.5}, {100, 100, 100, 100}),
+                   std::sqrt(99.0 / 100.0));
   EXPECT_TRUE(std::isinf(split_rhat_of_shares({1.0, 0.0}, {100, 100})));
   EXPECT_DOUBLE_EQ(split_rhat_of_shares({1.0, 1.0}, {100, 100}), 1.0);
   // Two halves at 0.4 and 0.6 of 100 draws each: W = 0.24 * 100/99, B = 100 * 0.02.

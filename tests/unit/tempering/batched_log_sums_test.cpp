@@ -32,7 +32,9 @@ TEST(BatchedLogSums, BatchesDoubleAndStayBetweenNAnd2N) {
     s.add(&zero);
     const int full = s.n_full_batches();
     EXPECT_LE(full, 8);
-    if (n >= 8) EXPECT_GE(full, 4) << n;
+    if (n >= 8) {
+      EXPECT_GE(full, 4) << n;
+    }
   }
   // Each full batch has the same size: the estimator sees log(size) in every batch.
   std::vector<std::int64_t> sizes;

@@ -138,7 +138,9 @@ void expect_target_moments(const ChainRun& run, const Bimodal& truth, int n_batc
     EXPECT_NEAR(m, truth.mean[i], kZ * se) << "E[x_" << i << "], se " << se;
     // The test has the power to fail: the reference's own E[x_0] = 0.2, 1.0 from the target's,
     // would be outside the tolerance.
-    if (i == 0) EXPECT_LT(kZ * se, 1.0) << "E[x_0]'s standard error is " << se;
+    if (i == 0) {
+      EXPECT_LT(kZ * se, 1.0) << "E[x_0]'s standard error is " << se;
+    }
   }
   const auto [share, se] = weighted_mean(
       run, [](const Vector& x) { return x[0] < 0.0 ? 1.0 : 0.0; }, n_batches);

@@ -2,11 +2,13 @@
 // beside the reference leg, joined at the target level.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <thread>
 
 #include "core/error.hpp"
+#include "estimators/log_z_trust.hpp"
 #include "tempering/parallel_tempering.hpp"
 #include "tempering/schedule.hpp"
 #include "tempering_test_support.hpp"
@@ -20,14 +22,14 @@ using testing::LockstepHub;
 using testing::ShiftedGaussian;
 using testing::TwoModes;
 
-struct Run {
+struct DrivenRun {
   std::vector<double> x0;  // first coordinate of every post-warmup draw
   std::map<std::string, double> estimates;
 };
 
-Run drive(kernels::Kernel& kernel, const targets::Target& space, const Vector& start, int n_warmup,
+DrivenRun drive(kernels::Kernel& kernel, const targets::Target& space, const Vector& start, int n_warmup,
           int n_iter, std::uint64_t seed) {
-  Run out;
+  DrivenRun out;
   kernels::ChainState state;
   state.x = start;
   kernels::refresh(space, state);
@@ -91,9 +93,17 @@ TEST(StabilisedParallelTempering, TheFixedLegFindsTheModeTheReferenceMisses) {
   EXPECT_NEAR(m2, 16.25, 4.5 * se2);
   EXPECT_GT(run.estimates.at("round_trips"), 50);
   EXPECT_EQ(run.estimates.at("n_reference_levels"), 6);
-  // log Z from the reference leg (normalised reference, beta_0 = 0): the target is normalised.
-  ASSERT_TRUE(run.estimates.count("log_z"));
-  EXPECT_NEAR(run.estimates.at("log_z"), 0.0, 5 * run.estimates.at("log_z_se") + 0.02);
+  // log Z from the reference leg (normalised reference, beta_0 = 0; the target is normalised, so
+  // log Z = 0). The right mode has mass along the reference leg only near beta = 1, where the
+  // fixed leg brings it: the reverse stepping stone (weighting the beta = 1 draws) sees it and is
+  // right; the forward one weights draws that never reach it, says log 0.3 with no spread, and
+  // their mean is wrong. The trust rules must say so (directions_disagree).
+  ASSERT_TRUE(run.estimates.count("log_z_reverse"));
+  EXPECT_NEAR(run.estimates.at("log_z_reverse"), 0.0, 4.5 * run.estimates.at("log_z_reverse_se"));
+  EXPECT_NEAR(run.estimates.at("log_z_forward"), std::log(0.3), 0.05);
+  auto e = run.estimates;
+  const auto reasons = estimators::annotate_log_z_trust(e);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "directions_disagree"), reasons.end());
 }
 
 TEST(StabilisedParallelTempering, LadderOfTheLineAndItsLegs) {
@@ -123,7 +133,7 @@ TEST(StabilisedParallelTempering, AdaptationKeepsBothLegsAndIsLayoutFree) {
   };
   auto run_group = [&](int n_members) {
     auto hub = std::make_shared<LockstepHub>(n_members);
-    std::vector<Run> runs(n_members);
+    std::vector<DrivenRun> runs(n_members);
     std::vector<std::thread> threads;
     for (int m = 0; m < n_members; ++m)
       threads.emplace_back([&, m] {
@@ -138,9 +148,9 @@ TEST(StabilisedParallelTempering, AdaptationKeepsBothLegsAndIsLayoutFree) {
   EXPECT_GE(one.estimates.at("n_reference_levels"), 3);
   EXPECT_GT(one.estimates.at("n_replicas"), one.estimates.at("n_reference_levels"));
   for (int n : {2, 3}) {
-    const std::vector<Run> members = run_group(n);
+    const std::vector<DrivenRun> members = run_group(n);
     for (int m = 0; m < n; ++m) {
-      const Run& member = members[static_cast<std::size_t>(m)];
+      const DrivenRun& member = members[static_cast<std::size_t>(m)];
       ASSERT_EQ(member.x0.size(), one.x0.size());
       const int differing_bytes =
           std::memcmp(member.x0.data(), one.x0.data(), sizeof(double) * one.x0.size());
