@@ -101,7 +101,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 1 ] && grep -q -- "--resample" "$WORK/cs.err" || fail "weighted run to CmdStan not refused (exit $rc)"
-"$REPORT" export "$WORK/study.pemc" --format cmdstan --resample --seed 3 --output-dir "$WORK/cs" \
+"$REPORT" export "$WORK/study.pemc" --format cmdstan --resample --seed 3 --output-dir "$WORK/cs" --config "$WORK/study.pbtxt" \
   --overwrite 2> /dev/null || fail "cmdstan --resample failed"
 Rscript - "$WORK/cs" <<'R' || fail "rstan could not read the resampled export"
 files <- sort(Sys.glob(file.path(commandArgs(trailingOnly = TRUE)[1], "pe_n5_*.csv")))

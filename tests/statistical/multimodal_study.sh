@@ -77,7 +77,7 @@ CFG
     if [ -f "$cell/run.pemc" ] && [ "$rc" -ne 124 ] && ! grep -q "signal 24" "$cell/run.log"; then
       "$REPORT" summarize "$cell/run.pemc" --format json > "$cell/summary.json" 2> "$cell/summary.err" || true
       "$REPORT" diagnose "$cell/run.pemc" --format json > "$cell/diagnose.json" 2> "$cell/diagnose.err" || true
-      resample=$(/usr/bin/python3 -c 'import json,sys; print("--resample --seed 1" if any(r.get("weighted") for r in json.load(open(sys.argv[1]))["runs"]) else "")' "$cell/summary.json" 2>/dev/null || true)
+      resample=$(/usr/bin/python3 -c 'import json,sys; print("--resample --seed 1 --config " + sys.argv[2] if any(r.get("weighted") for r in json.load(open(sys.argv[1]))["runs"]) else "")' "$cell/summary.json" "$cell/run.pbtxt" 2>/dev/null || true)
       # shellcheck disable=SC2086
       "$REPORT" export "$cell/run.pemc" --format cmdstan --output-dir "$cell/csv" $resample > "$cell/export.log" 2>&1 || true
       logz=$(/usr/bin/python3 "$HERE/pooled_log_z.py" "$cell/summary.json" 2>/dev/null || true)

@@ -487,7 +487,7 @@ Gaussian mixtures), for checking that the samplers find every mode with the righ
 developers did not tune to. Same format, same checker:
 
 ```bash
-build/pemc-report export RUN.pemc --format cmdstan --output-dir draws/   # --resample for weighted samplers
+build/pemc-report export RUN.pemc --format cmdstan --output-dir draws/   # --resample --config RUN.pbtxt for weighted samplers
 ../shared/multimodal/check_multimodal.py tests/data/multimodal/CASE.truth.json draws/*.csv [--log-z EST --log-z-se SE]
 ```
 
