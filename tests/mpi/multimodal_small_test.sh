@@ -4,9 +4,7 @@
 # four Gaussian components with weights 0.4/0.3/0.2/0.1 and unequal covariances, exact truth),
 # 4 chains, exported as CmdStan CSVs and checked by ../shared/multimodal/check_multimodal.py
 # (every mean and second moment within 4.5 MCSE, every mode's mass, split R-hat <= 1.05).
-# Registered under the `statistical` label until PT's defaults (local kernel, ladder, reference)
-# land; then it belongs in the default suite (tests/CMakeLists.txt says how). SAMPLER="..." runs
-# another sampler block instead (to try the check on a configuration that works today).
+# In the default suite (label mpi). SAMPLER="..." runs another sampler block instead.
 source "$(dirname "$0")/common.sh"
 CASE="$PEMC_SOURCE_DIR/tests/data/multimodal/gmix_d3_k4"
 CHECKER="${PEMC_SHARED_DIR:-$PEMC_SOURCE_DIR/../shared}/multimodal/check_multimodal.py"
