@@ -3,9 +3,9 @@
 // (lbfgs.hpp) from many widely spread starts, in batches, clustered into modes with their Laplace
 // approximations (laplace.hpp).
 //
-// Start i is a pure function of (seed, i): x_i = init_scale * t_3 per coordinate (Student's t with
-// 3 degrees of freedom, drawn from Stream(seed, kModeSearch, i, 0)), or uniform in the target's box
-// when it has one. Each start's optimisation is a pure function of the target and x_i, so a batch
+// Start i is a pure function of (seed, i): x_i = c * t_3 per coordinate (Student's t with
+// 3 degrees of freedom, drawn from Stream(seed, kModeSearch, i, 0)), c = init_scale for even i and
+// kWideStartFactor * init_scale for odd i, or uniform in the target's box when it has one. Each start's optimisation is a pure function of the target and x_i, so a batch
 // may be spread over any number of ranks (the caller's BatchRunner) and the search still gives the
 // same modes. Results are clustered in start order:
 //  - an optimum within merge_distance standard deviations (the Mahalanobis distance under a mode's
@@ -26,6 +26,9 @@
 #include "targets/target.hpp"
 
 namespace pemc::modes {
+
+// How much wider the odd-numbered starts spread than init_scale.
+inline constexpr double kWideStartFactor = 5.0;
 
 struct ModeSearchSettings {
   std::uint64_t seed = 0;
