@@ -312,8 +312,11 @@ void add_moments_and_cost(CompareGroup& g, const std::vector<const ComparedChain
 void note_warnings(const std::vector<const ComparedChain*>& ms, const std::string& key,
                    std::vector<std::string>& notes) {
   std::map<std::string, int> warned;
-  for (const auto* c : ms)
-    for (const auto& w : c->summary.warnings) ++warned[w.substr(0, w.find(':'))];
+  for (const auto* c : ms) {
+    std::set<std::string> kinds;  // a chain with two warnings of one kind counts once
+    for (const auto& w : c->summary.warnings) kinds.insert(w.substr(0, w.find(':')));
+    for (const auto& k : kinds) ++warned[k];
+  }
   for (const auto& [kind, count] : warned)
     notes.push_back(fmt::format("group '{}': {} of {} chains warn: {} (pemc-report summarize "
                                 "or diagnose shows why)",
