@@ -82,7 +82,7 @@ fi
 # this small is all communication when split, and the ranks share 2 cores here).
 write_cfg es_pe "$ES" "$WORK/eight_schools.json" \
   "pseudo_extended { n_pseudo: 5 ranks_per_chain: 2 $nuts }"
-run_mpi 3 "$DIST" "$WORK/es_pe.pbtxt" --warmup 300 --iterations 600 --seeds 2 --log-level warn
+run_mpi 3 "$DIST" "$WORK/es_pe.pbtxt" --warmup 200 --iterations 400 --seeds 2 --log-level warn
 reference "$WORK/es_pe.pemc" eight_schools-eight_schools_noncentered
 passed=$((passed + 1))
 
