@@ -188,7 +188,7 @@ v1::Footer Collector::finish(double wall_seconds) {
     *footer.add_chains() = c;
   }
   // Whether each run's chains agree on log Z within their SEs: known only once all are here.
-  annotate_mode_checks(footer, mode_shares_);
+  annotate_mode_checks(footer, mode_shares_);  // first: the log Z rules read its verdict
   annotate_log_z_runs(footer);
   footer.set_cpu_seconds(cpu_seconds);
   footer.set_wall_seconds(earlier_wall_seconds_ + wall_seconds);

@@ -4,7 +4,6 @@
 
 #include <set>
 
-#include "estimators/log_z_trust.hpp"
 #include "modes/mode_occupancy.hpp"
 #include "runner/chain_status.hpp"
 
@@ -19,11 +18,6 @@ void write_verdict(v1::ChainSummary& c, const modes::ModeCheck& check,
   e["mode_share_rhat_max"] = check.max_rhat;
   e["mode_share_outside"] = check.pooled_share.back();
   for (const auto& d : doubts) c.add_warnings(d);
-  if (!check.untrusted()) return;
-  std::map<std::string, double> m(e.begin(), e.end());
-  if (estimators::log_z_key(m).empty()) return;
-  estimators::annotate_log_z_trust(m);
-  for (const auto& [key, value] : m) e[key] = value;
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #pragma once
 // The mode check of a run's footer (modes/mode_occupancy.hpp): once every chain has finished, the
 // run's chains' mode occupancies are judged together; the verdict goes into each finished chain's
-// estimates (modes_untrusted, mode_share_rhat_max, mode_share_outside, modes_found; and the log Z
-// trust keys, estimators/log_z_trust.hpp) and, when the run cannot be trusted, its warnings.
+// estimates (modes_untrusted, mode_share_rhat_max, mode_share_outside, modes_found) and, when the
+// run cannot be trusted, its warnings. The log Z trust rules read modes_untrusted: run this before
+// annotate_log_z_runs (runner/log_z_checks.hpp), which re-derives every chain's trust keys.
 #include <map>
 #include <string>
 #include <vector>

@@ -20,33 +20,8 @@ using testing::LockstepHub;
 using testing::ShiftedGaussian;
 using testing::TwoModes;
 
-struct RunResult {
-  std::vector<Vector> draws;
-  std::vector<kernels::TransitionStats> stats;
-  std::map<std::string, double> estimates;
-};
-
-// What the chain driver does: refresh at x0, warmup hooks, one transition per iteration with the
-// stream keyed by (seed, kTransition, chain 0, t).
-RunResult drive(kernels::Kernel& kernel, const targets::Target& space, const Vector& x0, int n_warmup,
-          int n_iter, std::uint64_t seed) {
-  RunResult out;
-  kernels::ChainState state;
-  state.x = x0;
-  kernels::refresh(space, state);
-  if (n_warmup > 0) kernel.begin_warmup(n_warmup);
-  for (int t = 0; t < n_warmup + n_iter; ++t) {
-    if (t == n_warmup && n_warmup > 0) kernel.end_warmup();
-    rng::Stream stream(seed, rng::Domain::kTransition, 0, static_cast<std::uint64_t>(t));
-    const auto st = kernel.transition(state, stream);
-    if (t >= n_warmup) {
-      out.draws.push_back(state.x);
-      out.stats.push_back(st);
-    }
-  }
-  kernel.report_estimates(out.estimates);
-  return out;
-}
+using RunResult = testing::DrivenRun;
+using testing::drive;
 
 // Batch-means mean and standard error of f over the draws (20 batches).
 std::pair<double, double> batch_mean(const std::vector<Vector>& draws,

@@ -22,27 +22,8 @@ using testing::LockstepHub;
 using testing::ShiftedGaussian;
 using testing::TwoModes;
 
-struct DrivenRun {
-  std::vector<double> x0;  // first coordinate of every post-warmup draw
-  std::map<std::string, double> estimates;
-};
-
-DrivenRun drive(kernels::Kernel& kernel, const targets::Target& space, const Vector& start, int n_warmup,
-          int n_iter, std::uint64_t seed) {
-  DrivenRun out;
-  kernels::ChainState state;
-  state.x = start;
-  kernels::refresh(space, state);
-  if (n_warmup > 0) kernel.begin_warmup(n_warmup);
-  for (int t = 0; t < n_warmup + n_iter; ++t) {
-    if (t == n_warmup && n_warmup > 0) kernel.end_warmup();
-    rng::Stream stream(seed, rng::Domain::kTransition, 0, static_cast<std::uint64_t>(t));
-    kernel.transition(state, stream);
-    if (t >= n_warmup) out.x0.push_back(state.x[0]);
-  }
-  kernel.report_estimates(out.estimates);
-  return out;
-}
+using testing::DrivenRun;
+using testing::drive;
 
 // Batch-means mean and standard error of f over the draws (25 batches).
 std::pair<double, double> batch_mean(const std::vector<double>& xs, double (*f)(double)) {
@@ -79,7 +60,7 @@ TEST(StabilisedParallelTempering, TheFixedLegFindsTheModeTheReferenceMisses) {
   auto target = std::make_shared<TwoModes>(4.0, 0.5, 0.3);
   ParallelTemperingKernel one_leg(target, one_mode_reference(), hmc_factory(0.3, 10), options(false));
   const auto trapped = drive(one_leg, *target, Vector::Constant(1, -4.0), 0, 5000, 3);
-  const auto [trapped_left, trapped_se] = batch_mean(trapped.x0, left);
+  const auto [trapped_left, trapped_se] = batch_mean(trapped.first_coordinate(), left);
   EXPECT_GT(trapped_left, 0.95);  // the reference leg alone never finds the right mode
 
   ParallelTemperingKernel pt(target, one_mode_reference(), hmc_factory(0.3, 10), options(true));
@@ -87,9 +68,9 @@ TEST(StabilisedParallelTempering, TheFixedLegFindsTheModeTheReferenceMisses) {
   EXPECT_EQ(pt.n_reference_levels(), 6);
   EXPECT_EQ(pt.cold_level(), 5);
   const auto run = drive(pt, *target, Vector::Constant(1, -4.0), 0, 20000, 3);
-  const auto [frac, se] = batch_mean(run.x0, left);
+  const auto [frac, se] = batch_mean(run.first_coordinate(), left);
   EXPECT_NEAR(frac, 0.3, 4.5 * se);
-  const auto [m2, se2] = batch_mean(run.x0, [](double x) { return x * x; });
+  const auto [m2, se2] = batch_mean(run.first_coordinate(), [](double x) { return x * x; });
   EXPECT_NEAR(m2, 16.25, 4.5 * se2);
   EXPECT_GT(run.estimates.at("round_trips"), 50);
   EXPECT_EQ(run.estimates.at("n_reference_levels"), 6);
@@ -151,9 +132,9 @@ TEST(StabilisedParallelTempering, AdaptationKeepsBothLegsAndIsLayoutFree) {
     const std::vector<DrivenRun> members = run_group(n);
     for (int m = 0; m < n; ++m) {
       const DrivenRun& member = members[static_cast<std::size_t>(m)];
-      ASSERT_EQ(member.x0.size(), one.x0.size());
-      const int differing_bytes =
-          std::memcmp(member.x0.data(), one.x0.data(), sizeof(double) * one.x0.size());
+      const auto xs = member.first_coordinate(), one_xs = one.first_coordinate();
+      ASSERT_EQ(xs.size(), one_xs.size());
+      const int differing_bytes = std::memcmp(xs.data(), one_xs.data(), sizeof(double) * xs.size());
       EXPECT_EQ(differing_bytes, 0) << n << " members, member " << m;
       EXPECT_EQ(member.estimates.at("n_replicas"), one.estimates.at("n_replicas"));
     }
@@ -190,8 +171,8 @@ TEST(StabilisedParallelTempering, CheckpointRestoresBothLegs) {
     second.transition(state, stream);
     xs.push_back(state.x[0]);
   }
-  ASSERT_EQ(xs.size(), full.x0.size());
-  EXPECT_EQ(std::memcmp(xs.data(), full.x0.data(), sizeof(double) * xs.size()), 0);
+  ASSERT_EQ(xs.size(), full.first_coordinate().size());
+  EXPECT_EQ(std::memcmp(xs.data(), full.first_coordinate().data(), sizeof(double) * xs.size()), 0);
 }
 
 TEST(StabilisedParallelTempering, NeedsAReferenceAndAPowerLadder) {

@@ -4,14 +4,18 @@
 #include <barrier>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/numerics.hpp"
 #include "densities/gaussian.hpp"
 #include "kernels/hmc.hpp"
+#include "kernels/kernel.hpp"
+#include "rng/stream.hpp"
 #include "parallel/group_comm.hpp"
 #include "targets/target.hpp"
 #include "tempering/parallel_tempering.hpp"
@@ -131,5 +135,41 @@ class LockstepGroup final : public parallel::GroupComm {
   std::shared_ptr<LockstepHub> hub_;
   int rank_;
 };
+
+// A kernel driven as the chain driver drives it: refresh at x0, warmup hooks, one transition per
+// iteration with the stream keyed by (seed, kTransition, chain 0, t); the post-warmup draws, their
+// statistics and the kernel's final estimates.
+struct DrivenRun {
+  std::vector<Vector> draws;
+  std::vector<kernels::TransitionStats> stats;
+  std::map<std::string, double> estimates;
+
+  std::vector<double> first_coordinate() const {
+    std::vector<double> out;
+    out.reserve(draws.size());
+    for (const auto& x : draws) out.push_back(x[0]);
+    return out;
+  }
+};
+
+inline DrivenRun drive(kernels::Kernel& kernel, const targets::Target& space, const Vector& x0,
+                       int n_warmup, int n_iter, std::uint64_t seed) {
+  DrivenRun out;
+  kernels::ChainState state;
+  state.x = x0;
+  kernels::refresh(space, state);
+  if (n_warmup > 0) kernel.begin_warmup(n_warmup);
+  for (int t = 0; t < n_warmup + n_iter; ++t) {
+    if (t == n_warmup && n_warmup > 0) kernel.end_warmup();
+    rng::Stream stream(seed, rng::Domain::kTransition, 0, static_cast<std::uint64_t>(t));
+    const auto st = kernel.transition(state, stream);
+    if (t >= n_warmup) {
+      out.draws.push_back(state.x);
+      out.stats.push_back(st);
+    }
+  }
+  kernel.report_estimates(out.estimates);
+  return out;
+}
 
 }  // namespace pemc::tempering::testing
