@@ -1,9 +1,11 @@
 #include "runner/coordinator_progress.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 namespace pemc::runner {
 
@@ -81,14 +83,24 @@ void CoordinatorProgress::log_if_due(Clock::time_point now, const std::vector<v1
   const double secs = seconds_since_start(now);
   const double rate = done / std::max(secs, 1e-9);
   const auto work = run_work(own_rank, own);
-  const double eta = eta_seconds(work, n_leaders);
-  for (std::size_t r = 0; r < work.size(); ++r)
+  std::int64_t skipped = 0;
+  double chain_seconds = 0.0;
+  for (std::size_t r = 0; r < work.size(); ++r) {
+    skipped += work[r].skipped;
+    chain_seconds += work[r].done_seconds;
     spdlog::debug("progress of run {}: {} iterations done in {:.2f} chain-seconds, {} left",
                   runs[r].name(), work[r].done_iterations, work[r].done_seconds,
                   work[r].remaining);
-  spdlog::info("progress {:5.1f}% ({}/{} iterations), {:.0f} it/s, ETA {:.0f} s",
-               100.0 * done / std::max<std::int64_t>(1, total_iterations_), done,
-               total_iterations_, rate, eta);
+  }
+  const std::int64_t total = total_iterations_ - skipped;
+  // The cost per iteration is measured once the chains have run a while (or done a good part of
+  // the work): the first iterations of warmup are no guide to the rest.
+  const bool measured =
+      chain_seconds >= kSecondsBeforeEta || done >= kShareBeforeEta * static_cast<double>(total);
+  const std::string eta =
+      measured ? fmt::format("ETA {:.0f} s", eta_seconds(work, n_leaders)) : "ETA estimating...";
+  spdlog::info("progress {:5.1f}% ({}/{} iterations), {:.3g} it/s, {}",
+               100.0 * done / std::max<std::int64_t>(1, total), done, total, rate, eta);
 }
 
 std::vector<RunWork> CoordinatorProgress::run_work(int own_rank, const WorkerProgress& own) const {
@@ -100,7 +112,9 @@ std::vector<RunWork> CoordinatorProgress::run_work(int own_rank, const WorkerPro
       work[r].done_iterations += p.iterations[r];
       work[r].done_seconds += p.seconds[r];
     }
-    work[r].remaining = run_remaining_[r] - work[r].done_iterations;
+    for (std::size_t rank = 0; rank < rank_progress_.size(); ++rank)
+      work[r].skipped += (static_cast<int>(rank) == own_rank ? own : rank_progress_[rank]).skipped[r];
+    work[r].remaining = run_remaining_[r] - work[r].done_iterations - work[r].skipped;
   }
   return work;
 }

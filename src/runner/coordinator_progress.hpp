@@ -45,6 +45,9 @@ class CoordinatorProgress {
  private:
   // Every run's work for eta_seconds, from the ranks' last reports.
   std::vector<RunWork> run_work(int own_rank, const WorkerProgress& own) const;
+  // No ETA before the chains have run this many seconds in all, or done this share of the work.
+  static constexpr double kSecondsBeforeEta = 5.0;
+  static constexpr double kShareBeforeEta = 0.05;
 
   std::vector<std::int64_t> iterations_;       // by rank: the last report's total
   std::vector<bool> finished_;                 // by rank

@@ -36,11 +36,12 @@ std::int64_t WorkerProgress::total_iterations() const {
   return std::accumulate(iterations.begin(), iterations.end(), std::int64_t{0});
 }
 
-// Layout: int64 finished, then n_runs int64 iterations, then n_runs double seconds.
+// Layout: int64 finished, then n_runs int64 iterations, n_runs double seconds, n_runs int64
+// skipped.
 std::string WorkerProgress::encode() const {
   const std::int64_t flag = finished ? 1 : 0;
   std::string bytes(sizeof flag + iterations.size() * sizeof(std::int64_t) +
-                        seconds.size() * sizeof(double),
+                        seconds.size() * sizeof(double) + skipped.size() * sizeof(std::int64_t),
                     '\0');
   char* at = bytes.data();
   std::memcpy(at, &flag, sizeof flag);
@@ -48,11 +49,14 @@ std::string WorkerProgress::encode() const {
   std::memcpy(at, iterations.data(), iterations.size() * sizeof(std::int64_t));
   at += iterations.size() * sizeof(std::int64_t);
   std::memcpy(at, seconds.data(), seconds.size() * sizeof(double));
+  at += seconds.size() * sizeof(double);
+  std::memcpy(at, skipped.data(), skipped.size() * sizeof(std::int64_t));
   return bytes;
 }
 
 WorkerProgress WorkerProgress::decode(const std::string& bytes, std::size_t n_runs) {
-  const std::size_t expected = sizeof(std::int64_t) + n_runs * (sizeof(std::int64_t) + sizeof(double));
+  const std::size_t expected =
+      sizeof(std::int64_t) + n_runs * (2 * sizeof(std::int64_t) + sizeof(double));
   if (bytes.size() != expected)
     throw IoError("progress message of " + std::to_string(bytes.size()) + " bytes, expected " +
                   std::to_string(expected) + " for " + std::to_string(n_runs) + " run(s)");
@@ -64,6 +68,8 @@ WorkerProgress WorkerProgress::decode(const std::string& bytes, std::size_t n_ru
   std::memcpy(p.iterations.data(), at, n_runs * sizeof(std::int64_t));
   at += n_runs * sizeof(std::int64_t);
   std::memcpy(p.seconds.data(), at, n_runs * sizeof(double));
+  at += n_runs * sizeof(double);
+  std::memcpy(p.skipped.data(), at, n_runs * sizeof(std::int64_t));
   p.finished = flag != 0;
   return p;
 }

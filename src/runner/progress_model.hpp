@@ -11,13 +11,14 @@
 
 namespace pemc::runner {
 
-// One run's work: one chain's length, the iterations left in all its chains, and what its chains
-// did so far in this session.
+// One run's work: one chain's length, the iterations left in all its chains (failed chains' not
+// counted), and what its chains did so far in this session.
 struct RunWork {
   std::int64_t chain_iterations = 0;
   std::int64_t remaining = 0;
   std::int64_t done_iterations = 0;
   double done_seconds = 0.0;
+  std::int64_t skipped = 0;  // iterations failed chains will not do (not in `remaining`)
 };
 
 // Seconds until every run finishes with at most `parallel` chains running at a time (fewer when
@@ -26,13 +27,17 @@ struct RunWork {
 double eta_seconds(const std::vector<RunWork>& runs, int parallel);
 
 // What a worker reports to the coordinator: per run index, the iterations its chains did (counted
-// on group leaders only, so a chain counts once) and the seconds they took.
+// on group leaders only, so a chain counts once), the seconds they took (from each chain's first
+// iteration: its set-up, e.g. a mode search, is not an iteration's cost) and the iterations its
+// failed chains will never do (taken off the work left).
 struct WorkerProgress {
   bool finished = false;
   std::vector<std::int64_t> iterations;
   std::vector<double> seconds;
+  std::vector<std::int64_t> skipped;
 
-  explicit WorkerProgress(std::size_t n_runs = 0) : iterations(n_runs, 0), seconds(n_runs, 0.0) {}
+  explicit WorkerProgress(std::size_t n_runs = 0)
+      : iterations(n_runs, 0), seconds(n_runs, 0.0), skipped(n_runs, 0) {}
   std::int64_t total_iterations() const;
   std::string encode() const;
   // Throws IoError when the bytes do not hold progress for n_runs runs.

@@ -152,6 +152,7 @@ class RankLoop {
   WorkerProgress my_progress_;              // this rank's chains, per run
   std::size_t current_run_ = 0;             // the run of the chain this rank is running
   Clock::time_point run_time_charged_;      // my_progress_.seconds holds the time up to here
+  bool run_timing_started_ = false;         // the running chain did its first iteration
   Clock::time_point last_progress_send_;
 };
 

@@ -78,6 +78,10 @@ ChainCallbacks RankLoop::chain_callbacks(bool leader, RecordBatch& batch, v1::Fo
   ChainCallbacks cb;
   cb.tick = [this, leader, &batch] {
     if (leader) {
+      if (!run_timing_started_) {  // the chain's set-up (modes, initial point) is not charged
+        run_timing_started_ = true;
+        run_time_charged_ = Clock::now();
+      }
       ++local_iterations_;
       ++my_progress_.iterations[current_run_];
       if (stop_signal() != 0) batch.ship_once_on_stop_signal();
@@ -142,6 +146,7 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
     current_sampler_ = config::sampler_kind_name(run.sampler());
     in_chain_ = true;
     start_run_timing(static_cast<std::size_t>(task.run_index));
+    const std::int64_t done_before = my_progress_.iterations[current_run_];
     auto summary = has_rounds(task.run_index)
                        ? run_round_item(task, round, cb, group)
                        : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
@@ -157,9 +162,17 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
     if (!leader) continue;
     summary.set_rank(rank_);
     summary.set_run_id(run.name());
-    if (status != ChainStatus::kOk)
+    if (status != ChainStatus::kOk) {
       spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
                     summary.status());
+      // The iterations the failed chain will not do leave the progress total.
+      if (!has_rounds(task.run_index)) {
+        const std::int64_t length = run.warmup() + run.iterations();
+        const std::int64_t start = resume ? resume->next_iteration() : 0;
+        const std::int64_t done = my_progress_.iterations[current_run_] - done_before;
+        my_progress_.skipped[current_run_] += std::max<std::int64_t>(0, length - start - done);
+      }
+    }
     for (const auto& w : summary.warnings())
       spdlog::warn("run {} chain {} (seed {}): {}", run.name(), task.id, task.seed, w);
     *mine.add_chains() = summary;
@@ -242,10 +255,11 @@ void RankLoop::send_progress(bool finished) {
 void RankLoop::start_run_timing(std::size_t run_index) {
   current_run_ = run_index;
   run_time_charged_ = Clock::now();
+  run_timing_started_ = false;
 }
 
 void RankLoop::account_run_time(Clock::time_point now) {
-  if (!in_chain_ || !layout_.is_group_leader(rank_)) return;
+  if (!in_chain_ || !run_timing_started_ || !layout_.is_group_leader(rank_)) return;
   my_progress_.seconds[current_run_] +=
       std::chrono::duration<double>(now - run_time_charged_).count();
   run_time_charged_ = now;

@@ -43,10 +43,12 @@ TEST(WorkerProgress, RoundTripsThroughBytes) {
   p.finished = true;
   p.iterations = {5, 0, 7};
   p.seconds = {0.5, 0.0, 1.75};
+  p.skipped = {0, 40, 3};
   const auto back = WorkerProgress::decode(p.encode(), 3);
   EXPECT_TRUE(back.finished);
   EXPECT_EQ(back.iterations, p.iterations);
   EXPECT_EQ(back.seconds, p.seconds);
+  EXPECT_EQ(back.skipped, p.skipped);
   EXPECT_EQ(back.total_iterations(), 12);
 }
 
@@ -54,7 +56,7 @@ TEST(WorkerProgress, MalformedBytesAreAnError) {
   const auto bytes = WorkerProgress(2).encode();
   EXPECT_THAT([&] { WorkerProgress::decode(bytes, 3); },
               ::testing::ThrowsMessage<IoError>(::testing::HasSubstr(
-                  "progress message of 40 bytes, expected 56 for 3 run(s)")));
+                  "progress message of 56 bytes, expected 80 for 3 run(s)")));
 }
 
 }  // namespace
