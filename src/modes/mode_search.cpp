@@ -57,14 +57,6 @@ std::optional<Mode> new_mode(const targets::Target& f, const ModeSearchSettings&
   return m;
 }
 
-double good_turing_unseen(const ModeSet& set) {
-  const int reached = set.n_converged - set.n_degenerate;
-  if (reached == 0) return 1.0;
-  int singletons = 0;
-  for (const auto& m : set.modes) singletons += m.n_starts == 1;
-  return static_cast<double>(singletons) / static_cast<double>(reached);
-}
-
 void sort_modes(ModeSet& set) {
   std::stable_sort(set.modes.begin(), set.modes.end(), [](const Mode& a, const Mode& b) {
     if (a.log_mass != b.log_mass) return a.log_mass > b.log_mass;
@@ -79,6 +71,16 @@ void count_degenerate(const StartResult& r, ModeSet& set) {
 }
 
 }  // namespace
+
+double good_turing_unseen(const ModeSet& set) {
+  const int reached = set.n_converged - set.n_degenerate;
+  if (reached == 0) return 1.0;
+  const auto shares = set.laplace_shares();
+  int singletons = 0;
+  for (std::size_t k = 0; k < set.modes.size(); ++k)
+    singletons += set.modes[k].n_starts == 1 && shares[k] >= kNegligibleModeShare;
+  return static_cast<double>(singletons) / static_cast<double>(reached);
+}
 
 Vector start_point(const ModeSearchSettings& s, int dim, int index) {
   rng::Stream stream(s.seed, rng::Domain::kModeSearch, static_cast<std::uint64_t>(index), 0);

@@ -15,7 +15,10 @@
 //    unidentified direction), only counted.
 // The search stops after the first batch at which the Good-Turing estimate n_1 / n of the chance
 // that another start finds an unseen mode (n_1 modes reached by exactly one of the n starts that
-// reached a mode) is at most unseen_probability, or when max_starts starts have run.
+// reached a mode) is at most unseen_probability, or when max_starts starts have run. Singletons
+// whose Laplace share of the mass found is below kNegligibleModeShare do not count: such modes,
+// and unseen ones like them, change no estimate (a likelihood with many tiny local optima, e.g.
+// an oscillating ODE solution's fit across frequencies, would otherwise keep the search going).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -74,5 +77,10 @@ ModeSet search_modes(const targets::Target& f, const ModeSearchSettings& s,
 // estimate. Modes stay in the order found until search_modes sorts them.
 void add_batch(const targets::Target& f, const ModeSearchSettings& s,
                std::vector<StartResult> batch, ModeSet& set);
+
+// Modes below this Laplace share of the mass found do not keep the search going.
+constexpr double kNegligibleModeShare = 1e-6;
+// The Good-Turing chance that another start finds an unseen mode that matters (above).
+double good_turing_unseen(const ModeSet& set);
 
 }  // namespace pemc::modes

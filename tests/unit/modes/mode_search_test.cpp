@@ -103,6 +103,20 @@ TEST(ModeSearch, StopsAtTheBudgetAndSaysSoWhenModesKeepAppearing) {
   EXPECT_GT(set.unseen_probability, s.unseen_probability);
 }
 
+TEST(ModeSearch, ModesOfNegligibleMassReachedOnceDoNotKeepTheSearchGoing) {
+  ModeSet set;
+  set.n_converged = 11;
+  Mode big, tiny;
+  big.log_mass = 0.0;
+  big.n_starts = 10;
+  tiny.log_mass = std::log(kNegligibleModeShare) - 1.0;  // share just below the bound
+  tiny.n_starts = 1;
+  set.modes = {big, tiny};
+  EXPECT_EQ(good_turing_unseen(set), 0.0);
+  set.modes[1].log_mass = std::log(kNegligibleModeShare) + 1.0;  // just above: it counts
+  EXPECT_EQ(good_turing_unseen(set), 1.0 / 11.0);
+}
+
 TEST(ModeSearch, StartsAreHeavyTailedAndKeyedBySeedAndIndex) {
   const auto s = settings(3);
   EXPECT_EQ(start_point(s, 4, 5), start_point(s, 4, 5));
