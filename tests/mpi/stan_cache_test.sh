@@ -57,7 +57,9 @@ iterations: 200
 seeds { values: [1] }
 output { path: "s.pemc" }
 CFG
-run_mpi 2 "$DIST" s.pbtxt --log-level warn > first.log 2>&1 || { cat first.log; fail "the model did not run"; }
+# The runs that compile the model get longer: a compilation takes minutes on a loaded machine.
+MPI_TIMEOUT=900 run_mpi 2 "$DIST" s.pbtxt --log-level warn > first.log 2>&1 ||
+  { cat first.log; fail "the model did not run"; }
 [ ! -e INJECTED ] || fail "the model's file name ran as code"
 "$REPORT" summarize s.pemc --format json | grep -q '"status": "ok"' || fail "the run did not finish"
 entry=$(ls -d cache/*/)
@@ -97,7 +99,8 @@ data = bytearray(open(path, "rb").read())
 data[len(data) // 2] ^= 0x01
 open(path, "wb").write(data)
 PY
-run_mpi 1 "$DIST" s.pbtxt --output s2.pemc --log-level info > rebuilt.log 2>&1 || { cat rebuilt.log; fail "no rebuild"; }
+MPI_TIMEOUT=900 run_mpi 1 "$DIST" s.pbtxt --output s2.pemc --log-level info > rebuilt.log 2>&1 ||
+  { cat rebuilt.log; fail "no rebuild"; }
 grep -q "is not loaded: its SHA-256 .* compiling it again" rebuilt.log || { cat rebuilt.log; fail "the damaged library was not rebuilt"; }
 cp "$lib" good.so
 cp "$lib.sha256" good.sha256
