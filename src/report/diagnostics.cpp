@@ -192,12 +192,16 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::stri
   cd.wall_seconds = c.wall_seconds;
   cd.estimates = c.estimates;
   cd.warnings = c.warnings;
+  cd.model_messages = c.model_messages;
   cd.largest_log_weights = c.largest_log_weights;
   for (std::size_t p = 0; p < names.size(); ++p)
     cd.parameters.push_back(diagnose_parameter(
         names[p], Spans{series(c, quantity_index(p, k), kept(c))}, nullptr));
   if (c.status != "ok")
     run_notes.push_back(fmt::format("chain {} ({}): status {}", c.chain_id, c.file, c.status));
+  if (!c.model_messages.empty())
+    run_notes.push_back(fmt::format("chain {}: the model's messages: {}", c.chain_id,
+                                    c.model_messages));
   if (c.weighted && cd.kish_ess < 0.01 * static_cast<double>(c.moments.count()))
     run_notes.push_back(fmt::format(
         "chain {}: Kish ESS {:.4g} of {} weighted samples — the weighted estimates rest on "
@@ -401,6 +405,7 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
       co["estimates"] = J::object();
       for (const auto& [name, value] : c.estimates) co["estimates"][name] = number(value);
       co["warnings"] = c.warnings;
+      co["model_messages"] = c.model_messages;
       co["parameters"] = params(c.parameters, false);
       o["chains"].push_back(std::move(co));
     }

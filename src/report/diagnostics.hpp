@@ -24,6 +24,8 @@
 //                        "n_gradient_evals", "wall_seconds", "estimates": {...},
 //                        "warnings": [...] (the chain's footer warnings, e.g. degenerate
 //                        pseudo-extended weights),
+//                        "model_messages" (what the model said when it rejected points or
+//                        failed to compute outputs, one line; "" when nothing),
 //                        "parameters": [{"name", "rhat", "ess_bulk", "ess_tail"}]}],
 //            "warnings": [...] (one line per kind of chain warning: how many chains, the first
 //                        one's text; also printed to stderr by pemc-report diagnose),
@@ -76,6 +78,7 @@ struct ChainDiagnostics {
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
   std::vector<std::string> warnings;             // ChainSummary.warnings
+  std::string model_messages;                    // ChainSummary.model_messages, one line
   std::vector<double> largest_log_weights;       // ChainSummary.largest_log_weights (AIS)
   std::vector<ParameterDiagnostics> parameters;  // single-chain split R-hat and ESS
 };

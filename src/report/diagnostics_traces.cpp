@@ -9,6 +9,7 @@
 #include <span>
 
 #include "config/factories.hpp"
+#include "records/describe_model_messages.hpp"
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "report/checked_reader.hpp"
@@ -219,6 +220,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
       c.wall_seconds = s.wall_seconds();
       for (const auto& [name, value] : s.estimates()) c.estimates[name] = value;
       c.warnings.assign(s.warnings().begin(), s.warnings().end());
+      c.model_messages = records::describe_model_messages(s.model_messages());
       if (s.has_mode_occupancy()) c.mode_occupancy = s.mode_occupancy();
       c.largest_log_weights.assign(s.largest_log_weights().begin(), s.largest_log_weights().end());
     }

@@ -104,6 +104,8 @@ struct ChainTrace {
   double wall_seconds = 0.0;
   std::map<std::string, double> estimates;
   std::vector<std::string> warnings;  // ChainSummary.warnings
+  // ChainSummary.model_messages as one line (records/describe_model_messages.hpp), or "".
+  std::string model_messages;
   std::optional<pemc::v1::ModeOccupancy> mode_occupancy;  // ChainSummary.mode_occupancy
   std::vector<double> largest_log_weights;  // ChainSummary.largest_log_weights (AIS)
 };

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "estimators/weighted_moments.hpp"
+#include "records/describe_model_messages.hpp"
 #include "report/checked_reader.hpp"
 #include "report/run_targets.hpp"
 
@@ -275,6 +276,8 @@ ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumula
     s.status = it->second->status();
     for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
     s.warnings.assign(it->second->warnings().begin(), it->second->warnings().end());
+    s.model_messages.assign(it->second->model_messages().begin(),
+                            it->second->model_messages().end());
   } else {
     s.status = has_footer ? "missing from footer" : "incomplete: no footer";
   }
@@ -361,6 +364,11 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
       o["estimates"] = nlohmann::ordered_json::object();
       for (const auto& [k, v] : r.estimates) o["estimates"][k] = v;
       o["warnings"] = r.warnings;
+      o["model_messages"] = nlohmann::ordered_json::array();
+      for (const auto& m : r.model_messages)
+        o["model_messages"].push_back({{"kind", v1::ModelMessage::Kind_Name(m.kind())},
+                                       {"text", m.text()},
+                                       {"count", m.count()}});
       o["file"] = f.path.string();
       j["runs"].push_back(std::move(o));
     }
@@ -465,6 +473,13 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
       const auto& [text, count] = kind_info.at(key);
       out += fmt::format("  WARNING: run {}, {} of {} chains: {}\n", key.first, count,
                          chains_of_run[key.first], text);
+    }
+    for (const auto& r : f.runs) {
+      google::protobuf::RepeatedPtrField<v1::ModelMessage> messages(r.model_messages.begin(),
+                                                                     r.model_messages.end());
+      const std::string said = records::describe_model_messages(messages);
+      if (!said.empty())
+        out += fmt::format("  model: run {} chain {}: {}\n", r.run_id, r.chain_id, said);
     }
     out += log_z_lines(f.runs);
   }

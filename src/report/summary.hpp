@@ -66,6 +66,9 @@ struct ChainRunSummary {
   // The footer's warnings about this chain (ChainSummary.warnings: e.g. degenerate
   // pseudo-extended weights); the table marks the chain and prints each kind once per run.
   std::vector<std::string> warnings;
+  // What the model said when it rejected points or failed to compute outputs
+  // (ChainSummary.model_messages), as kept by the chain.
+  std::vector<v1::ModelMessage> model_messages;
   // Errors against the target's exact truth, where the target knows it (empty otherwise).
   Vector error_mean;           // mean - E[x]
   Vector error_second_moment;  // second_moment - E[x^2]

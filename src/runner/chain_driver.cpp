@@ -23,6 +23,7 @@
 #include "modes/mode_occupancy.hpp"
 #include "modes/mode_search.hpp"
 #include "rng/stream.hpp"
+#include "runner/model_message_tally.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -202,7 +203,8 @@ class ChainRun {
         resume_(resume),
         modes_(std::move(modes)),
         group_size_(group_ ? group_->size() : 1),
-        clock_(resume) {}
+        clock_(resume),
+        messages_(task.chain_id) {}
 
   // Runs the chain; the summary gets everything but its status (set only by a stop checkpoint)
   // and the counts that finish() adds. Throws what the sampler or target throws.
@@ -247,6 +249,7 @@ class ChainRun {
   int group_size_;
   ChainClock clock_;
   ChainCounts counts_;
+  ModelMessageTally messages_;
   std::int64_t per_evaluation_ = 1;
 
   config::SamplerSetup setup_;
@@ -324,10 +327,14 @@ void ChainRun::find_initial_point() {
     kernels::refresh(*space_, state_);
     ++counts_.grad_evals;
     found = std::isfinite(state_.potential);
+    messages_.add(target_->take_model_messages(), /*initialising=*/true);
   }
-  if (!found)
+  if (!found) {
+    const std::string said = messages_.first_text(v1::ModelMessage::INITIAL_POINT);
     throw NumericalError("no initial point with a finite potential in " +
-                         std::to_string(kMaxInitAttempts) + " attempts (check `init`)");
+                         std::to_string(kMaxInitAttempts) + " attempts (check `init`" +
+                         (said.empty() ? ")" : "); the model said: " + said));
+  }
 }
 
 std::int64_t ChainRun::start_iteration() {
@@ -350,6 +357,7 @@ std::int64_t ChainRun::start_iteration() {
   counts_.n_nonfinite = r.n_nonfinite();
   counts_.n_written = r.n_written();
   counts_.warmup_evals = r.warmup_evals();
+  messages_.restore(r.model_messages());
   counts_.sum_accept = r.sum_accept();
   if (degeneracy_ && r.weight_degeneracy_size() > 0)
     degeneracy_->restore(
@@ -394,6 +402,7 @@ v1::ChainCheckpoint ChainRun::save_checkpoint(std::int64_t t) {
   ck.set_warmup_evals(counts_.warmup_evals);
   ck.set_grad_evals(counts_.grad_evals);
   ck.set_sum_accept(counts_.sum_accept);
+  messages_.write(*ck.mutable_model_messages());
   if (degeneracy_) {
     const auto sums = degeneracy_->save();
     ck.mutable_weight_degeneracy()->Assign(sums.begin(), sums.end());
@@ -483,6 +492,7 @@ void ChainRun::iterate(std::int64_t t) {
   const std::int64_t i = warmup ? t : t - n_warmup_;
   if ((warmup && config_.output().write_warmup()) || (!warmup && i % thin_ == 0))
     write_draw(t, i, warmup, stats);
+  messages_.add(target_->take_model_messages(), /*initialising=*/false);
   const std::int64_t estimates_every = config_.output().estimates_every();
   if (!warmup && estimates_every > 0 && (i + 1) % estimates_every == 0 && cb_.emit)
     write_snapshot(i + 1);
@@ -504,6 +514,12 @@ void ChainRun::summarize(v1::ChainSummary& summary) {
   for (const auto& [key, value] : estimates) (*summary.mutable_estimates())[key] = value;
   for (double w : kernel_->largest_log_weights()) summary.add_largest_log_weights(w);
   if (degeneracy_) report_degeneracy(*degeneracy_, summary);
+  if (const auto n = messages_.count(v1::ModelMessage::OUTPUTS); n > 0)
+    summary.add_warnings(
+        "outputs not computed: the model failed on " + std::to_string(n) +
+        " draw(s) (a Stan model's generated quantities threw); their outputs from the failing "
+        "one on are NaN, the parameters before it stand; first message: " +
+        messages_.first_text(v1::ModelMessage::OUTPUTS));
   if (occupancy_) *summary.mutable_mode_occupancy() = occupancy_->to_record();
   summary.set_n_gradient_evals_warmup(counts_.warmup_evals * per_evaluation_);
   summary.set_n_extended_gradient_evals_warmup(counts_.warmup_evals);
@@ -511,6 +527,9 @@ void ChainRun::summarize(v1::ChainSummary& summary) {
 
 void ChainRun::run(v1::ChainSummary& summary) {
   build_sampler();
+  // What the model said during the mode search is the search's (it probes far from the modes),
+  // not this chain's.
+  (void)target_->take_model_messages();
   if (resume_)
     restore_state();
   else
@@ -532,6 +551,7 @@ void ChainRun::run(v1::ChainSummary& summary) {
     track_betas_ = degeneracy_ && source->degeneracy_tracks_betas();
   }
   const std::int64_t t_begin = start_iteration();
+  messages_.add(target_->take_model_messages(), /*initialising=*/false);  // the step-size search
   for (std::int64_t t = t_begin; t < n_warmup_ + n_iter_; ++t) {
     if (t > t_begin && checkpoint_boundary(t)) {
       set_status(summary, ChainStatus::kCheckpointed);
@@ -551,6 +571,7 @@ void ChainRun::finish(v1::ChainSummary& summary) const {
   summary.set_n_extended_gradient_evals(counts_.grad_evals);
   summary.set_wall_seconds(clock_.wall_seconds());
   summary.set_cpu_seconds(clock_.cpu_seconds());
+  messages_.write(*summary.mutable_model_messages());
 }
 
 }  // namespace

@@ -246,6 +246,10 @@ void check_checkpoint_content(const v1::Checkpoint& c, const std::string& name) 
       bad(chain + ": non-finite totals");
     for (const double v : k.x())
       if (!std::isfinite(v)) bad(chain + ": non-finite state");
+    for (const auto& m : k.model_messages())
+      if (m.count() < 1 || !v1::ModelMessage::Kind_IsValid(m.kind()) ||
+          m.kind() == v1::ModelMessage::KIND_UNSPECIFIED)
+        bad(chain + ": a model message with count " + std::to_string(m.count()));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "config/factories.hpp"
 #include "core/version.hpp"
+#include "records/describe_model_messages.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/log_z_checks.hpp"
 #include "runner/mode_checks.hpp"
@@ -58,6 +59,21 @@ void log_chain_warnings(const v1::Footer& footer) {
                  run.empty() ? "(unnamed)" : run, counts.first, counts.second, c.chain_id(),
                  c.seed(), first);
   }
+}
+
+// What the model said (ChainSummary.model_messages), for the first few chains that have any.
+void log_model_messages(const v1::Footer& footer) {
+  constexpr int kChainsShown = 3;
+  int n_with = 0;
+  for (const auto& c : footer.chains()) {
+    const std::string said = records::describe_model_messages(c.model_messages());
+    if (said.empty()) continue;
+    if (n_with++ < kChainsShown)
+      spdlog::info("{} chain {}: the model's messages: {}", c.run_id(), c.chain_id(), said);
+  }
+  if (n_with > kChainsShown)
+    spdlog::info("{} more chains with messages of the model (pemc-report summarize shows them)",
+                 n_with - kChainsShown);
 }
 
 }  // namespace
@@ -110,6 +126,7 @@ void log_start(const RunPlan& plan, const parallel::Layout& layout, int n_ranks,
 void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   log_chain_lines(footer);
   log_chain_warnings(footer);
+  log_model_messages(footer);
   // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
   for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);
   // Runs whose mode check failed (modes/mode_occupancy.hpp).

@@ -27,6 +27,9 @@ class BoxedTarget final : public Target {
   bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override {
     return inner_->write_outputs(x, seed, out);
   }
+  std::vector<ModelMessage> take_model_messages() const override {
+    return inner_->take_model_messages();
+  }
   // The inner target's default if it lies in the box, else nullopt.
   std::optional<Vector> default_initial_point() const override;
 

@@ -175,7 +175,7 @@ double PluginTarget::potential(ConstVectorRef x) const {
   if (api_->potential == nullptr) return potential_and_gradient(x, scratch_grad_);
   check_size(x.size(), dim_);
   const double u = api_->potential(model_, x.data());
-  if (std::isnan(u)) throw_model_error();
+  check_model_error(u);
   return u;
 }
 
@@ -186,10 +186,14 @@ void PluginTarget::check_size(Eigen::Index x_size, Eigen::Index grad_size) const
                 std::to_string(dim_));
 }
 
-void PluginTarget::throw_model_error() const {
-  if (api_->last_error == nullptr) return;
+void PluginTarget::check_model_error(double potential) const {
+  const bool rejected = potential == std::numeric_limits<double>::infinity();
+  if ((!std::isnan(potential) && !rejected) || api_->last_error == nullptr) return;
   const char* message = api_->last_error(model_);
-  if (message != nullptr && message[0] != '\0')
+  if (message == nullptr || message[0] == '\0') return;
+  if (rejected)
+    messages_.add(ModelMessageKind::kRejection, message);
+  else
     throw Error("the model in '" + library_ + "' failed: " + message);
 }
 
@@ -203,16 +207,19 @@ bool PluginTarget::write_outputs(ConstVectorRef x, std::uint64_t seed,
                 " outputs, expected " + std::to_string(dim_) + " and " +
                 std::to_string(output_names_.size()));
   std::array<char, 512> error{};
-  if (api_->write_outputs(model_, x.data(), seed, out.data(), error.data(), error.size()) == 0)
-    return true;
-  std::fill(out.begin(), out.end(), kNaN);
+  const int rc = api_->write_outputs(model_, x.data(), seed, out.data(), error.data(), error.size());
+  if (rc == 0) return true;
+  if (rc != 2) std::fill(out.begin(), out.end(), kNaN);  // 2: out holds what was computed
+  error.back() = '\0';
+  messages_.add(ModelMessageKind::kOutputs,
+                error[0] != '\0' ? error.data() : "the model gave no message");
   return false;
 }
 
 double PluginTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) const {
   check_size(x.size(), grad.size());
   const double u = api_->potential_gradient(model_, x.data(), grad.data());
-  if (std::isnan(u)) throw_model_error();
+  check_model_error(u);
   if (std::isfinite(u) && !grad.allFinite()) return kNaN;
   return u;
 }

@@ -43,7 +43,8 @@ class PluginTarget final : public Target {
   double potential(ConstVectorRef x) const override;
   // A finite potential with a non-finite gradient is turned into NaN (a rejection). A NaN for
   // which a version-2 plugin's pemc_model_last_error gives a message throws Error with it (an
-  // error in the model, not a rejection: the chain fails with that reason).
+  // error in the model, not a rejection: the chain fails with that reason); +inf with a message
+  // is a rejection whose reason is kept for take_model_messages.
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
   // From pemc_model_truth if exported: mean / second_moment if all entries finite, log_z if finite.
   Truth truth() const override;
@@ -51,7 +52,10 @@ class PluginTarget final : public Target {
   std::optional<Vector> default_initial_point() const override;
   // Version-2 plugins: pemc_model_output_name / pemc_model_write_outputs. Version 1: none.
   std::vector<std::string> output_names() const override { return output_names_; }
+  // A failure's message is kept for take_model_messages; partial outputs (the plugin returned 2)
+  // are kept as the plugin wrote them.
   bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override;
+  std::vector<ModelMessage> take_model_messages() const override { return messages_.take(); }
   int abi_version() const { return abi_version_; }
 
   const std::string& library() const { return library_; }
@@ -61,8 +65,9 @@ class PluginTarget final : public Target {
  private:
   struct Api;
   void check_size(Eigen::Index x_size, Eigen::Index grad_size) const;
-  // Throws Error with pemc_model_last_error's message, if the plugin has one to give.
-  void throw_model_error() const;
+  // After a NaN: throws Error with pemc_model_last_error's message, if the plugin has one to give.
+  // After +inf: keeps the message (the reason for the rejection), if there is one.
+  void check_model_error(double potential) const;
   std::string library_;
   std::string name_;
   std::shared_ptr<void> handle_;  // dlclose on release; declared before model_ (destroyed after)
@@ -72,6 +77,7 @@ class PluginTarget final : public Target {
   int abi_version_ = 0;
   std::vector<std::string> output_names_;
   mutable Vector scratch_grad_;
+  mutable PendingModelMessages messages_;
 };
 
 // From a config (fields target.plugin.library / argument), optionally checking the dimension.

@@ -57,7 +57,9 @@ PEMC_PLUGIN_EXPORT int pemc_model_dim(const void* model);
 
 /* Return the potential -log density(x) + const at x (d doubles) and write its gradient
  * d potential / dx into grad (d doubles). May return NaN or +inf: the proposal is then rejected
- * (e.g. outside the support). A finite potential with a non-finite gradient is also rejected. */
+ * (e.g. outside the support). A finite potential with a non-finite gradient is also rejected.
+ * A version-2 plugin may say why it rejected x: +inf with a message from pemc_model_last_error
+ * (pemc counts the message, logs the first ones and keeps them in the chain's summary). */
 PEMC_PLUGIN_EXPORT double pemc_model_potential_gradient(void* model, const double* x, double* grad);
 
 /* ---- optional (pemc checks whether they are exported) ---- */
@@ -83,8 +85,10 @@ PEMC_PLUGIN_EXPORT const char* pemc_model_output_name(const void* model, int i);
 
 /* Write the count outputs of the point x (d doubles) into out. `seed` keys any randomness the
  * outputs need (Stan's generated quantities): the same x and seed give the same outputs. Return 0
- * on success; otherwise write a NUL-terminated message of at most error_len bytes into `error`
- * (pemc then records NaN for every output of that draw and counts the failure). */
+ * on success. Otherwise write a NUL-terminated message of at most error_len bytes into `error` and
+ * return 1 (pemc records NaN for every output of that draw) or 2 (out holds the outputs computed
+ * before the failure and NaN for the rest, which pemc records as they are, as Stan does when
+ * generated quantities throw). pemc counts the failures and logs the first messages. */
 PEMC_PLUGIN_EXPORT int pemc_model_write_outputs(void* model, const double* x, uint64_t seed,
                                                 double* out, char* error, size_t error_len);
 
@@ -93,9 +97,10 @@ PEMC_PLUGIN_EXPORT int pemc_model_write_outputs(void* model, const double* x, ui
 /* The potential alone (no gradient), where that is cheaper; same value as potential_gradient. */
 PEMC_PLUGIN_EXPORT double pemc_model_potential(void* model, const double* x);
 
-/* After potential_gradient returned NaN: a NUL-terminated message saying why when it was an
- * error of the model rather than a rejection (e.g. an index out of range), else "" or NULL. pemc
- * ends the chain with that message; a NaN with no message is a rejected proposal. */
+/* After potential_gradient or potential returned NaN: a NUL-terminated message saying why when
+ * it was an error of the model rather than a rejection (e.g. an index out of range), else "" or
+ * NULL. pemc ends the chain with that message; a NaN with no message is a rejected proposal.
+ * After +inf: the reason for the rejection, or "" or NULL when there is none to give. */
 PEMC_PLUGIN_EXPORT const char* pemc_model_last_error(const void* model);
 
 /* Function-pointer types pemc uses after dlsym. */

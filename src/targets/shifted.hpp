@@ -32,6 +32,9 @@ class ShiftedTarget final : public Target {
   bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override {
     return inner_->write_outputs(x, seed, out);
   }
+  std::vector<ModelMessage> take_model_messages() const override {
+    return inner_->take_model_messages();
+  }
   std::optional<Vector> default_initial_point() const override {
     return inner_->default_initial_point();
   }

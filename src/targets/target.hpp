@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "targets/model_messages.hpp"
 
 namespace pemc::targets {
 
@@ -88,10 +89,14 @@ class Target {
   virtual std::vector<std::string> output_names() const { return {}; }
   // Writes the outputs of the point x (size dim()) into out (size output_names().size()). `seed`
   // keys their randomness (Stan's generated quantities): the same x and seed give the same bits.
-  // Returns false (and fills out with NaN) when the model could not compute them.
+  // Returns false when the model could not compute them all: the ones it could not compute are
+  // NaN (every one, unless the model gives the part it computed before failing, as Stan does).
   virtual bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const {
     return false;
   }
+  // What the model said when it rejected points or failed to write outputs since the last call
+  // (model_messages.hpp), oldest first. Default: nothing (built-in targets reject silently).
+  virtual std::vector<ModelMessage> take_model_messages() const { return {}; }
 
   // A sensible default initial point when the config gives none; nullopt = use the config's init.
   virtual std::optional<Vector> default_initial_point() const { return std::nullopt; }

@@ -15,10 +15,14 @@
 // sampler does; propto=0 keeps every term, so that the density integrates to p(data) and log Z
 // estimates are log marginal likelihoods.
 //
-// Errors, as Stan's samplers treat them: std::domain_error in the log density (a failed argument
-// check, reject()) is a rejected proposal; any other exception is an error of the model, reported
-// through pemc_model_last_error. Models are used from one thread per process (pemc's ranks), so
-// Stan's autodiff stack is the process's own (no STAN_THREADS).
+// Errors, as Stan's samplers treat them (stan/mcmc/hmc/hamiltonians/base_hamiltonian.hpp): any
+// std::exception in the log density (a failed argument check, reject(), an ODE solver's "max
+// number of iterations exceeded") rejects the point: the potential is +inf and
+// pemc_model_last_error gives the message. Anything else thrown is an error of the model (NaN and
+// the message: the chain fails). When write_array throws, the values it wrote before the throw
+// (the parameters, at least) are kept and the rest are NaN, as Stan's writer does
+// (stan/services/util/mcmc_writer.hpp). Models are used from one thread per process (pemc's
+// ranks), so Stan's autodiff stack is the process's own (no STAN_THREADS).
 #include <stan/io/empty_var_context.hpp>
 #include <stan/model/log_prob_grad.hpp>
 #include <stan/model/log_prob_propto.hpp>
@@ -155,10 +159,9 @@ PEMC_PLUGIN_EXPORT double pemc_model_potential_gradient(void* model, const doubl
                  : stan::model::log_prob_grad<false, true>(*m.model, m.params, m.params_i, m.grad);
     for (std::size_t i = 0; i < d; ++i) grad[i] = -m.grad[i];
     return -lp;
-  } catch (const std::domain_error&) {
-    return std::numeric_limits<double>::infinity();  // Stan rejects the proposal
   } catch (const std::exception& e) {
     m.last_error = e.what();
+    return std::numeric_limits<double>::infinity();  // Stan rejects the proposal
   } catch (...) {
     m.last_error = "unknown exception in the log density";
   }
@@ -175,10 +178,9 @@ PEMC_PLUGIN_EXPORT double pemc_model_potential(void* model, const double* x) {
         m.propto ? stan::model::log_prob_propto<true>(*m.model, m.params, m.params_i)
                  : m.model->template log_prob<false, true>(m.params, m.params_i);
     return -lp;
-  } catch (const std::domain_error&) {
-    return std::numeric_limits<double>::infinity();
   } catch (const std::exception& e) {
     m.last_error = e.what();
+    return std::numeric_limits<double>::infinity();
   } catch (...) {
     m.last_error = "unknown exception in the log density";
   }
@@ -203,6 +205,7 @@ PEMC_PLUGIN_EXPORT int pemc_model_write_outputs(void* model, const double* x, ui
                                                 double* out, char* error, size_t error_len) {
   auto& m = *static_cast<pemc::stan_shim::Model*>(model);
   std::copy(x, x + m.params.size(), m.params.begin());
+  m.vars.clear();
   try {
     auto rng = pemc::stan_shim::make_rng(seed);
     m.model->write_array(rng, m.params, m.params_i, m.vars, true, true, nullptr);
@@ -219,7 +222,11 @@ PEMC_PLUGIN_EXPORT int pemc_model_write_outputs(void* model, const double* x, ui
   } catch (...) {
     pemc::stan_shim::copy_message("unknown exception in write_array", error, error_len);
   }
-  return 1;
+  // write_array appends in the names' order: what it wrote before the throw stands.
+  const std::size_t written = std::min(m.vars.size(), m.names.size());
+  std::copy(m.vars.begin(), m.vars.begin() + static_cast<std::ptrdiff_t>(written), out);
+  std::fill(out + written, out + m.names.size(), std::numeric_limits<double>::quiet_NaN());
+  return 2;
 }
 
 }  // extern "C"

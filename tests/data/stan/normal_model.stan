@@ -1,5 +1,6 @@
 // A small model for pemc's Stan-target tests: every block, a lower bound (a Jacobian), a
-// generated quantity drawn with an _rng, a rejection (a domain error) and an error that is not one.
+// generated quantity drawn with an _rng, a rejection (a domain error), an exception that is not a
+// domain error (an index out of range) and generated quantities that throw far out.
 data {
   int<lower=0> N;
   vector[N] y;
@@ -20,4 +21,5 @@ model {
 }
 generated quantities {
   real y_rep = normal_rng(mu, sigma);
+  if (mu > 1e5) reject("y_rep needs mu below 1e5, got ", mu);
 }

@@ -124,17 +124,37 @@ TEST(StanTarget, NamedConstrainedOutputsAndSeededGeneratedQuantities) {
   EXPECT_NE(out[3], other[3]);
 }
 
-TEST(StanTarget, RejectIsARejectionAndAnIndexErrorIsAnError) {
+// As in Stan's samplers (base_hamiltonian.hpp): any std::exception in the log density rejects the
+// point, and its message is kept for the chain to count and log.
+TEST(StanTarget, EveryExceptionOfTheDensityIsARejectionWithItsMessage) {
   const auto t = make_stan_target(config("normal_model.stan", kData + "normal_model.json"));
   Vector g(2);
   EXPECT_EQ(t->potential_and_gradient(Eigen::Vector2d(2e6, 0.0), g),
-            std::numeric_limits<double>::infinity());
-  try {
-    t->potential_and_gradient(Eigen::Vector2d(-2e6, 0.0), g);
-    ADD_FAILURE() << "an index out of range must fail the chain";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("y"), std::string::npos) << e.what();
-  }
+            std::numeric_limits<double>::infinity());  // reject(): a domain error
+  EXPECT_EQ(t->potential(Eigen::Vector2d(-2e6, 0.0)),
+            std::numeric_limits<double>::infinity());  // an index out of range
+  const auto said = t->take_model_messages();
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_EQ(said[0].kind, targets::ModelMessageKind::kRejection);
+  EXPECT_NE(said[0].text.find("mu is too large"), std::string::npos) << said[0].text;
+  EXPECT_NE(said[1].text.find("index"), std::string::npos) << said[1].text;
+  EXPECT_TRUE(t->take_model_messages().empty());
+}
+
+// As Stan's writer does (mcmc_writer.hpp): when generated quantities throw, the parameters and
+// transformed parameters written before stand and the rest is NaN, with the message kept.
+TEST(StanTarget, FailingGeneratedQuantitiesKeepTheParameters) {
+  const auto t = make_stan_target(config("normal_model.stan", kData + "normal_model.json"));
+  std::vector<double> out(4);
+  EXPECT_FALSE(t->write_outputs(Eigen::Vector2d(2e5, 0.0), 7, out));
+  EXPECT_EQ(out[0], 2e5);
+  EXPECT_EQ(out[1], 1.0);
+  EXPECT_EQ(out[2], 0.0);
+  EXPECT_TRUE(std::isnan(out[3]));
+  const auto said = t->take_model_messages();
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].kind, targets::ModelMessageKind::kOutputs);
+  EXPECT_NE(said[0].text.find("y_rep needs mu below 1e5"), std::string::npos) << said[0].text;
 }
 
 TEST(StanTarget, TheCacheBuildsOnce) {

@@ -223,12 +223,15 @@ int pemc_model_output_count(const void* m) { return 1; }
                       {so, "missing required symbol 'pemc_model_output_name'"});
 }
 
-// A version-2 model: outputs (exp(x1), x2 + seed mod 7) named "sigma" and "z[1]"; its potential
-// reports an error (not a rejection) at x1 > 100 and is NaN without a message at x1 < -100.
+// A version-2 model: outputs (exp(x1), x2 + seed mod 7) named "sigma" and "z[1]", none beyond
+// x1 > 50 and only the first beyond x1 < -50 (rc 2: partial); its potential reports an error (not
+// a rejection) at x1 > 100, is NaN without a message at x1 < -100 and rejects x2 > 100 with a
+// reason.
 TEST_F(PluginScratch, VersionTwoOutputsAndModelErrors) {
   const std::string so = build("v2", std::string(kModelBody) + R"(
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 static const char* names[2] = {"sigma", "z[1]"};
 static const char* message = "";
 int pemc_plugin_abi_version(void) { return 2; }
@@ -236,12 +239,15 @@ int pemc_model_output_count(const void* m) { return 2; }
 const char* pemc_model_output_name(const void* m, int i) { return names[i]; }
 int pemc_model_write_outputs(void* m, const double* x, uint64_t seed, double* out, char* e, size_t n) {
   if (x[0] > 50) { e[0] = 'x'; e[1] = 0; return 1; }
-  out[0] = exp(x[0]); out[1] = x[1] + (double)(seed % 7); return 0;
+  out[0] = exp(x[0]);
+  if (x[0] < -50) { out[1] = 0.0 / 0.0; strcpy(e, "z failed"); return 2; }
+  out[1] = x[1] + (double)(seed % 7); return 0;
 }
 const char* pemc_model_last_error(const void* m) { return message; }
 double pemc_model_potential_gradient(void* m, const double* x, double* g) {
   g[0] = x[0]; g[1] = x[1];
-  message = x[0] > 100 ? "index 3 out of range" : "";
+  message = x[0] > 100 ? "index 3 out of range" : x[1] > 100 ? "x2 is too large" : "";
+  if (x[1] > 100) return 1.0 / 0.0;
   return (x[0] > 100 || x[0] < -100) ? 0.0 / 0.0 : 0.5 * (x[0] * x[0] + x[1] * x[1]);
 }
 )");
@@ -254,8 +260,22 @@ double pemc_model_potential_gradient(void* m, const double* x, double* g) {
   EXPECT_EQ(out[1], 4.0);  // 1 + 10 mod 7
   EXPECT_FALSE(t->write_outputs(Eigen::Vector2d(60.0, 1.0), 10, out));
   EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]));
+  EXPECT_FALSE(t->write_outputs(Eigen::Vector2d(-60.0, 1.0), 10, out));
+  EXPECT_EQ(out[0], std::exp(-60.0));  // rc 2: what the plugin computed stands
+  EXPECT_TRUE(std::isnan(out[1]));
   Vector g(2);
+  EXPECT_EQ(t->potential_and_gradient(Eigen::Vector2d(0.0, 200.0), g),
+            std::numeric_limits<double>::infinity());
+  const auto said = t->take_model_messages();
+  ASSERT_EQ(said.size(), 3u);
+  EXPECT_EQ(said[0].kind, ModelMessageKind::kOutputs);
+  EXPECT_EQ(said[0].text, "x");
+  EXPECT_EQ(said[1].text, "z failed");
+  EXPECT_EQ(said[2].kind, ModelMessageKind::kRejection);
+  EXPECT_EQ(said[2].text, "x2 is too large");
+  EXPECT_TRUE(t->take_model_messages().empty());  // drained
   EXPECT_TRUE(std::isnan(t->potential_and_gradient(Eigen::Vector2d(-200.0, 0.0), g)));
+  EXPECT_TRUE(t->take_model_messages().empty());  // a NaN without a message says nothing
   try {
     t->potential_and_gradient(Eigen::Vector2d(200.0, 0.0), g);
     ADD_FAILURE() << "a NaN with a message must throw";

@@ -1,0 +1,95 @@
+#include "runner/model_message_tally.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+
+namespace pemc::runner {
+namespace {
+
+using Kind = v1::ModelMessage::Kind;
+
+const char* what_happened(Kind kind) {
+  switch (kind) {
+    case v1::ModelMessage::INITIAL_POINT:
+      return "rejected an initial point";
+    case v1::ModelMessage::PROPOSAL:
+      return "rejected a proposal";
+    case v1::ModelMessage::OUTPUTS:
+      return "could not compute a draw's outputs (they are NaN from the failure on)";
+    default:
+      return "said";
+  }
+}
+
+}  // namespace
+
+void ModelMessageTally::add(const std::vector<targets::ModelMessage>& messages, bool initialising) {
+  for (const auto& m : messages) {
+    const Kind kind = m.kind == targets::ModelMessageKind::kOutputs ? v1::ModelMessage::OUTPUTS
+                      : initialising                                ? v1::ModelMessage::INITIAL_POINT
+                                                                    : v1::ModelMessage::PROPOSAL;
+    const std::int64_t before = count(kind);
+    if (before < kLogged)
+      spdlog::warn("chain {}: the model {}: {}", chain_id_, what_happened(kind), m.text);
+    if (before + 1 == kLogged)
+      spdlog::warn("chain {}: further messages of this kind are counted in the chain's summary "
+                   "(pemc-report summarize)",
+                   chain_id_);
+    add_one(kind, m.text, m.count);
+  }
+}
+
+void ModelMessageTally::add_one(Kind kind, const std::string& text, std::int64_t count) {
+  int distinct = 0;
+  v1::ModelMessage* other = nullptr;
+  for (auto& e : entries_) {
+    if (e.kind() != kind) continue;
+    if (e.text().empty()) {
+      other = &e;
+      continue;
+    }
+    ++distinct;
+    if (e.text() == text) {
+      e.set_count(e.count() + count);
+      return;
+    }
+  }
+  if (distinct < kDistinctKept) {
+    auto& e = entries_.emplace_back();
+    e.set_kind(kind);
+    e.set_text(text);
+    e.set_count(count);
+    return;
+  }
+  if (other == nullptr) {
+    other = &entries_.emplace_back();
+    other->set_kind(kind);
+  }
+  other->set_count(other->count() + count);
+}
+
+void ModelMessageTally::write(google::protobuf::RepeatedPtrField<v1::ModelMessage>& out) const {
+  out.Clear();
+  for (const auto& e : entries_) *out.Add() = e;
+}
+
+void ModelMessageTally::restore(const google::protobuf::RepeatedPtrField<v1::ModelMessage>& saved) {
+  entries_.assign(saved.begin(), saved.end());
+}
+
+std::int64_t ModelMessageTally::count(Kind kind) const {
+  std::int64_t n = 0;
+  for (const auto& e : entries_)
+    if (e.kind() == kind) n += e.count();
+  return n;
+}
+
+std::string ModelMessageTally::first_text(Kind kind) const {
+  for (const auto& e : entries_)
+    if (e.kind() == kind && !e.text().empty()) return e.text();
+  return "";
+}
+
+}  // namespace pemc::runner
