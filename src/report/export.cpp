@@ -231,11 +231,39 @@ void close_output(std::ofstream& out, const fs::path& file) {
 
 // ---- csv ------------------------------------------------------------------------------------
 
-std::string csv_header(const RunScan& run) {
+// The lp__ and sampler columns of a csv table: one run's own, or the union of the runs a table
+// to a stream holds, where a run's cell of a column its sampler does not have is empty.
+struct CsvColumns {
+  bool lp = false;
+  std::vector<StatColumn> stats;
+};
+
+CsvColumns own_columns(const RunScan& run) { return {run.has_lp, run.columns.stats}; }
+
+// The runs a stream's table takes its columns from: those exported and, without --run, every run
+// of the file's study, so that a --task-range slice of a study exports the whole study's columns.
+CsvColumns table_columns(const Scan& scan, const ExportOptions& options) {
+  CsvColumns t;
+  std::vector<std::vector<StatColumn>> runs;
+  for (const auto& [id, run] : scan.runs) {
+    t.lp = t.lp || run.has_lp;
+    runs.push_back(run.columns.stats);
+  }
+  if (options.run_filter.empty())
+    for (const auto& r : scan.header.config().runs()) {
+      const SamplerColumns c = sampler_columns(r.sampler());
+      t.lp = t.lp || c.lp == LpSource::kDrawPotential || !options.target_config.empty();
+      runs.push_back(c.stats);
+    }
+  t.stats = merged_columns(runs);
+  return t;
+}
+
+std::string csv_header(const RunScan& run, const CsvColumns& table) {
   std::string line = "run_id,chain_id,seed,iteration,warmup";
   if (run.weighted) line += ",sample,log_weight";
-  if (run.has_lp) line += ",lp__";
-  for (const auto& c : run.columns.stats) line += "," + c.name;
+  if (table.lp) line += ",lp__";
+  for (const auto& c : table.stats) line += "," + c.name;
   for (const auto& n : run.names) line += "," + csv_cell(n);
   return line;
 }
@@ -247,21 +275,25 @@ std::string stat_cell(DrawStat stat, const v1::Draw& d) {
   return std::to_string(static_cast<long long>(v));
 }
 
-// The draw's sampler columns, each preceded by a comma.
-std::string stat_cells(const std::vector<StatColumn>& columns, const v1::Draw& d) {
+// The draw's cells of `columns`, each preceded by a comma; empty for a column `own` lacks.
+std::string stat_cells(const std::vector<StatColumn>& columns, const std::vector<StatColumn>& own,
+                       const v1::Draw& d) {
   std::string s;
-  for (const auto& c : columns) s += "," + stat_cell(c.stat, d);
+  for (const auto& c : columns) {
+    s += ",";
+    if (std::find(own.begin(), own.end(), c) != own.end()) s += stat_cell(c.stat, d);
+  }
   return s;
 }
 
 // Writes the csv rows of one draw; returns how many.
-std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, std::ostream& out,
-                      std::vector<double>& values, std::vector<double>& weights) {
+std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, const CsvColumns& table,
+                      std::ostream& out, std::vector<double>& values, std::vector<double>& weights) {
   const int od = run.meta.original_dim;
   const int n = draw_sample_count(d, od);
   export_log_weights(d, run, weights);
   values.resize(run.names.size());
-  const std::string stats = stat_cells(run.columns.stats, d);
+  const std::string stats = stat_cells(table.stats, run.columns.stats, d);
   std::string line;
   Vector point;
   for (int j = 0; j < n; ++j) {
@@ -270,7 +302,7 @@ std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, std::ostream& out,
                        d.iteration(), d.warmup() ? 1 : 0);
     if (run.weighted)
       line += fmt::format(",{},{}", j + 1, num(weights[static_cast<std::size_t>(j)]));
-    if (run.has_lp) line += "," + num(sample_lp(d, run, j, point));
+    if (table.lp) line += run.has_lp ? "," + num(sample_lp(d, run, j, point)) : ",";
     line += stats;
     for (double v : values) line += "," + num(v);
     out << line << '\n';
@@ -282,12 +314,16 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
                       std::ostream* stream, ExportResult& result) {
   std::map<std::string, std::ofstream> files;
   std::map<std::string, std::ostream*> outs;
+  std::map<std::string, CsvColumns> tables;
   if (stream) {
-    // One table: every run must have the same columns (checked before anything is written).
+    // One table: every run must have the same weighting and quantities (checked before anything
+    // is written); the sampler columns are all the runs' together.
+    const CsvColumns table = table_columns(scan, options);
     const std::string first_header =
-        scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()));
+        scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()), table);
     for (const auto& id : scan.run_order) {
-      const std::string h = csv_header(scan.runs.at(id));
+      tables[id] = table;
+      const std::string h = csv_header(scan.runs.at(id), table);
       if (h != first_header)
         throw ConfigError(fmt::format(
             "export --format csv: runs '{}' and '{}' of {} have different columns ({} vs {}); "
@@ -305,7 +341,8 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
       while (!stems.insert(stem).second) stem += "_";
       const fs::path file = options.output_dir / (stem + ".csv");
       auto& f = files.emplace(id, open_output(file)).first->second;
-      f << csv_header(scan.runs.at(id)) << '\n';
+      tables[id] = own_columns(scan.runs.at(id));
+      f << csv_header(scan.runs.at(id), tables[id]) << '\n';
       outs[id] = &f;
       result.files.push_back(file);
     }
@@ -317,7 +354,8 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
   while (left-- > 0 && reader.next(record)) {
     if (!record.has_draw() || !exported(record.draw(), options)) continue;
     const auto& d = record.draw();
-    result.rows += csv_rows(d, run_of(scan, d), *outs.at(d.run_id()), values, weights);
+    result.rows +=
+        csv_rows(d, run_of(scan, d), tables.at(d.run_id()), *outs.at(d.run_id()), values, weights);
   }
   std::size_t i = 0;
   for (const auto& id : scan.run_order) {
@@ -581,7 +619,7 @@ void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& 
   const int od = run.meta.original_dim;
   const int n = run.weighted ? draw_sample_count(d, od) : 1;
   std::vector<double> values(run.names.size());
-  const std::string stats = stat_cells(o.columns, d);
+  const std::string stats = stat_cells(o.columns, o.columns, d);
   Vector point;
   for (int j = 0; j < n; ++j) {
     const int copies = run.weighted ? c.copies[o.sample++] : 1;

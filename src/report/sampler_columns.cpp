@@ -1,5 +1,7 @@
 #include "report/sampler_columns.hpp"
 
+#include <algorithm>
+
 namespace pemc::report {
 namespace {
 
@@ -20,6 +22,13 @@ const StatColumn kExtendedEnergy{"extended_energy__", "extended_energy", DrawSta
 const StatColumn kMalaStep{"mala_stepsize__", "mala_step_size", DrawStat::kStepSize, false};
 // The log density of the sampler's own state (extended space, or the tempered level's).
 const StatColumn kExtendedLp{"extended_lp__", "extended_lp", DrawStat::kExtendedLp, false};
+
+// Every column, in the order each sampler's columns follow.
+const std::vector<StatColumn>& all_columns() {
+  static const std::vector<StatColumn> all{kExtendedLp, kAccept,   kStep,   kMalaStep,      kDepth,
+                                           kLeapfrog,   kDivergent, kEnergy, kExtendedEnergy};
+  return all;
+}
 
 // NUTS and static HMC fill every field. MALA is one leapfrog step of sqrt(h) from a fresh momentum
 // with a Metropolis correction, so its energy is that step's Hamiltonian (CmdStan's meaning);
@@ -75,6 +84,17 @@ SamplerColumns sampler_columns(const v1::SamplerConfig& s) {
     default:
       return {LpSource::kDrawPotential, plain_kernel(s)};
   }
+}
+
+std::vector<StatColumn> merged_columns(const std::vector<std::vector<StatColumn>>& runs) {
+  std::vector<StatColumn> out;
+  for (const auto& c : all_columns())
+    for (const auto& run : runs)
+      if (std::find(run.begin(), run.end(), c) != run.end()) {
+        out.push_back(c);
+        break;
+      }
+  return out;
 }
 
 std::vector<StatColumn> cmdstan_columns(const std::vector<StatColumn>& all) {

@@ -62,6 +62,10 @@ struct SamplerColumns {
 
 SamplerColumns sampler_columns(const v1::SamplerConfig& sampler);
 
+// The union of several runs' columns, in the one order every sampler's columns follow (a run's
+// own columns merged alone are themselves): the columns of a table that holds several runs.
+std::vector<StatColumn> merged_columns(const std::vector<std::vector<StatColumn>>& runs);
+
 // The columns of `all` that a CmdStan CSV holds.
 std::vector<StatColumn> cmdstan_columns(const std::vector<StatColumn>& all);
 

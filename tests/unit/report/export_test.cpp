@@ -365,10 +365,36 @@ TEST_F(ExportTest, ParallelTemperingHasNoTreeDepthOrEnergyColumns) {
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0], "lp__,accept_stat__,stepsize__,n_leapfrog__,divergent__,x.1,x.2");
   EXPECT_EQ(rows[3], "-2.5,0.75,0.5,3,0,2,1");  // lp__ = -potential: the cold level's target
-  export_csv(dir_ / "pt.pemc", out, ExportOptions{});
+  export_csv(dir_ / "pt.pemc", out, ExportOptions{.run_filter = "nuts"});  // without the PE run
   EXPECT_EQ(lines_of(out.str())[0],
             "run_id,chain_id,seed,iteration,warmup,lp__,accept_stat__,stepsize__,n_leapfrog__,"
             "divergent__,x[1],x[2]");
+}
+
+// One csv table of a NUTS and a parallel tempering run: the columns of both, and the PT rows'
+// cells of NUTS-only columns empty (not 0).
+TEST_F(ExportTest, OneTableOfSeveralSamplersLeavesCellsEmptyNotZero) {
+  Record h = study_header();
+  auto* c = h.mutable_header()->mutable_config();
+  *c->mutable_runs(1)->mutable_sampler() = v1::SamplerConfig{};
+  c->mutable_runs(1)->mutable_sampler()->mutable_parallel_tempering()->mutable_nuts();
+  c->mutable_runs(1)->set_name("pt");
+  auto* info = h.mutable_header()->mutable_runs(1);
+  info->set_name("pt");
+  info->set_dim(2);
+  info->set_sampler_name("parallel_tempering");
+  Record pt = plain_draw(1, 0, 1.0, 2.0);
+  pt.mutable_draw()->set_run_id("pt");
+  write_file(dir_ / "two.pemc", {h, plain_draw(0, 0, 1.0, 2.0), pt});
+  std::ostringstream out;
+  EXPECT_EQ(export_csv(dir_ / "two.pemc", out, ExportOptions{}), 2);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "run_id,chain_id,seed,iteration,warmup,lp__,accept_stat__,stepsize__,treedepth__,"
+            "n_leapfrog__,divergent__,energy__,x[1],x[2]");
+  EXPECT_EQ(lines[1], "nuts,0,40,0,0,-2.5,0.75,0.5,2,3,0,1.25,1,2");
+  EXPECT_EQ(lines[2], "pt,1,41,0,0,-2.5,0.75,0.5,,3,0,,1,2");
 }
 
 TEST_F(ExportTest, OutputDirectoriesFormatsAndDamage) {
@@ -425,7 +451,7 @@ TEST_F(ExportTest, NamedOutputsAreTheQuantities) {
   }
   write_file(dir_ / "stan.pemc", v);
   std::ostringstream out;
-  export_csv(dir_ / "stan.pemc", out, ExportOptions{});
+  export_csv(dir_ / "stan.pemc", out, ExportOptions{.run_filter = "nuts"});
   const auto lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 3u);
   // RFC 4180: a name holding a comma is quoted.

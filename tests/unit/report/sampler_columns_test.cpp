@@ -101,6 +101,31 @@ TEST(SamplerColumns, CmdStanColumnsAreCmdStansOwn) {
   }
 }
 
+// A table of several runs has the union of their columns in one order, which every sampler's own
+// columns already follow.
+TEST(SamplerColumns, MergedColumnsKeepEverySamplersOrder) {
+  std::vector<v1::SamplerConfig> all(11);
+  all[0].mutable_nuts();
+  all[1].mutable_hmc();
+  all[2].mutable_mala();
+  all[3].mutable_rwm();
+  all[4].mutable_pseudo_extended()->mutable_nuts();
+  all[5].mutable_pseudo_extended()->mutable_hmc();
+  all[6].mutable_continuous_tempering()->mutable_nuts();
+  all[7].mutable_continuous_tempering()->mutable_hmc();
+  all[8].mutable_parallel_tempering()->mutable_nuts();
+  all[9].mutable_simulated_tempering()->mutable_hmc();
+  all[10].mutable_annealed_importance()->mutable_hmc();
+  for (const auto& s : all) {
+    const auto own = sampler_columns(s).stats;
+    EXPECT_EQ(merged_columns({own}), own) << s.ShortDebugString();
+  }
+  EXPECT_EQ(names(merged_columns({sampler_columns(all[8]).stats, sampler_columns(all[2]).stats,
+                                  sampler_columns(all[0]).stats})),
+            (Names{"accept_stat__", "stepsize__", "mala_stepsize__", "treedepth__", "n_leapfrog__",
+                   "divergent__", "energy__"}));
+}
+
 TEST(SamplerColumns, ValuesAndTypes) {
   v1::Draw d;
   d.set_potential(2.5);
