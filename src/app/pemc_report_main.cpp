@@ -110,6 +110,7 @@ int cmd_export(const std::string& file, const pemc::report::ExportOptions& optio
   const auto result = pemc::report::export_draws(file, std::cout, options);
   std::cout.flush();
   for (const auto& f : result.files) std::cerr << "pemc-report: wrote " << f.string() << "\n";
+  for (const auto& n : result.notes) std::cerr << "pemc-report: note: " << n << "\n";
   const std::string reason = result.incomplete_reason();
   if (reason.empty()) return 0;
   std::cerr << "pemc-report: warning: " << file << ": " << reason << "; exported the "
@@ -258,7 +259,9 @@ Subcommand add_export(CLI::App& app) {
                 "weight (CmdStan CSV has no place for weights)");
   sub->add_option("--seed", a->options.seed, "Seed of --resample (default 1)");
   sub->add_option("--run", a->options.run_filter, "Only this run");
-  add_config_option(*sub, a->options.target_config, "for lp__ of --resample's samples");
+  add_config_option(*sub, a->options.target_config,
+                    "for lp__ of the samples of pseudo-extended, continuous and simulated "
+                    "tempering runs (their draws record an extended density)");
   sub->add_flag("--include-warmup", a->options.include_warmup, "Also export warmup draws");
   sub->add_flag("--estimates", a->estimates,
                 "Export the running estimates (EstimatesSnapshot records) instead of the draws");

@@ -18,10 +18,10 @@
 #include "core/version.hpp"
 #include "report/checked_reader.hpp"
 #include "report/draw_weights.hpp"
+#include "report/export_lp.hpp"
 #include "report/export_netcdf.hpp"
 #include "report/export_scan.hpp"
 #include "report/quantities.hpp"
-#include "report/run_targets.hpp"
 
 namespace pemc::report {
 namespace export_detail {
@@ -53,6 +53,7 @@ RunScan& run_for(Scan& scan, const v1::Draw& d) {
   run.named_outputs = !run.meta.output_names.empty();
   run.names = quantity_names(run.meta.output_names, run.meta.original_dim);
   run.weighted = weighted_sampler(run.meta.sampler);
+  run.columns = sampler_columns(run.meta.config.sampler());
   scan.run_order.push_back(d.run_id());
   return scan.runs.emplace(d.run_id(), std::move(run)).first->second;
 }
@@ -230,32 +231,79 @@ void close_output(std::ofstream& out, const fs::path& file) {
 
 // ---- csv ------------------------------------------------------------------------------------
 
-std::string csv_header(const RunScan& run) {
+// The lp__ and sampler columns of a csv table: one run's own, or the union of the runs a table
+// to a stream holds, where a run's cell of a column its sampler does not have is empty.
+struct CsvColumns {
+  bool lp = false;
+  std::vector<StatColumn> stats;
+};
+
+CsvColumns own_columns(const RunScan& run) { return {run.has_lp, run.columns.stats}; }
+
+// The runs a stream's table takes its columns from: those exported and, without --run, every run
+// of the file's study, so that a --task-range slice of a study exports the whole study's columns.
+CsvColumns table_columns(const Scan& scan, const ExportOptions& options) {
+  CsvColumns t;
+  std::vector<std::vector<StatColumn>> runs;
+  for (const auto& [id, run] : scan.runs) {
+    t.lp = t.lp || run.has_lp;
+    runs.push_back(run.columns.stats);
+  }
+  if (options.run_filter.empty())
+    for (const auto& r : scan.header.config().runs()) {
+      const SamplerColumns c = sampler_columns(r.sampler());
+      t.lp = t.lp || c.lp == LpSource::kDrawPotential || !options.target_config.empty();
+      runs.push_back(c.stats);
+    }
+  t.stats = merged_columns(runs);
+  return t;
+}
+
+std::string csv_header(const RunScan& run, const CsvColumns& table) {
   std::string line = "run_id,chain_id,seed,iteration,warmup";
   if (run.weighted) line += ",sample,log_weight";
-  line += ",lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__";
+  if (table.lp) line += ",lp__";
+  for (const auto& c : table.stats) line += "," + c.name;
   for (const auto& n : run.names) line += "," + csv_cell(n);
   return line;
 }
 
+// A sampler column's cell: integers and flags without a decimal point.
+std::string stat_cell(DrawStat stat, const v1::Draw& d) {
+  const double v = stat_value(stat, d);
+  if (stat_type(stat) == StatType::kReal) return num(v);
+  return std::to_string(static_cast<long long>(v));
+}
+
+// The draw's cells of `columns`, each preceded by a comma; empty for a column `own` lacks.
+std::string stat_cells(const std::vector<StatColumn>& columns, const std::vector<StatColumn>& own,
+                       const v1::Draw& d) {
+  std::string s;
+  for (const auto& c : columns) {
+    s += ",";
+    if (std::find(own.begin(), own.end(), c) != own.end()) s += stat_cell(c.stat, d);
+  }
+  return s;
+}
+
 // Writes the csv rows of one draw; returns how many.
-std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, std::ostream& out,
-                      std::vector<double>& values, std::vector<double>& weights) {
+std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, const CsvColumns& table,
+                      std::ostream& out, std::vector<double>& values, std::vector<double>& weights) {
   const int od = run.meta.original_dim;
   const int n = draw_sample_count(d, od);
   export_log_weights(d, run, weights);
   values.resize(run.names.size());
-  const std::string stats = fmt::format("{},{},{},{},{},{},{}", num(-d.potential()),
-                                        num(d.accept_stat()), num(d.step_size()), d.tree_depth(),
-                                        d.n_leapfrog(), d.divergent() ? 1 : 0, num(d.energy()));
+  const std::string stats = stat_cells(table.stats, run.columns.stats, d);
   std::string line;
+  Vector point;
   for (int j = 0; j < n; ++j) {
     sample_quantities(d, od, run.named_outputs, j, values);
     line = fmt::format("{},{},{},{},{}", csv_cell(d.run_id()), d.chain_id(), d.seed(),
                        d.iteration(), d.warmup() ? 1 : 0);
     if (run.weighted)
       line += fmt::format(",{},{}", j + 1, num(weights[static_cast<std::size_t>(j)]));
-    line += "," + stats;
+    if (table.lp) line += run.has_lp ? "," + num(sample_lp(d, run, j, point)) : ",";
+    line += stats;
     for (double v : values) line += "," + num(v);
     out << line << '\n';
   }
@@ -266,12 +314,16 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
                       std::ostream* stream, ExportResult& result) {
   std::map<std::string, std::ofstream> files;
   std::map<std::string, std::ostream*> outs;
+  std::map<std::string, CsvColumns> tables;
   if (stream) {
-    // One table: every run must have the same columns (checked before anything is written).
+    // One table: every run must have the same weighting and quantities (checked before anything
+    // is written); the sampler columns are all the runs' together.
+    const CsvColumns table = table_columns(scan, options);
     const std::string first_header =
-        scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()));
+        scan.run_order.empty() ? "" : csv_header(scan.runs.at(scan.run_order.front()), table);
     for (const auto& id : scan.run_order) {
-      const std::string h = csv_header(scan.runs.at(id));
+      tables[id] = table;
+      const std::string h = csv_header(scan.runs.at(id), table);
       if (h != first_header)
         throw ConfigError(fmt::format(
             "export --format csv: runs '{}' and '{}' of {} have different columns ({} vs {}); "
@@ -289,7 +341,8 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
       while (!stems.insert(stem).second) stem += "_";
       const fs::path file = options.output_dir / (stem + ".csv");
       auto& f = files.emplace(id, open_output(file)).first->second;
-      f << csv_header(scan.runs.at(id)) << '\n';
+      tables[id] = own_columns(scan.runs.at(id));
+      f << csv_header(scan.runs.at(id), tables[id]) << '\n';
       outs[id] = &f;
       result.files.push_back(file);
     }
@@ -301,7 +354,8 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
   while (left-- > 0 && reader.next(record)) {
     if (!record.has_draw() || !exported(record.draw(), options)) continue;
     const auto& d = record.draw();
-    result.rows += csv_rows(d, run_of(scan, d), *outs.at(d.run_id()), values, weights);
+    result.rows +=
+        csv_rows(d, run_of(scan, d), tables.at(d.run_id()), *outs.at(d.run_id()), values, weights);
   }
   std::size_t i = 0;
   for (const auto& id : scan.run_order) {
@@ -365,26 +419,6 @@ KernelInfo kernel_info(const v1::SamplerConfig& sampler) {
     k.adapt = r->adaptation().enabled();
   }
   return k;
-}
-
-// The sampler diagnostics columns that apply to a kernel, in CmdStan's order.
-std::vector<std::string> diagnostic_columns(const KernelInfo& k) {
-  if (k.engine == "nuts")
-    return {"accept_stat__", "stepsize__",  "treedepth__",
-            "n_leapfrog__",  "divergent__", "energy__"};
-  if (k.engine == "static")
-    return {"accept_stat__", "stepsize__", "n_leapfrog__", "divergent__", "energy__"};
-  if (k.engine == "mala") return {"accept_stat__", "stepsize__"};
-  return {"accept_stat__"};
-}
-
-std::string diagnostic_value(const std::string& column, const v1::Draw& d) {
-  if (column == "accept_stat__") return num(d.accept_stat());
-  if (column == "stepsize__") return num(d.step_size());
-  if (column == "treedepth__") return std::to_string(d.tree_depth());
-  if (column == "n_leapfrog__") return std::to_string(d.n_leapfrog());
-  if (column == "divergent__") return d.divergent() ? "1" : "0";
-  return num(d.energy());
 }
 
 std::string model_name(const RunScan& run) {
@@ -525,29 +559,18 @@ void check_cmdstan_exportable(const Scan& scan, const ExportOptions& options) {
   }
 }
 
-// Resamples every weighted run's chains and returns their targets, to evaluate lp__ at the
-// resampled samples (their draws' potential is the extended space's).
-std::map<std::string, targets::TargetPtr> resample_weighted_runs(Scan& scan,
-                                                                 const ExportOptions& options) {
-  std::map<std::string, targets::TargetPtr> targets;
-  RunTargets user_targets(options.target_config);
-  for (auto& [id, run] : scan.runs) {
-    if (!run.weighted) continue;
-    try {
-      targets[id] = user_targets.target(run.meta, id, "lp__ of the resampled samples");
-    } catch (const Error& e) {
-      throw ConfigError(fmt::format("export --resample: {}", e.what()));
-    }
-    for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
-  }
-  return targets;
+// Resamples every weighted run's chains.
+void resample_weighted_runs(Scan& scan, const ExportOptions& options) {
+  for (auto& [id, run] : scan.runs)
+    if (run.weighted)
+      for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
 }
 
 // One chain's CmdStan CSV file as it is written.
 struct CmdStanFile {
   std::ofstream file;
   fs::path path;
-  std::vector<std::string> columns;
+  std::vector<StatColumn> columns;  // the sampler columns CmdStan CSV holds
   bool adaptation_written = false;
   std::size_t sample = 0;  // next sample index into copies
   KernelInfo kernel;
@@ -569,9 +592,9 @@ CmdStanFiles open_cmdstan_files(const fs::path& path, const Scan& scan,
       o.path = options.output_dir / fmt::format("{}_{}.csv", stem, chain_id);
       o.kernel = kernel_info(run.meta.config.sampler());
       o.file = open_output(o.path);
-      o.columns = diagnostic_columns(o.kernel);
+      o.columns = cmdstan_columns(run.columns.stats);
       std::string head = "lp__";
-      for (const auto& col : o.columns) head += "," + col;
+      for (const auto& col : o.columns) head += "," + col.name;
       for (const auto& n : run.names) head += "," + cmdstan_name(n);
       o.file << cmdstan_comments(path, run, c, o.kernel, options) << head << '\n';
       if (!options.include_warmup) {
@@ -585,33 +608,24 @@ CmdStanFiles open_cmdstan_files(const fs::path& path, const Scan& scan,
   return outs;
 }
 
-// The rows of one draw: one sample, or for a resampled weighted run each pseudo-sample as many
-// times as it was drawn, with lp__ of the target at it.
-void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& c,
-                        const targets::Target* target, CmdStanFile& o, ExportResult& result) {
+// The rows of one draw: one sample, or for a resampled weighted run each sample as many times as
+// it was drawn, with lp__ at it (export_lp.hpp).
+void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& c, CmdStanFile& o,
+                        ExportResult& result) {
   if (!d.warmup() && !o.adaptation_written) {
     o.file << cmdstan_adaptation(c, o.kernel);
     o.adaptation_written = true;
   }
   const int od = run.meta.original_dim;
-  const int n = draw_sample_count(d, od);
+  const int n = run.weighted ? draw_sample_count(d, od) : 1;
   std::vector<double> values(run.names.size());
+  const std::string stats = stat_cells(o.columns, o.columns, d);
   Vector point;
   for (int j = 0; j < n; ++j) {
-    int copies = 1;
-    double lp = -d.potential();
-    if (run.weighted) {
-      copies = c.copies[o.sample++];
-      if (copies == 0) continue;
-      const auto x = sample_point(d, od, j);
-      point = Eigen::Map<const Vector>(x.data(), static_cast<Eigen::Index>(x.size()));
-      lp = -target->potential(point);
-    } else if (j > 0) {
-      break;
-    }
+    const int copies = run.weighted ? c.copies[o.sample++] : 1;
+    if (copies == 0) continue;
     sample_quantities(d, od, run.named_outputs, j, values);
-    std::string line = num(lp);
-    for (const auto& col : o.columns) line += "," + diagnostic_value(col, d);
+    std::string line = num(sample_lp(d, run, j, point)) + stats;
     for (double v : values) line += "," + num(v);
     for (int r = 0; r < copies; ++r) o.file << line << '\n';
     result.rows += copies;
@@ -620,9 +634,8 @@ void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& 
 
 void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& options,
                     ExportResult& result) {
-  check_cmdstan_exportable(scan, options);
   prepare_output_dir(options);
-  const auto targets = resample_weighted_runs(scan, options);
+  resample_weighted_runs(scan, options);
   CmdStanFiles outs = open_cmdstan_files(path, scan, options, result);
   CheckedRecordReader reader(path);
   v1::Record record;
@@ -631,10 +644,8 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
     if (!record.has_draw() || !exported(record.draw(), options)) continue;
     const auto& d = record.draw();
     const RunScan& run = run_of(scan, d);
-    const auto t = targets.find(d.run_id());
-    write_cmdstan_rows(d, run, run.chains.at(d.chain_id()),
-                       t != targets.end() ? t->second.get() : nullptr,
-                       outs.at({d.run_id(), d.chain_id()}), result);
+    write_cmdstan_rows(d, run, run.chains.at(d.chain_id()), outs.at({d.run_id(), d.chain_id()}),
+                       result);
   }
   for (auto& [key, o] : outs) {
     const ChainScan& c = scan.runs.at(key.first).chains.at(key.second);
@@ -676,6 +687,8 @@ ExportResult export_draws(const fs::path& path, std::ostream& out, const ExportO
   result.n_records = scan.n_records;
   result.has_footer = scan.has_footer;
   result.problem = scan.problem;
+  if (options.format == "cmdstan") check_cmdstan_exportable(scan, options);
+  resolve_lp(scan, options, options.format == "cmdstan", result.notes);
   if (options.format == "csv")
     export_csv_files(path, scan, options, options.output_dir.empty() ? &out : nullptr, result);
   else if (options.format == "cmdstan")

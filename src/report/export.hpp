@@ -1,21 +1,25 @@
 #pragma once
 // Draws exported for other tools, with Stan's conventions (report/quantities.hpp):
 //   csv      one row per sample: run_id, chain_id, seed, iteration, warmup, [sample, log_weight,]
-//            lp__, accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__, energy__,
-//            then the run's quantities by their Stan names (x[1], ... or a Stan model's
-//            "theta[1]"). To stdout when every exported run has the same columns (else an error
-//            says to use --output-dir or --run); with output_dir one file per run, <run>.csv.
+//            lp__, the sampler's columns (sampler_columns.hpp), then the run's quantities by their
+//            Stan names (x[1], ... or a Stan model's "theta[1]"). To stdout when every exported
+//            run has the same weighting and quantities (else an error says to use --output-dir or
+//            --run), as one table with the sampler columns of all the study's runs (of the --run
+//            run only), a run's cell empty where its sampler has no such column; with output_dir
+//            one file per run, <run>.csv, with that run's own columns.
 //   cmdstan  one CmdStan CSV per chain, <run>_<chain_id>.csv in output_dir: CmdStan's '#' comment
 //            header (model, sampler, seed, chain, warmup and draws, adaptation), columns lp__ and
-//            the sampler diagnostics that apply, then the quantities by CmdStan's dotted names
-//            (theta.1, Sigma.2.1, x.1). Read by rstan::read_stan_csv.
+//            those of the sampler's columns that are CmdStan's own, then the quantities by
+//            CmdStan's dotted names (theta.1, Sigma.2.1, x.1). Read by rstan::read_stan_csv.
 //   netcdf   ArviZ InferenceData (netCDF-4), <run>.nc in output_dir: groups posterior and
 //            sample_stats, dims chain, draw and per-quantity dims (export_netcdf.hpp).
 //
-// lp__ is the log density up to a constant with the Jacobian included: -potential of the draw. For
-// weighted samplers the draw's potential is the extended space's, so csv and netcdf rows carry it
-// as the chain's lp__, and a resampled CmdStan export evaluates the run's target at the resampled
-// sample instead (rebuilding it from the header's config).
+// lp__ is the model's log density at the exported sample: -potential of the run's target, with
+// the Jacobian and the constants the run kept (Stan's lp__ for a Stan model). Samplers whose
+// draws record an extended density (pseudo-extended, continuous and simulated tempering) have the
+// target evaluated at each sample, built from the user's --config (export_lp.hpp); without it
+// their csv and netcdf exports have no lp__ (ExportResult::notes says so) and CmdStan CSV is
+// refused. Their extended density is the column extended_lp__.
 //
 // Weighted samplers (pseudo-extended, continuous and simulated tempering, AIS): csv and netcdf
 // hold every weighted sample with its log_weight, the log of the weight to use in a self-normalised
@@ -47,8 +51,8 @@ struct ExportOptions {
   bool resample = false;             // cmdstan: weighted runs resampled to one sample per draw
   std::uint64_t seed = 1;            // of the resampling
   std::string run_filter;            // only this run (empty: all)
-  // --config: the config the file was written with; --resample evaluates lp__ at the resampled
-  // samples with the target built from it (report/run_targets.hpp).
+  // --config: the config the file was written with; lp__ of samplers whose draws record an
+  // extended density is evaluated with the target built from it (report/run_targets.hpp).
   std::filesystem::path target_config;
 };
 
@@ -58,6 +62,7 @@ struct ExportResult {
   std::int64_t n_records = 0;                // records read
   bool has_footer = false;
   std::optional<records::ReadProblem> problem;  // damage where reading stopped
+  std::vector<std::string> notes;               // what the export left out and why
   // Why the export is incomplete ("" when the file is whole): damage, or no footer.
   std::string incomplete_reason() const;
 };
@@ -67,7 +72,7 @@ const std::vector<std::string>& export_formats();
 
 // Exports `path` as options.format says (to `out` for csv without output_dir). ConfigError for bad
 // options (an unknown format, a missing or non-empty output directory, a weighted run to CmdStan
-// without resample, runs of different columns to one stream), DataError for a draw whose content
+// without resample or without the target its lp__ needs, runs of different columns to one stream), DataError for a draw whose content
 // does not match its run (before anything is written: the file is scanned first).
 ExportResult export_draws(const std::filesystem::path& path, std::ostream& out,
                           const ExportOptions& options);

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "report/checked_reader.hpp"
+#include "report/export_lp.hpp"
 #include "report/quantities.hpp"
 
 namespace pemc::report {
@@ -112,10 +113,22 @@ std::size_t product(const std::vector<std::size_t>& v) {
 }
 
 struct StatVar {
-  const char* name;
+  StatColumn column;
   nc_type type;
   int id = -1;
 };
+
+nc_type nc_type_of(DrawStat stat) {
+  switch (stat_type(stat)) {
+    case StatType::kInt: return NC_INT;
+    case StatType::kBool: return NC_BYTE;
+    default: return NC_DOUBLE;
+  }
+}
+
+void describe(int grp, int var, const fs::path& file, const char* text) {
+  check(nc_put_att_text(grp, var, "description", std::strlen(text), text), file, "attribute");
+}
 
 // One pair of groups (posterior + sample_stats, or their warmup versions) in an open file.
 struct Groups {
@@ -123,8 +136,35 @@ struct Groups {
   int chain_dim = -1, draw_dim = -1, sample_dim = -1;
   std::vector<Variable> variables;
   std::vector<StatVar> stats_vars;
+  int lp = -1;  // -1: the run has no lp__ (export_lp.hpp)
   int log_weight = -1;
 };
+
+// sample_stats' lp (per sample for weighted runs, whose samples each have their own) and the
+// sampler's columns (sampler_columns.hpp) by their ArviZ names.
+void define_stats(int grp, const fs::path& file, const RunScan& run, int chain_dim, int draw_dim,
+                  int sample_dim, Groups& g) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (run.has_lp) {
+    const int dims[] = {chain_dim, draw_dim, sample_dim};
+    check(nc_def_var(grp, "lp", NC_DOUBLE, run.weighted ? 3 : 2, dims, &g.lp), file, "variable lp");
+    check(nc_def_var_fill(grp, g.lp, 0, &nan), file, "fill");
+    describe(grp, g.lp, file,
+             "the model's log density at the sample (-potential of the run's target, Jacobian "
+             "included), as Stan's lp__");
+  }
+  const int dims[] = {chain_dim, draw_dim};
+  for (const auto& c : run.columns.stats) {
+    StatVar v{c, nc_type_of(c.stat)};
+    check(nc_def_var(grp, c.arviz.c_str(), v.type, 2, dims, &v.id), file, "variable " + c.arviz);
+    if (v.type == NC_DOUBLE) check(nc_def_var_fill(grp, v.id, 0, &nan), file, "fill");
+    // xarray decodes int8 variables with dtype "bool" as booleans (ArviZ's diverging).
+    if (v.type == NC_BYTE) check(nc_put_att_text(grp, v.id, "dtype", 4, "bool"), file, "dtype");
+    if (c.stat == DrawStat::kExtendedLp)
+      describe(grp, v.id, file, "log density of the sampler's own (extended) state; not the model's");
+    g.stats_vars.push_back(v);
+  }
+}
 
 Groups define_groups(int ncid, const fs::path& file, const std::string& prefix, const RunScan& run,
                      const Layout& layout, std::size_t n_chains, std::size_t n_draws,
@@ -166,29 +206,15 @@ Groups define_groups(int ncid, const fs::path& file, const std::string& prefix, 
         check(nc_def_var_fill(grp, v.id, 0, &nan), file, "fill of " + v.name);
       }
     } else {
-      g.stats_vars = {{"lp", NC_DOUBLE},        {"acceptance_rate", NC_DOUBLE},
-                      {"step_size", NC_DOUBLE}, {"tree_depth", NC_INT},
-                      {"n_steps", NC_INT},      {"diverging", NC_BYTE},
-                      {"energy", NC_DOUBLE}};
-      const int dims[] = {chain_dim, draw_dim};
-      for (auto& s : g.stats_vars) {
-        check(nc_def_var(grp, s.name, s.type, 2, dims, &s.id), file,
-              std::string("variable ") + s.name);
-        if (s.type == NC_DOUBLE) check(nc_def_var_fill(grp, s.id, 0, &nan), file, "fill");
-      }
-      // xarray decodes int8 variables with dtype "bool" as booleans (ArviZ's diverging).
-      const auto& div = g.stats_vars[5];
-      check(nc_put_att_text(grp, div.id, "dtype", 4, "bool"), file, "attribute dtype");
+      define_stats(grp, file, run, chain_dim, draw_dim, sample_dim, g);
       if (run.weighted) {
         const int wdims[] = {chain_dim, draw_dim, sample_dim};
         check(nc_def_var(grp, "log_weight", NC_DOUBLE, 3, wdims, &g.log_weight), file,
               "variable log_weight");
         check(nc_def_var_fill(grp, g.log_weight, 0, &nan), file, "fill");
-        const char* doc =
-            "log of each sample's weight for a self-normalised average over all of "
-            "the run's samples (pseudo-extended: normalised within the draw)";
-        check(nc_put_att_text(grp, g.log_weight, "description", std::strlen(doc), doc), file,
-              "attribute");
+        describe(grp, g.log_weight, file,
+                 "log of each sample's weight for a self-normalised average over all of the "
+                 "run's samples (pseudo-extended: normalised within the draw)");
       }
     }
     std::vector<int> draws(n_draws);
@@ -197,6 +223,34 @@ Groups define_groups(int ncid, const fs::path& file, const std::string& prefix, 
     check(nc_put_var_int(grp, draw_var, draws.data()), file, "draw ids");
   }
   return g;
+}
+
+// The draw's lp (every sample's) and sampler columns at (chain, draw) = start.
+void write_stats(const v1::Draw& d, const RunScan& run, const Groups& g, const std::size_t* start,
+                 const fs::path& file) {
+  if (g.lp >= 0) {
+    const int n = draw_sample_count(d, run.meta.original_dim);
+    std::vector<double> lp(static_cast<std::size_t>(n));
+    Vector point;
+    for (int j = 0; j < n; ++j) lp[static_cast<std::size_t>(j)] = sample_lp(d, run, j, point);
+    const std::size_t count[] = {1, 1, lp.size()};
+    check(nc_put_vara_double(g.stats, g.lp, start, count, lp.data()), file, "write lp");
+  }
+  const std::size_t one[] = {1, 1};
+  for (const auto& v : g.stats_vars) {
+    const double x = stat_value(v.column.stat, d);
+    int status;
+    if (v.type == NC_INT) {
+      const int i = static_cast<int>(x);
+      status = nc_put_vara_int(g.stats, v.id, start, one, &i);
+    } else if (v.type == NC_BYTE) {
+      const signed char b = x != 0 ? 1 : 0;
+      status = nc_put_vara_schar(g.stats, v.id, start, one, &b);
+    } else {
+      status = nc_put_vara_double(g.stats, v.id, start, one, &x);
+    }
+    check(status, file, "write " + v.column.arviz);
+  }
 }
 
 }  // namespace
@@ -287,17 +341,7 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
             o.file, "write " + g.variables[v].name);
     }
     const std::size_t start[] = {ci, di, 0}, one[] = {1, 1, n};
-    const double lp = -d.potential(), accept = d.accept_stat(), step = d.step_size(),
-                 energy = d.energy();
-    const int depth = d.tree_depth(), steps = d.n_leapfrog();
-    const signed char div = d.divergent() ? 1 : 0;
-    check(nc_put_vara_double(g.stats, g.stats_vars[0].id, start, one, &lp), o.file, "write lp");
-    check(nc_put_vara_double(g.stats, g.stats_vars[1].id, start, one, &accept), o.file, "write");
-    check(nc_put_vara_double(g.stats, g.stats_vars[2].id, start, one, &step), o.file, "write");
-    check(nc_put_vara_int(g.stats, g.stats_vars[3].id, start, one, &depth), o.file, "write");
-    check(nc_put_vara_int(g.stats, g.stats_vars[4].id, start, one, &steps), o.file, "write");
-    check(nc_put_vara_schar(g.stats, g.stats_vars[5].id, start, one, &div), o.file, "write");
-    check(nc_put_vara_double(g.stats, g.stats_vars[6].id, start, one, &energy), o.file, "write");
+    write_stats(d, run, g, start, o.file);
     if (run.weighted) {
       export_log_weights(d, run, weights);
       check(nc_put_vara_double(g.stats, g.log_weight, start, one, weights.data()), o.file,

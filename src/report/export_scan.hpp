@@ -12,6 +12,8 @@
 #include "pemc/v1/records.pb.h"
 #include "report/diagnostics_traces.hpp"
 #include "report/export.hpp"
+#include "report/sampler_columns.hpp"
+#include "targets/target.hpp"
 
 namespace pemc::report::export_detail {
 
@@ -37,6 +39,9 @@ struct RunScan {
   std::vector<std::string> names;   // Stan names of the quantities
   bool named_outputs = false;       // values from Draw.outputs
   bool weighted = false;            // some draw carries weighted samples
+  SamplerColumns columns;           // the sampler's lp__ source and columns (sampler_columns.hpp)
+  bool has_lp = true;               // lp__ is written (export_lp.hpp resolve_lp)
+  targets::TargetPtr lp_target;     // evaluated for lp__ at each sample (null: -potential)
   std::map<int, ChainScan> chains;  // by chain_id
 };
 

@@ -89,7 +89,9 @@ set -e
 [ "$rc" -eq 1 ] || fail "a study of different columns to stdout: exit $rc, expected 1"
 grep -q -- "--output-dir" "$WORK/ragged.err" || fail "no hint to use --output-dir: $(cat "$WORK/ragged.err")"
 [ ! -s "$WORK/ragged.csv" ] || fail "rows written before the refusal"
-"$REPORT" export "$WORK/study.pemc" --output-dir "$WORK/csv" 2> /dev/null || fail "csv --output-dir failed"
+# --config: lp__ of the pseudo-extended samples is the target's (report_sampler_columns_test.sh).
+"$REPORT" export "$WORK/study.pemc" --output-dir "$WORK/csv" --config "$WORK/study.pbtxt" 2> /dev/null \
+  || fail "csv --output-dir failed"
 for f in "$WORK/csv/pe_n5.csv" "$WORK/csv/nuts.csv"; do
   awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$f" || fail "$f has ragged rows"
 done

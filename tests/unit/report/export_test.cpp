@@ -235,8 +235,9 @@ TEST_F(ExportTest, WeightedRunsAreRefusedForCmdStanUnlessResampled) {
     export_draws(dir_ / "s.pemc", unused, o);
     FAIL() << "resampled without the target";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("export --resample: lp__ of the resampled samples needs "
-                                         "the target of run 'pe': pass --config CONFIG"),
+    EXPECT_NE(std::string(e.what()).find("export --format cmdstan: lp__ of the samples (the "
+                                         "pseudo_extended draws record an extended density) "
+                                         "needs the target of run 'pe': pass --config CONFIG"),
               std::string::npos)
         << e.what();
   }
@@ -282,13 +283,20 @@ TEST_F(ExportTest, StudyCsvIsNeverRagged) {
     for (const auto& l : lines) EXPECT_EQ(std::count(l.begin(), l.end(), ','), n) << f << ": " << l;
   }
   const auto pe = lines_of(read_text(dir_ / "csv" / "pe.csv"));
+  // Without --config no lp__ (the model's density needs the target), and a note says so; the
+  // draw's own density is extended_lp__, its Hamiltonian extended_energy__.
   EXPECT_EQ(pe[0],
-            "run_id,chain_id,seed,iteration,warmup,sample,log_weight,lp__,accept_stat__,"
-            "stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,x[1],x[2]");
+            "run_id,chain_id,seed,iteration,warmup,sample,log_weight,extended_lp__,"
+            "accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,extended_energy__,"
+            "x[1],x[2]");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("run 'pe' (pseudo_extended) is exported without lp__"),
+            std::string::npos)
+      << r.notes[0];
   ASSERT_EQ(pe.size(), 10u);
   // Pseudo-extended weights normalised within the draw: log 1/4, log 3/4, -inf.
   EXPECT_TRUE(pe[1].starts_with("pe,2,52,0,0,1,-1.38629436111989")) << pe[1];
-  EXPECT_NE(pe[1].find(",-100,"), std::string::npos) << pe[1];  // lp__: the extended draw's
+  EXPECT_NE(pe[1].find("08,-100,"), std::string::npos) << pe[1];  // extended_lp__ after it
   EXPECT_TRUE(pe[3].starts_with("pe,2,52,0,0,3,-inf,")) << pe[3];
   EXPECT_TRUE(pe[2].ends_with(ending(10.0, 0.0))) << pe[2];
 
@@ -298,6 +306,95 @@ TEST_F(ExportTest, StudyCsvIsNeverRagged) {
   o.run_filter = "pe";
   EXPECT_EQ(export_draws(dir_ / "s.pemc", one, o).rows, 9);
   EXPECT_EQ(lines_of(one.str()).size(), 10u);
+}
+
+// With --config, lp__ of a pseudo-extended run is the target's at each pseudo-sample (N(0, I):
+// -|x|^2 / 2), next to the draw's extended density; every format gets it.
+TEST_F(ExportTest, ExtendedSamplersLpIsTheTargetsAtEachSample) {
+  write_file(dir_ / "s.pemc", study_records());
+  ExportOptions o;
+  o.output_dir = dir_ / "csv";
+  o.run_filter = "pe";
+  o.target_config = gaussian_config(dir_, {"nuts", "pe"});
+  std::ostringstream unused;
+  const auto r = export_draws(dir_ / "s.pemc", unused, o);
+  EXPECT_TRUE(r.notes.empty());
+  const auto pe = lines_of(read_text(dir_ / "csv" / "pe.csv"));
+  ASSERT_EQ(pe.size(), 10u);
+  EXPECT_EQ(pe[0],
+            "run_id,chain_id,seed,iteration,warmup,sample,log_weight,lp__,extended_lp__,"
+            "accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,extended_energy__,"
+            "x[1],x[2]");
+  for (int it = 0; it < 3; ++it) {
+    const double k = it;
+    const double want[] = {-k * k, -0.5 * (10 + k) * (10 + k), -0.5 * ((20 + k) * (20 + k) + 1)};
+    for (int j = 0; j < 3; ++j) {
+      const std::string& row = pe[static_cast<std::size_t>(1 + 3 * it + j)];
+      std::vector<std::string> cells;
+      std::stringstream in(row);
+      for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+      ASSERT_EQ(cells.size(), 17u) << row;
+      EXPECT_EQ(std::stod(cells[7]), want[j]) << row;  // exact: the sums are of small integers
+      EXPECT_EQ(cells[8], "-100") << row;
+    }
+  }
+}
+
+// Parallel tempering records no tree depth or energy: no column for them in any format (they
+// would be zeros: rstan's E-BFMI of a constant is NaN).
+TEST_F(ExportTest, ParallelTemperingHasNoTreeDepthOrEnergyColumns) {
+  Record h = study_header();
+  auto* run = h.mutable_header()->mutable_config()->mutable_runs(0);
+  run->mutable_sampler()->mutable_parallel_tempering()->mutable_nuts()->set_step_size(0.25);
+  h.mutable_header()->mutable_runs(0)->set_sampler_name("parallel_tempering");
+  std::vector<Record> v{h};
+  for (int it = 0; it < 3; ++it) {
+    Record d = plain_draw(0, it, it, 1.0);
+    d.mutable_draw()->set_tree_depth(0);
+    d.mutable_draw()->set_energy(0.0);
+    v.push_back(d);
+  }
+  write_file(dir_ / "pt.pemc", v);
+  ExportOptions o;
+  o.format = "cmdstan";
+  o.output_dir = dir_ / "cmdstan";
+  std::ostringstream out;
+  const auto r = export_draws(dir_ / "pt.pemc", out, o);
+  ASSERT_EQ(r.files.size(), 1u);
+  const auto rows = data_lines(read_text(r.files[0]));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], "lp__,accept_stat__,stepsize__,n_leapfrog__,divergent__,x.1,x.2");
+  EXPECT_EQ(rows[3], "-2.5,0.75,0.5,3,0,2,1");  // lp__ = -potential: the cold level's target
+  export_csv(dir_ / "pt.pemc", out, ExportOptions{.run_filter = "nuts"});  // without the PE run
+  EXPECT_EQ(lines_of(out.str())[0],
+            "run_id,chain_id,seed,iteration,warmup,lp__,accept_stat__,stepsize__,n_leapfrog__,"
+            "divergent__,x[1],x[2]");
+}
+
+// One csv table of a NUTS and a parallel tempering run: the columns of both, and the PT rows'
+// cells of NUTS-only columns empty (not 0).
+TEST_F(ExportTest, OneTableOfSeveralSamplersLeavesCellsEmptyNotZero) {
+  Record h = study_header();
+  auto* c = h.mutable_header()->mutable_config();
+  *c->mutable_runs(1)->mutable_sampler() = v1::SamplerConfig{};
+  c->mutable_runs(1)->mutable_sampler()->mutable_parallel_tempering()->mutable_nuts();
+  c->mutable_runs(1)->set_name("pt");
+  auto* info = h.mutable_header()->mutable_runs(1);
+  info->set_name("pt");
+  info->set_dim(2);
+  info->set_sampler_name("parallel_tempering");
+  Record pt = plain_draw(1, 0, 1.0, 2.0);
+  pt.mutable_draw()->set_run_id("pt");
+  write_file(dir_ / "two.pemc", {h, plain_draw(0, 0, 1.0, 2.0), pt});
+  std::ostringstream out;
+  EXPECT_EQ(export_csv(dir_ / "two.pemc", out, ExportOptions{}), 2);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "run_id,chain_id,seed,iteration,warmup,lp__,accept_stat__,stepsize__,treedepth__,"
+            "n_leapfrog__,divergent__,energy__,x[1],x[2]");
+  EXPECT_EQ(lines[1], "nuts,0,40,0,0,-2.5,0.75,0.5,2,3,0,1.25,1,2");
+  EXPECT_EQ(lines[2], "pt,1,41,0,0,-2.5,0.75,0.5,,3,0,,1,2");
 }
 
 TEST_F(ExportTest, OutputDirectoriesFormatsAndDamage) {
@@ -354,7 +451,7 @@ TEST_F(ExportTest, NamedOutputsAreTheQuantities) {
   }
   write_file(dir_ / "stan.pemc", v);
   std::ostringstream out;
-  export_csv(dir_ / "stan.pemc", out, ExportOptions{});
+  export_csv(dir_ / "stan.pemc", out, ExportOptions{.run_filter = "nuts"});
   const auto lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 3u);
   // RFC 4180: a name holding a comma is quoted.
@@ -420,8 +517,9 @@ TEST_F(ExportTest, GlobalWeightsAreResampledAcrossTheChain) {
   EXPECT_EQ(r.rows, 4000);
   const auto rows = data_lines(read_text(dir_ / "out" / "ct_0.csv"));
   ASSERT_EQ(rows.size(), 4001u);
-  EXPECT_EQ(rows[0],
-            "lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,x.1,x.2");
+  // Continuous tempering: no energy (its inner kernel's is no Hamiltonian of the draws), and
+  // extended_lp__ is pemc's own, which CmdStan CSV does not hold.
+  EXPECT_EQ(rows[0], "lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,x.1,x.2");
   int ones = 0;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     ASSERT_TRUE(rows[i].ends_with(",0,0") || rows[i].ends_with(",1,1")) << rows[i];
@@ -432,7 +530,7 @@ TEST_F(ExportTest, GlobalWeightsAreResampledAcrossTheChain) {
     }
   }
   EXPECT_NEAR(ones / 4000.0, 0.75, 5 * 0.007);
-  // CSV keeps every draw with its weight instead.
+  // CSV keeps every draw with its weight instead (without --config: extended_lp__, no lp__).
   o = ExportOptions{};
   std::ostringstream csv;
   EXPECT_EQ(export_draws(dir_ / "ct.pemc", csv, o).rows, 4000);

@@ -515,8 +515,8 @@ TEST_F(ReportTest, ExportCsvRowsAndHeader) {
   ASSERT_EQ(lines.size(), 6u);  // header + rows
   EXPECT_EQ(lines[0],
             "run_id,chain_id,seed,iteration,warmup,lp__,accept_stat__,stepsize__,"
-            "treedepth__,n_leapfrog__,divergent__,energy__,x[1],x[2]");
-  for (const auto& l : lines) EXPECT_EQ(n_columns(l), 14u) << l;
+            "n_leapfrog__,divergent__,energy__,x[1],x[2]");  // static HMC: no tree depth
+  for (const auto& l : lines) EXPECT_EQ(n_columns(l), 13u) << l;
   // Rows in file order; the first one is chain 0's first post-warmup draw.
   EXPECT_EQ(lines[1].rfind("run-a,0," + std::to_string(kBigSeed) + ",0,0,", 0), 0u) << lines[1];
   EXPECT_NE(lines[1].find(",1,2"), std::string::npos) << lines[1];
@@ -548,7 +548,7 @@ TEST_F(ReportTest, ExportCsvWithWeightsAndDamage) {
   ASSERT_EQ(lines.size(), 9u);
   EXPECT_NE(lines[0].find(",warmup,sample,log_weight,lp__,"), std::string::npos) << lines[0];
   EXPECT_TRUE(lines[0].ends_with(",x[1]")) << lines[0];
-  for (const auto& l : lines) EXPECT_EQ(n_columns(l), 15u) << l;
+  for (const auto& l : lines) EXPECT_EQ(n_columns(l), 14u) << l;
   // Draw 3's second sample: x = 2.5 with its recorded log weight 6 (hmc's weights are global).
   EXPECT_TRUE(lines[8].starts_with("run-a,0," + std::to_string(kBigSeed) + ",3,0,2,6,")) << lines[8];
   EXPECT_TRUE(lines[8].ends_with(",2.5")) << lines[8];
