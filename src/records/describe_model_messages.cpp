@@ -6,24 +6,22 @@
 #include <vector>
 
 namespace pemc::records {
-namespace {
 
 using Kind = v1::ModelMessage::Kind;
 
-const char* counted(Kind kind) {
+ModelMessageWords model_message_words(Kind kind) {
   switch (kind) {
     case v1::ModelMessage::INITIAL_POINT:
-      return "initial points rejected";
+      return {"rejected an initial point", "initial points rejected"};
     case v1::ModelMessage::PROPOSAL:
-      return "proposals rejected";
+      return {"rejected a proposal", "proposals rejected"};
     case v1::ModelMessage::OUTPUTS:
-      return "draws with outputs not computed";
+      return {"could not compute a draw's outputs (they are NaN from the failure on)",
+              "draws with outputs not computed"};
     default:
-      return "messages";
+      return {"said", "messages"};
   }
 }
-
-}  // namespace
 
 std::string describe_model_messages(
     const google::protobuf::RepeatedPtrField<v1::ModelMessage>& m) {
@@ -40,7 +38,7 @@ std::string describe_model_messages(
     }
     if (total == 0) continue;
     if (!line.empty()) line += "; ";
-    line += fmt::format("{} {}: {}", total, counted(kind), fmt::join(texts, ", "));
+    line += fmt::format("{} {}: {}", total, model_message_words(kind).counted, fmt::join(texts, ", "));
   }
   return line;
 }

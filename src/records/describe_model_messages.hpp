@@ -7,6 +7,14 @@
 
 namespace pemc::records {
 
+// How a kind of model message reads: what happened once ("rejected a proposal"), and the count's
+// noun ("proposals rejected").
+struct ModelMessageWords {
+  const char* event;
+  const char* counted;
+};
+ModelMessageWords model_message_words(v1::ModelMessage::Kind kind);
+
 std::string describe_model_messages(
     const google::protobuf::RepeatedPtrField<v1::ModelMessage>& messages);
 

@@ -5,25 +5,11 @@
 
 #include <cstdint>
 
+#include "records/describe_model_messages.hpp"
+
 namespace pemc::runner {
-namespace {
 
 using Kind = v1::ModelMessage::Kind;
-
-const char* what_happened(Kind kind) {
-  switch (kind) {
-    case v1::ModelMessage::INITIAL_POINT:
-      return "rejected an initial point";
-    case v1::ModelMessage::PROPOSAL:
-      return "rejected a proposal";
-    case v1::ModelMessage::OUTPUTS:
-      return "could not compute a draw's outputs (they are NaN from the failure on)";
-    default:
-      return "said";
-  }
-}
-
-}  // namespace
 
 void ModelMessageTally::add(const std::vector<targets::ModelMessage>& messages, bool initialising) {
   for (const auto& m : messages) {
@@ -32,7 +18,8 @@ void ModelMessageTally::add(const std::vector<targets::ModelMessage>& messages, 
                                                                     : v1::ModelMessage::PROPOSAL;
     const std::int64_t before = count(kind);
     if (before < kLogged)
-      spdlog::warn("chain {}: the model {}: {}", chain_id_, what_happened(kind), m.text);
+      spdlog::warn("chain {}: the model {}: {}", chain_id_,
+                   records::model_message_words(kind).event, m.text);
     if (before + 1 == kLogged)
       spdlog::warn("chain {}: further messages of this kind are counted in the chain's summary "
                    "(pemc-report summarize)",
