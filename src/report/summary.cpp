@@ -276,8 +276,7 @@ ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumula
     s.status = it->second->status();
     for (const auto& [k, v] : it->second->estimates()) s.estimates[k] = v;
     s.warnings.assign(it->second->warnings().begin(), it->second->warnings().end());
-    s.model_messages.assign(it->second->model_messages().begin(),
-                            it->second->model_messages().end());
+    s.model_messages = it->second->model_messages();
   } else {
     s.status = has_footer ? "missing from footer" : "incomplete: no footer";
   }
@@ -475,9 +474,7 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
                          chains_of_run[key.first], text);
     }
     for (const auto& r : f.runs) {
-      google::protobuf::RepeatedPtrField<v1::ModelMessage> messages(r.model_messages.begin(),
-                                                                     r.model_messages.end());
-      const std::string said = records::describe_model_messages(messages);
+      const std::string said = records::describe_model_messages(r.model_messages);
       if (!said.empty())
         out += fmt::format("  model: run {} chain {}: {}\n", r.run_id, r.chain_id, said);
     }

@@ -68,7 +68,7 @@ struct ChainRunSummary {
   std::vector<std::string> warnings;
   // What the model said when it rejected points or failed to compute outputs
   // (ChainSummary.model_messages), as kept by the chain.
-  std::vector<v1::ModelMessage> model_messages;
+  google::protobuf::RepeatedPtrField<v1::ModelMessage> model_messages;
   // Errors against the target's exact truth, where the target knows it (empty otherwise).
   Vector error_mean;           // mean - E[x]
   Vector error_second_moment;  // second_moment - E[x^2]

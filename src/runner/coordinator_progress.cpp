@@ -111,9 +111,8 @@ std::vector<RunWork> CoordinatorProgress::run_work(int own_rank, const WorkerPro
       const auto& p = static_cast<int>(rank) == own_rank ? own : rank_progress_[rank];
       work[r].done_iterations += p.iterations[r];
       work[r].done_seconds += p.seconds[r];
+      work[r].skipped += p.skipped[r];
     }
-    for (std::size_t rank = 0; rank < rank_progress_.size(); ++rank)
-      work[r].skipped += (static_cast<int>(rank) == own_rank ? own : rank_progress_[rank]).skipped[r];
     work[r].remaining = run_remaining_[r] - work[r].done_iterations - work[r].skipped;
   }
   return work;

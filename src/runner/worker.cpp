@@ -165,7 +165,8 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
     if (status != ChainStatus::kOk) {
       spdlog::error("run {} chain {} (seed {}) {}", run.name(), task.id, task.seed,
                     summary.status());
-      // The iterations the failed chain will not do leave the progress total.
+      // The iterations the failed chain will not do leave the progress total (a run with rounds
+      // keeps its total: how many of a failed item's rounds remain is the coordinator's).
       if (!has_rounds(task.run_index)) {
         const std::int64_t length = run.warmup() + run.iterations();
         const std::int64_t start = resume ? resume->next_iteration() : 0;

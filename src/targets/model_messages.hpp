@@ -36,14 +36,15 @@ class PendingModelMessages {
     text.erase(text.find_last_not_of(" \t\r\n") + 1);
     kept_.push_back({kind, std::move(text)});
   }
-  bool empty() const { return kept_.empty(); }
   // The kept messages, oldest first; the messages past the bound come back as one, of the last
   // kept one's kind, with their count.
   std::vector<ModelMessage> take() {
     std::vector<ModelMessage> out;
     out.swap(kept_);
     if (dropped_ > 0) {
-      out.push_back({out.back().kind, "(messages past the first 16 of one step, not kept)", dropped_});
+      out.push_back({out.back().kind,
+                     "(messages past the first " + std::to_string(kMaxKept) + " of one step)",
+                     dropped_});
       dropped_ = 0;
     }
     return out;
