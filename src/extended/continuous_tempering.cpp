@@ -12,6 +12,8 @@
 #include <emmintrin.h>
 #endif
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/numerics.hpp"
 #include "extended/base_density_fit.hpp"
@@ -388,6 +390,11 @@ bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& co
   return true;
 }
 
+std::string describe_tempering_base(const TemperingParts& parts) {
+  if (parts.description.empty()) return {};
+  return fmt::format("fitted base: {}, log zeta {:.6g}", parts.description, parts.log_zeta);
+}
+
 JointTemperingKernel::JointTemperingKernel(std::shared_ptr<const JointTemperingTarget> space,
                                            kernels::KernelPtr inner, int n_batches,
                                            bool base_proposals)
@@ -552,7 +559,7 @@ ExtendedSampler make_continuous_tempering(targets::TargetPtr target, BaseDensity
   // BaseDensity to several chains.
   TemperingParts parts{std::move(target),
                        base.density->copy_with_evaluation(base.density->evaluation()),
-                       base.log_zeta};
+                       base.log_zeta, base.description};
   if (options.variant == TemperingVariant::kJoint) {
     auto space = std::make_shared<const JointTemperingTarget>(parts, options.control_scale,
                                                               options.initial_beta);

@@ -82,6 +82,7 @@ struct TemperingParts {
   targets::TargetPtr target;
   densities::DensityPtr base;
   double log_zeta = 0.0;
+  std::string description;  // how the base was obtained (BaseDensity::description)
 };
 
 // n doubles from `from` to `to` in 16-byte pieces, inline: it runs once per gradient evaluation,
@@ -285,6 +286,9 @@ class RbTracker {
 // The base's moments and log zeta (Kernel::report_base of both variants).
 bool report_tempering_base(const TemperingParts& parts, Vector& mean, Matrix& covariance,
                            double& log_zeta);
+// How the base was obtained and its log zeta, for the log (Kernel::fit_description); empty for
+// a base without a description.
+std::string describe_tempering_base(const TemperingParts& parts);
 
 // The joint variant's kernel: the inner HMC/NUTS kernel on the (x, u) space, plus RB tracking.
 class JointTemperingKernel final : public kernels::Kernel {
@@ -314,6 +318,7 @@ class JointTemperingKernel final : public kernels::Kernel {
   bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override {
     return report_tempering_base(space_->parts(), mean, covariance, log_zeta);
   }
+  std::string fit_description() const override { return describe_tempering_base(space_->parts()); }
 
   bool can_checkpoint() const override { return inner_->can_checkpoint(); }
   void save_state(pemc::v1::KernelState& state) const override;
@@ -361,6 +366,7 @@ class GibbsTemperingKernel final : public kernels::Kernel {
   bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override {
     return report_tempering_base(space_->parts(), mean, covariance, log_zeta);
   }
+  std::string fit_description() const override { return describe_tempering_base(space_->parts()); }
 
   bool can_checkpoint() const override { return inner_->can_checkpoint(); }
   // Also saves phi, psi and their gradients at the current x (kept between transitions): a

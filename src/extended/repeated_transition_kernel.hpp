@@ -39,6 +39,7 @@ class RepeatedTransitionKernel final : public kernels::Kernel {
   bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const override {
     return inner_->report_base(mean, covariance, log_zeta);
   }
+  std::string fit_description() const override { return inner_->fit_description(); }
 
   // No state of its own (the warmup flag follows begin_warmup/end_warmup, which the checkpoint
   // contract replays): checkpoints are the wrapped kernel's.

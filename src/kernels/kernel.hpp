@@ -82,6 +82,10 @@ class Kernel {
   virtual bool report_base(Vector& mean, Matrix& covariance, double& log_zeta) const {
     return false;
   }
+  // How the kernel's reference (tempering) or base (continuous tempering) density was obtained,
+  // e.g. "mixture over 2 modes (Laplace shares 0.5, 0.5)", for the run log; empty for kernels
+  // without a fitted one.
+  virtual std::string fit_description() const { return {}; }
 
   // Checkpoint/resume (docs/checkpointing.md): everything the next transitions depend on
   // (step size, metric, adaptation windows, estimator sums, counters). Called between transitions.

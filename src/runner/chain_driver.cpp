@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "config/factories.hpp"
 #include "config/init_point.hpp"
 #include "config/modes.hpp"
@@ -214,6 +216,7 @@ class ChainRun {
 
  private:
   void build_sampler();
+  void log_fit(double seconds) const;
   // The run's modes when it has a search (found here, serially, when the runner gave none) and
   // the chain's mode occupancy (modes/mode_occupancy.hpp).
   void prepare_modes();
@@ -286,9 +289,11 @@ void ChainRun::prepare_modes() {
 
 void ChainRun::build_sampler() {
   prepare_modes();
+  const auto started = std::chrono::steady_clock::now();
   setup_ = config::make_sampler(config_.sampler(), target_, group_,
                                 config::SamplerContext{modes_});
   kernel_ = setup_.kernel.get();
+  log_fit(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   space_ = setup_.space.get();
   per_evaluation_ = space_->target_gradients_per_evaluation();
   // Snapshots carry running target moments: only then do kernels accumulate them (every member
@@ -300,6 +305,16 @@ void ChainRun::build_sampler() {
   // step size and metric stay identical), before a record, and for a checkpoint.
   blocks_ = distributed_partition(*space_);
   state_.x.resize(space_->dim());
+}
+
+// Every chain fits its own reference or base (the same one: fits are deterministic); the run's
+// chain 0 says so at info level, the others at debug level.
+void ChainRun::log_fit(double seconds) const {
+  const std::string fit = kernel_->fit_description();
+  if (fit.empty() || (group_ && group_->rank() != 0)) return;
+  spdlog::log(task_.chain_id == 0 ? spdlog::level::info : spdlog::level::debug,
+              "{} chain {}: {} (sampler built in {:.3g} s)", config_.name(), task_.chain_id, fit,
+              seconds);
 }
 
 void ChainRun::restore_state() {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -149,6 +150,18 @@ ConfigError out_of_memory_error(const v1::RunConfig& run, std::int64_t dim, bool
                      "dimension, the number of pseudo-samples or use a diagonal metric");
 }
 
+// Checking the config builds each run's sampler, fits included: a fit that takes a while (a
+// variational or Laplace reference of a Stan model) is said, so that the wait before the run's
+// banner is explained (each chain fits again; with a mode search, its modes replace stand-ins).
+void note_slow_fit(const config::SamplerSetup& setup, std::chrono::steady_clock::duration took,
+                   const v1::RunConfig& run, bool study, std::vector<std::string>& notes) {
+  const double seconds = std::chrono::duration<double>(took).count();
+  const std::string fit = setup.kernel->fit_description();
+  if (seconds < 1.0 || fit.empty()) return;
+  notes.push_back(fmt::format("info:{}checking the config built the sampler in {:.3g} s ({})",
+                              study ? "run '" + run.name() + "': " : std::string(), seconds, fit));
+}
+
 // Building targets and samplers catches what needs the numbers (e.g. a non-SPD covariance).
 // Defaults that depend on the target's dimension are filled in here, so that the recorded config
 // holds the values the run uses.
@@ -168,7 +181,9 @@ void build_each_run(std::vector<v1::RunConfig>& runs, bool study, AgreedPlan& a)
       config::SamplerContext context;
       if (config::mode_search_enabled(run))
         context.modes = std::make_shared<const modes::ModeSet>(modes::stand_in_mode_set(dim));
-      (void)config::make_sampler(run.sampler(), target, nullptr, context);
+      const auto started = std::chrono::steady_clock::now();
+      const auto setup = config::make_sampler(run.sampler(), target, nullptr, context);
+      note_slow_fit(setup, std::chrono::steady_clock::now() - started, run, study, a.notes);
     } catch (const std::bad_alloc&) {
       throw out_of_memory_error(run, dim, study);
     } catch (const Error& e) {

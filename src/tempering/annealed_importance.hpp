@@ -74,6 +74,7 @@ class AnnealedImportanceKernel final : public kernels::Kernel {
   void end_warmup() override;
   double step_size() const override { return levels_.step_size(n_levels() - 1); }
   void report_estimates(std::map<std::string, double>& estimates) const override;
+  std::string fit_description() const override { return describe_fitted(reference_.get()); }
   // The ais_tail_size(n_runs) largest post-warmup log weights, descending.
   std::vector<double> largest_log_weights() const override;
 

@@ -35,8 +35,9 @@ Vector broadcast(const Vector& v, int n, const std::string& field) {
 constexpr auto kShared = densities::Density::Evaluation::kShared;
 
 ReferencePtr shared_reference(densities::Gaussian psi) {
-  return std::make_shared<const Reference>(
-      Reference{std::make_shared<const densities::Gaussian>(std::move(psi))});
+  Reference reference;  // log zeta unknown, no description: a user-given reference
+  reference.density = std::make_shared<const densities::Gaussian>(std::move(psi));
+  return std::make_shared<const Reference>(std::move(reference));
 }
 
 }  // namespace
@@ -55,7 +56,7 @@ ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, const targets
                       std::to_string(base.density->dim()) + ", the target " +
                       std::to_string(target.dim()));
   return std::make_shared<const Reference>(
-      Reference{base.density->copy_with_evaluation(kShared), base.log_zeta});
+      Reference{base.density->copy_with_evaluation(kShared), base.log_zeta, base.description});
 }
 
 ReferencePtr make_reference(const v1::TemperingReferenceConfig& c, int dim,

@@ -411,7 +411,6 @@ kernels::TransitionStats ParallelTemperingKernel::transition(kernels::ChainState
   const std::uint64_t sub_seed = stream.bits();
   if (!initialised_) start_replicas(state);
   const Vector previous_x = state.x;
-  const int k = n_replicas();
   const bool warm = warmup_;
 
   // 1. Local exploration of this member's replicas; 2. one allgather: every member now has every

@@ -116,6 +116,7 @@ class ParallelTemperingKernel final : public kernels::Kernel {
   void end_warmup() override;
   double step_size() const override;  // the beta = 1 level's
   void report_estimates(std::map<std::string, double>& estimates) const override;
+  std::string fit_description() const override { return describe_fitted(reference_.get()); }
 
   // Inspection (tests, benchmarks).
   int n_replicas() const { return static_cast<int>(betas_.size()); }

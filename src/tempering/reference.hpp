@@ -7,6 +7,7 @@
 // groups share it between threads: its density must be evaluated with Evaluation::kShared
 // (make_reference in from_config.hpp makes it so).
 #include <limits>
+#include <string>
 
 #include "densities/density.hpp"
 
@@ -17,6 +18,12 @@ struct Reference {
   // The log Z approximation that came with a fitted reference (CT paper eq. (25)); NaN otherwise.
   // Recorded only (EstimatesSnapshot.base), for normalising errors as in the paper's Figure 2.
   double log_zeta = std::numeric_limits<double>::quiet_NaN();
+  // How a fitted reference was obtained (extended::BaseDensity::description); empty otherwise.
+  std::string description;
 };
+
+// What a fitted reference is, for the log ("mixture over 2 modes (...), log zeta -423.8"); empty
+// for none or a user-given one.
+std::string describe_fitted(const Reference* reference);
 
 }  // namespace pemc::tempering

@@ -116,6 +116,7 @@ class SimulatedTemperingKernel final : public kernels::Kernel {
   // round_trips (k: 0 -> K-1 -> 0) and round_trip_rate per transition; log_z_weights = w_0 -
   // w_{K-1} (the adapted weights' own log Z guess: p(0) = p(K-1) exactly when it is right).
   void report_estimates(std::map<std::string, double>& estimates) const override;
+  std::string fit_description() const override { return describe_fitted(space_->reference().get()); }
 
   // Target moments with the self-normalised weights p(K-1 | x_n) over every post-warmup x_n
   // (the discrete form of CT eq. (21)), accumulated once track_moments() was called.

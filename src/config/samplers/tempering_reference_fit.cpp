@@ -11,7 +11,7 @@ tempering::Reference fit_tempering_reference(const v1::BaseDensityConfig& config
   const bool mixture = config.kind_case() == v1::BaseDensityConfig::kMixture;
   auto base = extended::make_base_density(
       config, target, field, mixture ? &modes_of(context, field + ".mixture") : nullptr);
-  return tempering::Reference{std::move(base.density), base.log_zeta};
+  return tempering::Reference{std::move(base.density), base.log_zeta, std::move(base.description)};
 }
 
 tempering::ReferenceFitter reference_fitter(const SamplerContext& context) {

@@ -1,5 +1,6 @@
 #include "tempering/from_config.hpp"
 
+#include <limits>
 #include <gtest/gtest.h>
 #include <google/protobuf/text_format.h>
 
@@ -89,7 +90,7 @@ TEST(ReferenceConfig, FittedByTheCallersFitter) {
     fitted_field = field;
     return Reference{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_variances(
                          Vector::Constant(2, 1.0), Vector::Constant(2, 4.0))),
-                     7.0};
+                     7.0, "laplace fit at 1 mode"};
   };
   auto fitted = make_reference(
       parse<v1::TemperingReferenceConfig>("fitted { laplace { search { n_starts: 3 } } }"), target,
@@ -101,6 +102,10 @@ TEST(ReferenceConfig, FittedByTheCallersFitter) {
   x << 0.3, -2.0;
   EXPECT_EQ(fitted->density->potential(x), inline_ref->density->potential(x));
   EXPECT_TRUE(std::isnan(inline_ref->log_zeta));
+  // The run log says what was fitted (Kernel::fit_description); nothing for a user-given one.
+  EXPECT_EQ(describe_fitted(fitted.get()), "fitted reference: laplace fit at 1 mode, log zeta 7");
+  EXPECT_EQ(describe_fitted(inline_ref.get()), "");
+  EXPECT_EQ(describe_fitted(nullptr), "");
 }
 
 TEST(ReferenceConfig, FittedErrors) {
@@ -112,9 +117,9 @@ TEST(ReferenceConfig, FittedErrors) {
             std::string::npos);
   const ReferenceFitter one_dimensional = [](const v1::BaseDensityConfig&, const targets::Target&,
                                              const std::string&) {
-    return Reference{std::make_shared<const densities::Gaussian>(
+    return Reference{.density = std::make_shared<const densities::Gaussian>(
                          densities::Gaussian::from_variances(Vector::Zero(1), Vector::Ones(1))),
-                     0.0};
+                     .log_zeta = 0.0, .description = {}};
   };
   EXPECT_NE(expect_config_error([&] { make_reference(config, target, "R", one_dimensional); })
                 .find("R.fitted: the base has dimension 1, the target 2"),
@@ -184,8 +189,9 @@ TEST(SamplerConfig, BuildsEachSampler) {
   const ReferenceFitter count_fits = [&](const v1::BaseDensityConfig&, const targets::Target&,
                                          const std::string&) {
     ++n_fits;
-    return Reference{std::make_shared<const densities::Gaussian>(
-        densities::Gaussian::from_variances(Vector::Zero(2), Vector::Ones(2)))};
+    return Reference{.density = std::make_shared<const densities::Gaussian>(
+        densities::Gaussian::from_variances(Vector::Zero(2), Vector::Ones(2))),
+                     .log_zeta = std::numeric_limits<double>::quiet_NaN(), .description = {}};
   };
   const std::string fitted = "reference { fitted { variational { } } } ladder { n_levels: 5 }";
   make_parallel_tempering(parse<v1::ParallelTemperingConfig>(fitted), target, factory, nullptr,

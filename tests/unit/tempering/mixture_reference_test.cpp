@@ -6,6 +6,7 @@
 // target's (0.3, 0.7) and its components are off-centre and wider: a sampler that returned
 // reference draws, or weighted them wrongly, misses the target's E[x_0] = 1.2 (0.2 under the
 // reference) by far more than the tolerance of 4.5 Monte Carlo standard errors.
+#include <limits>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,7 +68,10 @@ ReferencePtr mixture_reference() {
                                                (Vector(2) << 0.5, 0.8).finished(), kShared),
            densities::Gaussian::from_variances((Vector(2) << 3.2, 0.8).finished(),
                                                (Vector(2) << 0.6, 0.5).finished(), kShared)}));
-  return std::make_shared<const Reference>(Reference{mixture});
+  return std::make_shared<const Reference>(
+      Reference{.density = mixture,
+                .log_zeta = std::numeric_limits<double>::quiet_NaN(),
+                .description = {}});
 }
 
 struct ChainRun {

@@ -25,15 +25,16 @@ namespace pemc::tempering::testing {
 // References as the config builds them (Evaluation::kShared; tempering/from_config.cpp).
 inline ReferencePtr diagonal_reference(Vector mean, const Vector& variance) {
   return std::make_shared<const Reference>(
-      Reference{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_variances(
-          std::move(mean), variance, densities::Gaussian::Evaluation::kShared))});
+      Reference{.density = std::make_shared<const densities::Gaussian>(densities::Gaussian::from_variances(
+          std::move(mean), variance, densities::Gaussian::Evaluation::kShared)),
+                .log_zeta = std::numeric_limits<double>::quiet_NaN(), .description = {}});
 }
 inline ReferencePtr dense_reference(Vector mean, Matrix lower,
                                     double log_zeta = std::numeric_limits<double>::quiet_NaN()) {
   return std::make_shared<const Reference>(
-      Reference{std::make_shared<const densities::Gaussian>(densities::Gaussian::from_cholesky(
+      Reference{.density = std::make_shared<const densities::Gaussian>(densities::Gaussian::from_cholesky(
                     std::move(mean), std::move(lower), densities::Gaussian::Evaluation::kShared)),
-                log_zeta});
+                .log_zeta = log_zeta, .description = {}});
 }
 
 // phi(x) = 0.5 sum ((x_i - m_i) / s_i)^2 + c, so log Z = sum log(sqrt(2 pi) s_i) - c.
