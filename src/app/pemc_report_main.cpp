@@ -266,12 +266,15 @@ Subcommand add_export(CLI::App& app) {
   sub->add_option("--seed", a->options.seed, "Seed of the resampling (default 1)");
   sub->add_option("--log-lik", a->options.log_lik,
                   "netcdf: base name of quantities for the log_likelihood group (repeatable; "
-                  "default log_lik)");
+                  "default log_lik)")
+      ->allow_extra_args(false);  // one name per --log-lik: never the record file after it
   sub->add_option("--run", a->options.run_filter, "Only this run");
   add_config_option(*sub, a->options.target_config,
                     "for lp__ of the samples of pseudo-extended, continuous and simulated "
                     "tempering runs (their draws record an extended density)");
-  sub->add_flag("--include-warmup", a->options.include_warmup, "Also export warmup draws");
+  sub->add_flag("--include-warmup", a->options.include_warmup,
+                "Also export warmup draws (an error when the file holds none: the config's "
+                "output.write_warmup saves them)");
   sub->add_flag("--estimates", a->estimates,
                 "Export the running estimates (EstimatesSnapshot records) instead of the draws");
   sub->add_flag("--moments", a->moments,

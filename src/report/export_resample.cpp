@@ -120,8 +120,8 @@ std::string resample_note(const Scan& scan, const ExportOptions& options) {
   if (runs.empty() || options.resample.has_value()) return "";
   return fmt::format(
       "weighted run{} {} {} resampled: one plain draw per draw, drawn by the samples' normalised "
-      "weights (seed {}; --seed S to change it), so that ArviZ's summaries weight them "
-      "correctly; --no-resample writes the weighted samples with their log weights instead "
+      "weights (seed {}; --seed S to change it), which ArviZ's summaries, ESS and LOO can use "
+      "as they are; --no-resample writes the weighted samples with their log weights instead "
       "(sample_stats/log_weight over dim weighted_sample; docs/reports.md)",
       n_runs == 1 ? "" : "s", runs, n_runs == 1 ? "was" : "were", options.seed);
 }
