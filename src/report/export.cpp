@@ -123,9 +123,8 @@ Scan scan_file(const std::filesystem::path& path, const ExportOptions& options, 
       for (double w : weights)
         if (std::isnan(w) || w == kInf)
           throw DataError(
-              fmt::format("{}: log weight {} cannot be resampled (export the weighted samples "
-                          "instead: --format netcdf --no-resample, or csv without --resample)",
-                          where(path, reader, d), w));
+              fmt::format("{}: log weight {} cannot be resampled{}", where(path, reader, d), w,
+                          kUnresampledHint));
       c.log_weights.insert(c.log_weights.end(), weights.begin(), weights.end());
       c.samples_per_draw.push_back(n);
     }

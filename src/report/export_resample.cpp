@@ -38,9 +38,9 @@ void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
       }
       if (!any)
         throw DataError(
-            fmt::format("export --resample: draw {} of run '{}', chain {} has no "
-                        "sample with positive weight",
-                        i, c.run_id, c.chain_id));
+            fmt::format("export: resampling the weighted draws: draw {} of run '{}', chain {} "
+                        "has no sample with positive weight{}",
+                        i, c.run_id, c.chain_id, kUnresampledHint));
       if (j == n) j = n - 1;  // rounding: the normalised weights sum to 1 - epsilon
       ++c.copies[begin + j];
       begin += n;
@@ -53,9 +53,9 @@ void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
       log_sum_exp(std::span<const double>(c.log_weights.data(), c.log_weights.size()));
   if (!std::isfinite(lse))
     throw DataError(
-        fmt::format("export --resample: run '{}', chain {} has no sample with positive "
-                    "weight",
-                    c.run_id, c.chain_id));
+        fmt::format("export: resampling the weighted draws: run '{}', chain {} has no sample "
+                    "with positive weight{}",
+                    c.run_id, c.chain_id, kUnresampledHint));
   const auto n = static_cast<std::size_t>(c.n_draws);
   std::vector<double> points(n + 1);
   double total = 0;

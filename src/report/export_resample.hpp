@@ -13,6 +13,11 @@
 
 namespace pemc::report::export_detail {
 
+// What an error about weights that cannot be resampled suggests instead (with a leading space).
+inline constexpr const char* kUnresampledHint =
+    " (export the weighted samples instead: --format netcdf --no-resample, or csv without "
+    "--resample)";
+
 // Whether the export resamples weighted runs: ExportOptions::resample when set, else the format's
 // default (netcdf: yes; csv and cmdstan: no).
 bool resampling(const ExportOptions& options);
