@@ -241,6 +241,7 @@ Subcommand add_export(CLI::App& app) {
     std::string file;
     pemc::report::ExportOptions options;
     bool estimates = false, moments = false;
+    bool resample = false, no_resample = false;
   };
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -254,21 +255,34 @@ Subcommand add_export(CLI::App& app) {
                   "stdout); must be new or empty unless --overwrite");
   sub->add_flag("--overwrite", a->options.overwrite,
                 "Write into an --output-dir that already holds files");
-  sub->add_flag("--resample", a->options.resample,
-                "cmdstan: weighted samplers' runs as one sample per draw, drawn by its normalised "
-                "weight (CmdStan CSV has no place for weights)");
-  sub->add_option("--seed", a->options.seed, "Seed of --resample (default 1)");
+  auto* resample = sub->add_flag(
+      "--resample", a->resample,
+      "Weighted samplers' runs as one plain draw per draw, drawn by the normalised weights "
+      "(cmdstan, csv; netcdf does this by default)");
+  sub->add_flag("--no-resample", a->no_resample,
+                "netcdf: weighted samplers' runs as their weighted samples, with the weights in "
+                "sample_stats/log_weight (dim weighted_sample)")
+      ->excludes(resample);
+  sub->add_option("--seed", a->options.seed, "Seed of the resampling (default 1)");
+  sub->add_option("--log-lik", a->options.log_lik,
+                  "netcdf: base name of quantities for the log_likelihood group (repeatable; "
+                  "default log_lik)")
+      ->allow_extra_args(false);  // one name per --log-lik: never the record file after it
   sub->add_option("--run", a->options.run_filter, "Only this run");
   add_config_option(*sub, a->options.target_config,
                     "for lp__ of the samples of pseudo-extended, continuous and simulated "
                     "tempering runs (their draws record an extended density)");
-  sub->add_flag("--include-warmup", a->options.include_warmup, "Also export warmup draws");
+  sub->add_flag("--include-warmup", a->options.include_warmup,
+                "Also export warmup draws (an error when the file holds none: the config's "
+                "output.write_warmup saves them)");
   sub->add_flag("--estimates", a->estimates,
                 "Export the running estimates (EstimatesSnapshot records) instead of the draws");
   sub->add_flag("--moments", a->moments,
                 "With --estimates: also the running mean and covariance (upper triangle) and the "
                 "base density's mean, covariance and log zeta");
   return {sub, [a] {
+            if (a->resample) a->options.resample = true;
+            if (a->no_resample) a->options.resample = false;
             if (!a->estimates) return cmd_export(a->file, a->options);
             pemc::report::export_estimates_csv(a->file, std::cout, a->moments);
             std::cout.flush();

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <random>
 #include <set>
 #include <span>
 
@@ -20,6 +19,7 @@
 #include "report/draw_weights.hpp"
 #include "report/export_lp.hpp"
 #include "report/export_netcdf.hpp"
+#include "report/export_resample.hpp"
 #include "report/export_scan.hpp"
 #include "report/quantities.hpp"
 
@@ -123,7 +123,8 @@ Scan scan_file(const std::filesystem::path& path, const ExportOptions& options, 
       for (double w : weights)
         if (std::isnan(w) || w == kInf)
           throw DataError(
-              fmt::format("{}: log weight {} cannot be resampled", where(path, reader, d), w));
+              fmt::format("{}: log weight {} cannot be resampled{}", where(path, reader, d), w,
+                          kUnresampledHint));
       c.log_weights.insert(c.log_weights.end(), weights.begin(), weights.end());
       c.samples_per_draw.push_back(n);
     }
@@ -261,7 +262,7 @@ CsvColumns table_columns(const Scan& scan, const ExportOptions& options) {
 
 std::string csv_header(const RunScan& run, const CsvColumns& table) {
   std::string line = "run_id,chain_id,seed,iteration,warmup";
-  if (run.weighted) line += ",sample,log_weight";
+  if (run.weighted && !run.resampled) line += ",sample,log_weight";
   if (table.lp) line += ",lp__";
   for (const auto& c : table.stats) line += "," + c.name;
   for (const auto& n : run.names) line += "," + csv_cell(n);
@@ -286,9 +287,11 @@ std::string stat_cells(const std::vector<StatColumn>& columns, const std::vector
   return s;
 }
 
-// Writes the csv rows of one draw; returns how many.
+// Writes the csv rows of one draw; returns how many. A resampled run's sample is written as many
+// times as it was drawn (its copies, walked with `cursor`), without sample and log_weight.
 std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, const CsvColumns& table,
-                      std::ostream& out, std::vector<double>& values, std::vector<double>& weights) {
+                      const ChainScan& chain, std::size_t& cursor, std::ostream& out,
+                      std::vector<double>& values, std::vector<double>& weights) {
   const int od = run.meta.original_dim;
   const int n = draw_sample_count(d, od);
   export_log_weights(d, run, weights);
@@ -296,18 +299,22 @@ std::int64_t csv_rows(const v1::Draw& d, const RunScan& run, const CsvColumns& t
   const std::string stats = stat_cells(table.stats, run.columns.stats, d);
   std::string line;
   Vector point;
+  std::int64_t rows = 0;
   for (int j = 0; j < n; ++j) {
+    const int copies = run.resampled ? next_copies(chain, cursor) : 1;
+    if (copies == 0) continue;
     sample_quantities(d, od, run.named_outputs, j, values);
     line = fmt::format("{},{},{},{},{}", csv_cell(d.run_id()), d.chain_id(), d.seed(),
                        d.iteration(), d.warmup() ? 1 : 0);
-    if (run.weighted)
+    if (run.weighted && !run.resampled)
       line += fmt::format(",{},{}", j + 1, num(weights[static_cast<std::size_t>(j)]));
     if (table.lp) line += run.has_lp ? "," + num(sample_lp(d, run, j, point)) : ",";
     line += stats;
     for (double v : values) line += "," + num(v);
-    out << line << '\n';
+    for (int r = 0; r < copies; ++r) out << line << '\n';
+    rows += copies;
   }
-  return n;
+  return rows;
 }
 
 void export_csv_files(const fs::path& path, const Scan& scan, const ExportOptions& options,
@@ -350,12 +357,15 @@ void export_csv_files(const fs::path& path, const Scan& scan, const ExportOption
   CheckedRecordReader reader(path);
   v1::Record record;
   std::vector<double> values, weights;
+  std::map<std::pair<std::string, int>, std::size_t> cursors;  // resampled runs' next sample
   std::int64_t left = scan.n_records;
   while (left-- > 0 && reader.next(record)) {
     if (!record.has_draw() || !exported(record.draw(), options)) continue;
     const auto& d = record.draw();
-    result.rows +=
-        csv_rows(d, run_of(scan, d), tables.at(d.run_id()), *outs.at(d.run_id()), values, weights);
+    const RunScan& run = run_of(scan, d);
+    result.rows += csv_rows(d, run, tables.at(d.run_id()), run.chains.at(d.chain_id()),
+                            cursors[{d.run_id(), d.chain_id()}], *outs.at(d.run_id()), values,
+                            weights);
   }
   std::size_t i = 0;
   for (const auto& id : scan.run_order) {
@@ -460,7 +470,7 @@ std::string cmdstan_comments(const fs::path& source, const RunScan& run, const C
   s += fmt::format("# pemc_target = {}\n", run.meta.target);
   s += fmt::format("# pemc_sampler = {}\n", run.meta.sampler);
   s += fmt::format("# pemc_status = {}\n", c.status);
-  if (options.resample)
+  if (resampling(options))
     s += fmt::format(
         "# pemc_resampled = {} (one sample per draw by its normalised weight, seed {})\n",
         run.weighted ? 1 : 0, options.seed);
@@ -479,91 +489,18 @@ std::string cmdstan_adaptation(const ChainScan& c, const KernelInfo& k) {
   return s;
 }
 
-// Resampling: how many copies of each sample of the chain to write.
-void resample_chain(ChainScan& c, const RunScan& run, std::uint64_t seed) {
-  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                    static_cast<std::uint32_t>(c.chain_id)};
-  std::mt19937_64 gen(seq);
-  const auto uniform = [&gen] { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; };
-  c.copies.assign(c.log_weights.size(), 0);
-  const bool within =
-      !c.samples_per_draw.empty() && weights_within_draw(run.meta.sampler, c.max_samples);
-  if (within) {
-    std::size_t begin = 0;
-    for (std::size_t i = 0; i < c.samples_per_draw.size(); ++i) {
-      const auto n = static_cast<std::size_t>(c.samples_per_draw[i]);
-      const double u = uniform();
-      double cumulative = 0.0;
-      std::size_t j = 0;
-      bool any = false;
-      for (; j < n; ++j) {
-        const double p = std::exp(c.log_weights[begin + j]);
-        any = any || p > 0;
-        cumulative += p;
-        if (u <= cumulative) break;
-      }
-      if (!any)
-        throw DataError(
-            fmt::format("export --resample: draw {} of run '{}', chain {} has no "
-                        "sample with positive weight",
-                        i, c.run_id, c.chain_id));
-      if (j == n) j = n - 1;  // rounding: the normalised weights sum to 1 - epsilon
-      ++c.copies[begin + j];
-      begin += n;
-    }
-    return;
-  }
-  // Global weights: multinomial resampling of n_draws samples, by sorted uniforms (exponential
-  // spacings) swept along the cumulative weights.
-  const double lse =
-      log_sum_exp(std::span<const double>(c.log_weights.data(), c.log_weights.size()));
-  if (!std::isfinite(lse))
-    throw DataError(
-        fmt::format("export --resample: run '{}', chain {} has no sample with positive "
-                    "weight",
-                    c.run_id, c.chain_id));
-  const auto n = static_cast<std::size_t>(c.n_draws);
-  std::vector<double> points(n + 1);
-  double total = 0;
-  for (auto& p : points) total = p = total - std::log(uniform());
-  std::size_t k = 0;
-  double cumulative = 0;
-  for (std::size_t s = 0; s < c.log_weights.size() && k < n; ++s) {
-    cumulative += std::exp(c.log_weights[s] - lse);
-    const bool last = s + 1 == c.log_weights.size();
-    while (k < n && (last || points[k] / total <= cumulative)) {
-      ++c.copies[s];
-      ++k;
-    }
-  }
-}
-
-// Weighted runs go to CmdStan CSV only resampled (it has no place for weights), and then without
-// warmup (whose draws are not resampled).
+// Weighted runs go to CmdStan CSV only resampled (it has no place for weights).
 void check_cmdstan_exportable(const Scan& scan, const ExportOptions& options) {
   for (const auto& id : scan.run_order) {
     const RunScan& run = scan.runs.at(id);
-    if (run.weighted && !options.resample)
+    if (run.weighted && !resampling(options))
       throw ConfigError(fmt::format(
           "export --format cmdstan: run '{}' ({}) has weighted samples and CmdStan CSV has no "
-          "place "
-          "for weights; writing them as unweighted draws would misstate the posterior. Use "
-          "--resample (with --seed) for one sample per draw drawn by its normalised weight, or "
-          "--format csv / netcdf, which keep the weights",
+          "place for weights; writing them as unweighted draws would misstate the posterior. "
+          "Use --resample (with --seed) for one sample per draw drawn by its normalised weight, "
+          "or --format csv, or --format netcdf --no-resample, which keep the weights",
           id, run.meta.sampler));
-    if (run.weighted && options.include_warmup)
-      throw ConfigError(
-          fmt::format("export --format cmdstan --resample: run '{}' is weighted; "
-                      "its warmup draws are not resampled (drop --include-warmup)",
-                      id));
   }
-}
-
-// Resamples every weighted run's chains.
-void resample_weighted_runs(Scan& scan, const ExportOptions& options) {
-  for (auto& [id, run] : scan.runs)
-    if (run.weighted)
-      for (auto& [chain_id, c] : run.chains) resample_chain(c, run, options.seed);
 }
 
 // One chain's CmdStan CSV file as it is written.
@@ -622,7 +559,7 @@ void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& 
   const std::string stats = stat_cells(o.columns, o.columns, d);
   Vector point;
   for (int j = 0; j < n; ++j) {
-    const int copies = run.weighted ? c.copies[o.sample++] : 1;
+    const int copies = run.weighted ? next_copies(c, o.sample) : 1;
     if (copies == 0) continue;
     sample_quantities(d, od, run.named_outputs, j, values);
     std::string line = num(sample_lp(d, run, j, point)) + stats;
@@ -635,7 +572,6 @@ void write_cmdstan_rows(const v1::Draw& d, const RunScan& run, const ChainScan& 
 void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& options,
                     ExportResult& result) {
   prepare_output_dir(options);
-  resample_weighted_runs(scan, options);
   CmdStanFiles outs = open_cmdstan_files(path, scan, options, result);
   CheckedRecordReader reader(path);
   v1::Record record;
@@ -657,6 +593,28 @@ void export_cmdstan(const fs::path& path, Scan& scan, const ExportOptions& optio
           num(c.wall_seconds));
     close_output(o.file, o.path);
   }
+}
+
+// include_warmup asks for warmup draws: a file without any is an error, not a silent export of
+// the post-warmup draws alone.
+void check_warmup_saved(const fs::path& path, const Scan& scan, const ExportOptions& options) {
+  if (!options.include_warmup) return;
+  for (const auto& [id, run] : scan.runs)
+    for (const auto& [chain_id, c] : run.chains)
+      if (c.n_warmup > 0) return;
+  const auto& config = scan.header.config();
+  std::string why;
+  if (!config.output().write_warmup())
+    why = "it was written without them: set output { write_warmup: true } in the config and run "
+          "again";
+  else if (scan.problem || !scan.has_footer)
+    why = "none were read before the damage or the end of the unfinished file";
+  else
+    why = "its runs recorded none (warmup: 0?)";
+  throw ConfigError(fmt::format("export --include-warmup: {} holds no warmup draws{}: {}",
+                                path.string(),
+                                options.run_filter.empty() ? "" : " of run '" + options.run_filter + "'",
+                                why));
 }
 
 }  // namespace
@@ -682,13 +640,20 @@ ExportResult export_draws(const fs::path& path, std::ostream& out, const ExportO
     throw ConfigError("export --format '" + options.format +
                       "': unknown format; valid formats: " + list);
   }
+  if (!options.log_lik.empty() && options.format != "netcdf")
+    throw ConfigError("export --log-lik: only --format netcdf has a log_likelihood group (got "
+                      "--format " + options.format + ")");
   ExportResult result;
-  Scan scan = scan_file(path, options, options.format == "cmdstan" && options.resample);
+  Scan scan = scan_file(path, options, resampling(options));
   result.n_records = scan.n_records;
   result.has_footer = scan.has_footer;
   result.problem = scan.problem;
+  check_warmup_saved(path, scan, options);
+  check_resample_options(scan, options);
   if (options.format == "cmdstan") check_cmdstan_exportable(scan, options);
   resolve_lp(scan, options, options.format == "cmdstan", result.notes);
+  if (resampling(options)) resample_weighted_runs(scan, options);
+  if (const auto note = resample_note(scan, options); !note.empty()) result.notes.push_back(note);
   if (options.format == "csv")
     export_csv_files(path, scan, options, options.output_dir.empty() ? &out : nullptr, result);
   else if (options.format == "cmdstan")

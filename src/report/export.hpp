@@ -11,8 +11,9 @@
 //            header (model, sampler, seed, chain, warmup and draws, adaptation), columns lp__ and
 //            those of the sampler's columns that are CmdStan's own, then the quantities by
 //            CmdStan's dotted names (theta.1, Sigma.2.1, x.1). Read by rstan::read_stan_csv.
-//   netcdf   ArviZ InferenceData (netCDF-4), <run>.nc in output_dir: groups posterior and
-//            sample_stats, dims chain, draw and per-quantity dims (export_netcdf.hpp).
+//   netcdf   ArviZ InferenceData (netCDF-4), <run>.nc in output_dir: groups posterior,
+//            log_likelihood and sample_stats (and their warmup_ versions), dims chain, draw and
+//            per-quantity dims, every dim with a coordinate (export_netcdf.hpp).
 //
 // lp__ is the model's log density at the exported sample: -potential of the run's target, with
 // the Jacobian and the constants the run kept (Stan's lp__ for a Stan model). Samplers whose
@@ -21,17 +22,21 @@
 // their csv and netcdf exports have no lp__ (ExportResult::notes says so) and CmdStan CSV is
 // refused. Their extended density is the column extended_lp__.
 //
-// Weighted samplers (pseudo-extended, continuous and simulated tempering, AIS): csv and netcdf
-// hold every weighted sample with its log_weight, the log of the weight to use in a self-normalised
-// average over all rows of the run: pseudo-extended's weights normalised within their draw
-// (Theorem 2.1: each draw's pseudo-samples share one unit of weight), the other samplers' as
-// recorded (their weights are global; draw_weights.hpp). CmdStan CSV has no place for weights: a
-// weighted run is refused unless `resample` is set, which writes one sample per draw drawn by its
-// normalised weight (pseudo-extended: within the draw; global weights: multinomial resampling of
-// the chain's samples, as many as it has draws), reproducibly from `seed`.
+// Weighted samplers (pseudo-extended, continuous and simulated tempering, AIS) are exported in one
+// of two forms. Resampled (cmdstan and csv with resample; netcdf unless resample is false): one
+// plain draw per draw, drawn by the normalised weights (export_resample.hpp: pseudo-extended
+// within the draw; global weights: multinomial resampling of the chain's samples, as many as it
+// has draws), reproducibly from `seed`; warmup draws are not resampled, so include_warmup is then
+// refused. Weighted (csv by default; netcdf with resample false): every weighted sample with its
+// log_weight, the log of the weight to use in a self-normalised average over all rows of the
+// run: pseudo-extended's weights normalised within their draw (Theorem 2.1: each draw's
+// pseudo-samples share one unit of weight), the other samplers' as recorded (their weights are
+// global; draw_weights.hpp). CmdStan CSV has no place for weights: a weighted run is refused
+// unless resampled.
 //
-// Damaged or unfinished files: everything readable before the damage is exported and the result
-// says why the file is incomplete (the CLI warns and exits 1).
+// include_warmup on a file without warmup draws is refused (the config's output.write_warmup
+// saves them). Damaged or unfinished files: everything readable before the damage is exported
+// and the result says why the file is incomplete (the CLI warns and exits 1).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -48,8 +53,14 @@ struct ExportOptions {
   std::string format = "csv";        // csv | cmdstan | netcdf (export_formats())
   std::filesystem::path output_dir;  // required for cmdstan and netcdf; optional for csv
   bool overwrite = false;            // allow an output_dir that already holds files
-  bool resample = false;             // cmdstan: weighted runs resampled to one sample per draw
-  std::uint64_t seed = 1;            // of the resampling
+  // Weighted runs resampled to one plain draw per draw (export_resample.hpp): true for
+  // --resample, false for --no-resample; unset, the format's default (netcdf: resampled; csv and
+  // cmdstan: not).
+  std::optional<bool> resample;
+  std::uint64_t seed = 1;  // of the resampling
+  // netcdf: the base names of the quantities that go to the log_likelihood group (--log-lik);
+  // empty: "log_lik", where a run has it.
+  std::vector<std::string> log_lik;
   std::string run_filter;            // only this run (empty: all)
   // --config: the config the file was written with; lp__ of samplers whose draws record an
   // extended density is evaluated with the target built from it (report/run_targets.hpp).
@@ -72,8 +83,10 @@ const std::vector<std::string>& export_formats();
 
 // Exports `path` as options.format says (to `out` for csv without output_dir). ConfigError for bad
 // options (an unknown format, a missing or non-empty output directory, a weighted run to CmdStan
-// without resample or without the target its lp__ needs, runs of different columns to one stream), DataError for a draw whose content
-// does not match its run (before anything is written: the file is scanned first).
+// without resample or without the target its lp__ needs, runs of different columns to one
+// stream, include_warmup on a file without warmup draws or with resampled weighted runs, log_lik
+// names no exported run has or with another format than netcdf), DataError for a draw whose
+// content does not match its run (before anything is written: the file is scanned first).
 ExportResult export_draws(const std::filesystem::path& path, std::ostream& out,
                           const ExportOptions& options);
 

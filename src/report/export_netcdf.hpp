@@ -1,21 +1,32 @@
 #pragma once
-// ArviZ InferenceData as netCDF-4 (export --format netcdf; export.hpp), one <run>.nc per run:
-//   group posterior:     one variable per Stan base name ("theta" for theta[1] .. theta[J]; "x"
-//                        for a built-in target's x[1] .. x[d]) with dims (chain, draw[, sample],
-//                        <name>_dim_0, ...), 1-based Stan indices stored at 0-based positions;
-//   group sample_stats:  lp (the model's log density at the sample, as lp__: export.hpp) over
-//                        (chain, draw), or (chain, draw, sample) for weighted samplers; the
-//                        sampler's columns by their ArviZ names (acceptance_rate, step_size,
-//                        tree_depth, n_steps, diverging, energy, and pemc's extended_lp,
-//                        extended_energy, mala_step_size: sampler_columns.hpp) over (chain, draw);
-//                        for weighted samplers log_weight over (chain, draw, sample) (export.hpp
-//                        says which weights: a self-normalised average over all of the run's
-//                        samples);
-//   with include_warmup (and warmup draws in the file) also warmup_posterior and
-//   warmup_sample_stats.
-// Coordinates chain (pemc's chain ids) and draw (0-based). Weighted samplers' variables have the
-// extra dim sample (the draw's weighted samples). Chains shorter than the longest (a damaged or
-// unfinished file) are padded with NaN (integers with their _FillValue).
+// ArviZ InferenceData as netCDF-4 (export --format netcdf; export.hpp), one <run>.nc per run, in
+// the layout of ArviZ's schema (what arviz.from_netcdf reads: every group with xarray's
+// open_dataset, the file's attributes as InferenceData.attrs):
+//   posterior           one variable per Stan base name ("theta" for theta[1] .. theta[J]; "x" for
+//                       a built-in target's x[1] .. x[d]): parameters, transformed parameters and
+//                       generated quantities but the log-likelihoods (inference_data_layout.hpp);
+//   log_likelihood      the quantities whose base name is log_lik (or ExportOptions::log_lik's
+//                       names), under their own names, for az.loo / az.waic / az.compare; only
+//                       when the run has some;
+//   sample_stats        lp (the model's log density at the sample, as lp__: export.hpp) and the
+//                       sampler's columns by their ArviZ names (acceptance_rate, step_size,
+//                       tree_depth, n_steps, diverging, energy, and pemc's extended_lp,
+//                       extended_energy, mala_step_size: sampler_columns.hpp);
+//   warmup_posterior, warmup_log_likelihood, warmup_sample_stats  with include_warmup.
+// No observed_data: the data a Stan target was given are in a file the header names, which a
+// report never opens (docs/reports.md, "A record file is data"), and which data variable a
+// log-likelihood belongs to is not recorded.
+// Dims: chain and draw first, then <name>_dim_0, ... (1-based Stan indices at 0-based positions);
+// every dim has a coordinate variable: chain = pemc's chain ids, draw and the others 0 .. n-1.
+// Attributes of the file and of every group: created_at (ISO 8601, UTC), inference_library
+// "pemc", inference_library_version (the project version); the file's also source, pemc_run,
+// pemc_sampler, pemc_target and pemc_draws (plain, resampled or weighted).
+// Weighted samplers: resampled by default (export_resample.hpp), plain draws as above; in the
+// weighted form (resample false) every variable and lp have the dim weighted_sample after draw
+// (never "sample", which az.extract creates) and sample_stats has log_weight over (chain, draw,
+// weighted_sample); ArviZ's summaries of that form are unweighted.
+// Chains shorter than the longest (a damaged or unfinished file) are padded with NaN (integers
+// with their _FillValue).
 #include <filesystem>
 
 #include "report/export.hpp"
@@ -23,6 +34,8 @@
 
 namespace pemc::report {
 
+// ConfigError (before anything is written) when options.log_lik names a base name no exported run
+// has.
 void export_netcdf(const std::filesystem::path& path, const export_detail::Scan& scan,
                    const ExportOptions& options, ExportResult& result);
 

@@ -27,7 +27,7 @@ struct ChainScan {
   double final_step_size = 0.0;  // from the footer, else the last draw's
   std::string status;            // footer status, or why it is missing
   double wall_seconds = -1.0;    // from the footer (-1: not there)
-  // Resampling (cmdstan with resample): every post-warmup sample's export log weight, in order,
+  // Resampling (export_resample.hpp): every post-warmup sample's export log weight, in order,
   // the number of samples per draw, and then how many copies of each sample are written.
   std::vector<double> log_weights;
   std::vector<int> samples_per_draw;
@@ -39,6 +39,7 @@ struct RunScan {
   std::vector<std::string> names;   // Stan names of the quantities
   bool named_outputs = false;       // values from Draw.outputs
   bool weighted = false;            // some draw carries weighted samples
+  bool resampled = false;           // weighted, and exported resampled (export_resample.hpp)
   SamplerColumns columns;           // the sampler's lp__ source and columns (sampler_columns.hpp)
   bool has_lp = true;               // lp__ is written (export_lp.hpp resolve_lp)
   targets::TargetPtr lp_target;     // evaluated for lp__ at each sample (null: -potential)

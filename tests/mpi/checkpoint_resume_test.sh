@@ -102,7 +102,7 @@ warmup: 40
 iterations: 120
 seeds { base: 100 count: 3 }
 init { uniform_radius: 2.0 }
-output { path: "$WORK/study.pemc" }
+output { path: "$WORK/study.pemc" write_warmup: true }
 checkpoint { every_iterations: 15 }
 runs { name: "hmc" sampler { hmc { step_size: 0.3 n_leapfrog: 5 adaptation { enabled: true } } } }
 runs { name: "mala" sampler { mala { step_size: 0.1 adaptation { enabled: true } } } iterations: 300 }

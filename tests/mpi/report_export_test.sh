@@ -115,16 +115,20 @@ stopifnot(all(is.finite(a)))
 R
 passed=$((passed + 1))
 
-# 3. ArviZ netCDF read by xarray: groups, dims and values; the weighted run keeps its weights.
+# 3. ArviZ netCDF read by xarray: groups, dims and values; the weighted run resampled by default,
+#    its weights kept with --no-resample (report_inference_data_test.sh checks the whole schema).
 "$REPORT" export "$WORK/nuts.pemc" --format netcdf --include-warmup --output-dir "$WORK/nc" 2> /dev/null \
   || fail "netcdf export failed"
-"$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc2" 2> /dev/null || fail "netcdf study export failed"
+"$REPORT" export "$WORK/study.pemc" --format netcdf --no-resample --output-dir "$WORK/nc2" 2> /dev/null \
+  || fail "netcdf study export failed"
+"$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc3" 2> /dev/null \
+  || fail "netcdf study export (resampled) failed"
 # Debian's python3, which has Debian's xarray and netCDF4 (a python3 earlier on PATH may not).
-"${PEMC_PYTHON:-/usr/bin/python3}" - "$WORK/nc/gauss.nc" "$WORK/nuts.csv" "$WORK/nc2/pe_n5.nc" <<'PY' || fail "xarray check failed"
+"${PEMC_PYTHON:-/usr/bin/python3}" - "$WORK/nc/gauss.nc" "$WORK/nuts.csv" "$WORK/nc2/pe_n5.nc" "$WORK/nc3/pe_n5.nc" <<'PY' || fail "xarray check failed"
 import csv, sys
 import numpy as np
 import xarray as xr
-path, csv_path, pe_path = sys.argv[1:4]
+path, csv_path, pe_path, resampled_path = sys.argv[1:5]
 post = xr.open_dataset(path, group="posterior")
 stats = xr.open_dataset(path, group="sample_stats")
 assert dict(post["x"].sizes) == {"chain": 2, "draw": 400, "x_dim_0": 3}, post["x"].sizes
@@ -144,10 +148,13 @@ warm = xr.open_dataset(path, group="warmup_posterior")
 assert dict(warm["x"].sizes) == {"chain": 2, "draw": 200, "x_dim_0": 3}, warm["x"].sizes
 assert "lp" in xr.open_dataset(path, group="warmup_sample_stats")
 pe = xr.open_dataset(pe_path, group="posterior")
-assert dict(pe["x"].sizes) == {"chain": 2, "draw": 300, "sample": 5, "x_dim_0": 2}, pe["x"].sizes
+assert dict(pe["x"].sizes) == {"chain": 2, "draw": 300, "weighted_sample": 5, "x_dim_0": 2}, pe["x"].sizes
 pes = xr.open_dataset(pe_path, group="sample_stats")
 w = np.exp(pes["log_weight"].values)
 assert np.allclose(w.sum(axis=2), 1.0), "pseudo-extended weights normalise within each draw"
+res = xr.open_dataset(resampled_path, group="posterior")
+assert dict(res["x"].sizes) == {"chain": 2, "draw": 300, "x_dim_0": 2}, res["x"].sizes
+assert "log_weight" not in xr.open_dataset(resampled_path, group="sample_stats")
 PY
 passed=$((passed + 1))
 

@@ -6,7 +6,8 @@
 #      tempering has no treedepth__ or energy__, so rstan's get_bfmi fails loudly instead of
 #      returning NaN; no pemc-only column reaches a CmdStan CSV.
 #   2. csv and netCDF with --config: lp__ is the target's log density at every exported sample for
-#      every sampler, extended_lp__ the extended samplers' own density (not lp__).
+#      every sampler (netCDF: at every resampled draw of the weighted ones), extended_lp__ the
+#      extended samplers' own density (not lp__).
 #   3. csv without --config: an extended sampler's export has no lp__, and a note says why.
 # lp__ is checked against -potential of N(mu, diag(s2)) computed here, which the NUTS rows first
 # confirm against the potential NUTS itself recorded. Tolerance: both sides sum two positive
@@ -119,8 +120,8 @@ for run, want in stats.items():
     # netCDF: the same lp at the posterior's samples, and the sampler's columns by ArviZ names.
     post = xr.open_dataset(f"{nc_dir}/{run}.nc", group="posterior")
     ss = xr.open_dataset(f"{nc_dir}/{run}.nc", group="sample_stats")
-    weighted = "sample" in post["x"].dims
-    assert ss["lp"].dims == (("chain", "draw", "sample") if weighted else ("chain", "draw")), (run, ss["lp"].dims)
+    # Weighted runs are resampled (the netcdf default): lp is per draw for every sampler.
+    assert ss["lp"].dims == ("chain", "draw"), (run, ss["lp"].dims)
     xs = post["x"].values
     assert not np.isnan(xs).any(), run  # every draw has all its samples
     assert close(ss["lp"].values, lp_of(xs)), run

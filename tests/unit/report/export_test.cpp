@@ -539,5 +539,102 @@ TEST_F(ExportTest, GlobalWeightsAreResampledAcrossTheChain) {
       << lines_of(csv.str())[2];
 }
 
+// --resample with csv: a weighted run's rows are plain draws (one per draw, no sample and
+// log_weight columns), the same samples as the CmdStan export's for the same seed; a study of a
+// resampled weighted run and a plain run is then one table on stdout.
+TEST_F(ExportTest, CsvResampleWritesPlainDraws) {
+  write_file(dir_ / "s.pemc", study_records());
+  ExportOptions o;
+  o.resample = true;
+  o.seed = 7;
+  std::ostringstream out;
+  const auto r = export_draws(dir_ / "s.pemc", out, o);
+  EXPECT_EQ(r.rows, 6 + 3);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 10u);
+  EXPECT_EQ(lines[0].find("sample,log_weight"), std::string::npos) << lines[0];
+  std::vector<std::string> pe_rows;
+  for (const auto& l : lines)
+    if (l.starts_with("pe,")) pe_rows.push_back(l);
+  ASSERT_EQ(pe_rows.size(), 3u);
+  o.format = "cmdstan";
+  o.output_dir = dir_ / "cmdstan";
+  o.target_config = gaussian_config(dir_, {"nuts", "pe"});
+  export_draws(dir_ / "s.pemc", out, o);
+  const auto cmdstan = data_lines(read_text(dir_ / "cmdstan" / "pe_2.csv"));
+  ASSERT_EQ(cmdstan.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto cells = cmdstan[i + 1].substr(cmdstan[i + 1].find_last_of(',', cmdstan[i + 1].rfind(',') - 1));
+    EXPECT_TRUE(pe_rows[i].ends_with(cells)) << pe_rows[i] << " vs " << cmdstan[i + 1];
+  }
+  // Without --resample csv keeps the weighted samples.
+  std::ostringstream weighted;
+  o = ExportOptions{};
+  o.run_filter = "pe";
+  EXPECT_EQ(export_draws(dir_ / "s.pemc", weighted, o).rows, 9);
+}
+
+// --include-warmup asks for warmup draws: a file without any is refused with what to set; a
+// resampled weighted run cannot have them (its warmup is not resampled).
+TEST_F(ExportTest, IncludeWarmupNeedsWarmupDrawsAndUnresampledWeights) {
+  auto records = study_records();
+  records.erase(records.begin() + 1);  // the one warmup draw
+  write_file(dir_ / "nowarm.pemc", records);
+  ExportOptions o;
+  o.include_warmup = true;
+  std::ostringstream out;
+  try {
+    export_draws(dir_ / "nowarm.pemc", out, o);
+    FAIL() << "--include-warmup without warmup draws";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("nowarm.pemc holds no warmup draws"), std::string::npos) << m;
+    EXPECT_NE(m.find("write_warmup: true"), std::string::npos) << m;
+  }
+  EXPECT_TRUE(out.str().empty());
+
+  write_file(dir_ / "s.pemc", study_records());
+  o.format = "netcdf";
+  o.output_dir = dir_ / "nc";
+  try {  // netcdf resamples by default
+    export_draws(dir_ / "s.pemc", out, o);
+    FAIL() << "warmup of a resampled weighted run";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--no-resample"), std::string::npos) << e.what();
+  }
+  o.resample = false;
+  EXPECT_EQ(export_draws(dir_ / "s.pemc", out, o).files.size(), 2u);
+}
+
+// --log-lik: only netcdf has a log_likelihood group, and a name no run has is an error.
+TEST_F(ExportTest, LogLikNamesAreChecked) {
+  write_file(dir_ / "s.pemc", study_records());
+  ExportOptions o;
+  o.log_lik = {"log_lik"};
+  std::ostringstream out;
+  EXPECT_THROW(export_draws(dir_ / "s.pemc", out, o), ConfigError);
+  o.format = "netcdf";
+  o.output_dir = dir_ / "nc";
+  o.log_lik = {"ll"};
+  try {
+    export_draws(dir_ / "s.pemc", out, o);
+    FAIL() << "--log-lik of no quantity";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("export --log-lik 'll': no exported run has quantities "
+                                         "of that base name (run 'nuts': x; run 'pe': x)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "nc")) << "refused before anything is written";
+  o.log_lik = {"x"};
+  const auto r = export_draws(dir_ / "s.pemc", out, o);
+  EXPECT_EQ(r.rows, 6 + 3);  // the weighted run resampled: one sample per draw
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_NE(r.notes[1].find("weighted run 'pe' (pseudo_extended, 3 draws over 1 chains) was "
+                            "resampled"),
+            std::string::npos)
+      << r.notes[1];
+}
+
 }  // namespace
 }  // namespace pemc::report

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# pemc-report export --format netcdf against ArviZ's InferenceData schema (issue 38 item 2), on a
+# Stan model with pointwise log-likelihoods (tests/data/stan/normal_log_lik.stan: log_lik[5] in
+# generated quantities) sampled by NUTS and pseudo-extended NUTS under mpirun. Every file is read
+# as arviz.from_netcdf reads it and checked by tests/support/check_inference_data.py (groups, dims,
+# coordinates, attributes, no "sample" dim, the weighted form's weights); the values are checked
+# here against pemc's CSV export and the model:
+#   1. default: NUTS plain, pseudo-extended resampled (a note says so), log_lik in log_likelihood
+#      and equal to normal_lpdf(y[n] | mu, sigma) at every draw; every resampled draw is one of
+#      its draw's pseudo-samples of positive weight, reproducibly for a seed;
+#   2. --no-resample --include-warmup: the weighted form (dim weighted_sample,
+#      sample_stats/log_weight) and the warmup groups; --log-lik chooses other names;
+#   3. csv --resample: plain draws, not the weighted rows (it was ignored before);
+#   4. refusals: --include-warmup on a file without warmup draws, on a resampled weighted run;
+#      --log-lik of no quantity; --log-lik with csv.
+source "$(dirname "$0")/common.sh"
+PY="${PEMC_PYTHON:-/usr/bin/python3}"
+CHECK="$PEMC_SOURCE_DIR/tests/support/check_inference_data.py"
+MODEL="$PEMC_SOURCE_DIR/tests/data/stan/normal_log_lik"
+VERSION=$("$DIST" --version | awk '{ print $2 }')
+export PEMC_STAN_CACHE="${PEMC_STAN_CACHE:-$PEMC_BIN/stan-cache}"
+# Compile the model into the cache first (once, about a minute), outside run_mpi's time limit.
+"$PEMC_BIN/pemc-stan" build "$MODEL.stan" > "$WORK/build.log" 2>&1 || fail "compiling $MODEL.stan: $(tail -3 "$WORK/build.log")"
+passed=0
+
+NUTS='nuts { step_size: 0.3 adaptation { enabled: true } }'
+cat > "$WORK/study.pbtxt" <<CFG
+name: "normal_log_lik"
+target { stan { model_file: "$MODEL.stan" data_file: "$MODEL.json" } }
+warmup: 150
+iterations: 200
+seeds { values: [1, 2] }
+output { path: "$WORK/study.pemc" write_warmup: true }
+runs { name: "nuts" sampler { $NUTS } }
+runs { name: "pe" sampler { pseudo_extended { n_pseudo: 3 $NUTS } } }
+CFG
+cat > "$WORK/nowarm.pbtxt" <<'CFG'
+name: "nowarm"
+target { gaussian { mean: [0, 0] } }
+sampler { nuts { step_size: 0.3 } }
+warmup: 20
+iterations: 20
+seeds { values: [1] }
+output { path: "nowarm.pemc" }
+CFG
+(cd "$WORK" && run_mpi 2 "$DIST" study.pbtxt --log-level error && run_mpi 1 "$DIST" nowarm.pbtxt --log-level error) \
+  > "$WORK/dist.log" 2>&1 || { cat "$WORK/dist.log" >&2; fail "pemc-dist runs failed"; }
+CONFIG=(--config "$WORK/study.pbtxt")
+
+# 1. Default export.
+"$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc" "${CONFIG[@]}" 2> "$WORK/nc.err" \
+  || { cat "$WORK/nc.err" >&2; fail "netcdf export failed"; }
+grep -q "note: weighted run 'pe' (pseudo_extended, 400 draws over 2 chains) was resampled" "$WORK/nc.err" \
+  && grep -q -- "--no-resample" "$WORK/nc.err" || fail "no note on the resampling: $(cat "$WORK/nc.err")"
+"$PY" "$CHECK" "$WORK/nc/nuts.nc" --form plain --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "nuts.nc"
+"$PY" "$CHECK" "$WORK/nc/pe.nc" --form resampled --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pe.nc"
+"$REPORT" export "$WORK/study.pemc" --output-dir "$WORK/csv" "${CONFIG[@]}" 2> /dev/null || fail "csv export failed"
+"$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc_again" "${CONFIG[@]}" 2> /dev/null \
+  || fail "second netcdf export failed"
+"$PY" - "$WORK" "$MODEL.json" <<'PY' || fail "values of the default export"
+import csv, json, sys
+import numpy as np
+import xarray as xr
+work, data = sys.argv[1:3]
+y = np.array(json.load(open(data))["y"])
+def normal_lpdf(y, mu, sigma):
+    return -0.5 * ((y - mu) / sigma) ** 2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)
+def rows(run):
+    return list(csv.DictReader(open(f"{work}/csv/{run}.csv")))
+for run in ("nuts", "pe"):
+    post = xr.open_dataset(f"{work}/nc/{run}.nc", group="posterior")
+    ll = xr.open_dataset(f"{work}/nc/{run}.nc", group="log_likelihood")["log_lik"]
+    assert sorted(post.data_vars) == ["mu", "sigma", "y_rep"], sorted(post.data_vars)
+    assert ll.dims == ("chain", "draw", "log_lik_dim_0") and ll.shape == (2, 200, 5), (ll.dims, ll.shape)
+    mu, sigma = post["mu"].values[..., None], post["sigma"].values[..., None]
+    assert np.allclose(ll.values, normal_lpdf(y, mu, sigma), rtol=1e-10, atol=1e-10), run
+    lp = xr.open_dataset(f"{work}/nc/{run}.nc", group="sample_stats")["lp"]
+    assert lp.dims == ("chain", "draw") and np.isfinite(lp.values).all(), run
+# NUTS: every value is the CSV export's, in order.
+nuts, post = rows("nuts"), xr.open_dataset(f"{work}/nc/nuts.nc", group="posterior")
+ll = xr.open_dataset(f"{work}/nc/nuts.nc", group="log_likelihood")["log_lik"].values
+for k, c in enumerate(post["chain"].values):
+    mine = [r for r in nuts if int(r["chain_id"]) == c]
+    assert np.array_equal(post["mu"].values[k], [float(r["mu"]) for r in mine]), c
+    assert np.array_equal(ll[k, :, 4], [float(r["log_lik[5]"]) for r in mine]), c
+# Pseudo-extended resampled: draw i of chain k is one of draw i's pseudo-samples of positive
+# weight (the CSV's rows, which keep them all), with that sample's lp.
+pe, post = rows("pe"), xr.open_dataset(f"{work}/nc/pe.nc", group="posterior")
+lp = xr.open_dataset(f"{work}/nc/pe.nc", group="sample_stats")["lp"].values
+for k, c in enumerate(post["chain"].values):
+    mine = [r for r in pe if int(r["chain_id"]) == c]
+    for i in range(200):
+        draw = [r for r in mine[3 * i : 3 * i + 3] if float(r["log_weight"]) > -np.inf]
+        pick = [r for r in draw if float(r["mu"]) == post["mu"].values[k, i]
+                and float(r["sigma"]) == post["sigma"].values[k, i]]
+        assert pick, (c, i)
+        assert float(pick[0]["lp__"]) == lp[k, i], (c, i)
+# Reproducible: the same seed resamples the same draws.
+again = xr.open_dataset(f"{work}/nc_again/pe.nc", group="posterior")
+assert np.array_equal(again["mu"].values, post["mu"].values)
+PY
+passed=$((passed + 1))
+
+# 2. The weighted form with warmup; other log-likelihood names.
+"$REPORT" export "$WORK/study.pemc" --format netcdf --no-resample --include-warmup --output-dir "$WORK/ncw" \
+  "${CONFIG[@]}" 2> "$WORK/ncw.err" || { cat "$WORK/ncw.err" >&2; fail "netcdf --no-resample failed"; }
+grep -q "note: run 'pe' (pseudo_extended) is exported weighted (--no-resample).*az.summary" "$WORK/ncw.err" \
+  || fail "no note that az.summary is unweighted: $(cat "$WORK/ncw.err")"
+"$PY" "$CHECK" "$WORK/ncw/nuts.nc" --form plain --warmup --log-lik log_lik --version "$VERSION" > /dev/null || fail "ncw/nuts.nc"
+"$PY" "$CHECK" "$WORK/ncw/pe.nc" --form weighted --warmup --log-lik log_lik --version "$VERSION" --draws 200 > /dev/null \
+  || fail "ncw/pe.nc"
+"$PY" - "$WORK" <<'PY' || fail "values of the weighted form"
+import csv, sys
+import numpy as np
+import xarray as xr
+work = sys.argv[1]
+post = xr.open_dataset(f"{work}/ncw/pe.nc", group="posterior")
+lw = xr.open_dataset(f"{work}/ncw/pe.nc", group="sample_stats")["log_weight"].values
+assert post["mu"].dims == ("chain", "draw", "weighted_sample") and post["mu"].shape == (2, 200, 3)
+assert np.allclose(np.exp(lw).sum(axis=2), 1.0), "pseudo-extended weights normalise within each draw"
+pe = list(csv.DictReader(open(f"{work}/csv/pe.csv")))
+for k, c in enumerate(post["chain"].values):
+    mine = [r for r in pe if int(r["chain_id"]) == c]
+    assert np.array_equal(post["mu"].values[k].ravel(), [float(r["mu"]) for r in mine]), c
+    assert np.array_equal(lw[k].ravel(), [float(r["log_weight"]) for r in mine]), c
+warm = xr.open_dataset(f"{work}/ncw/pe.nc", group="warmup_posterior")
+assert warm["mu"].shape == (2, 150, 3), warm["mu"].shape
+PY
+"$REPORT" export "$WORK/study.pemc" --format netcdf --run nuts --include-warmup --log-lik y_rep --log-lik sigma \
+  --output-dir "$WORK/ncl" 2> /dev/null || fail "--log-lik export failed"
+"$PY" "$CHECK" "$WORK/ncl/nuts.nc" --form plain --warmup --log-lik y_rep --log-lik sigma > /dev/null || fail "--log-lik y_rep sigma"
+"$PY" -c "import sys, xarray as xr; assert 'log_lik' in xr.open_dataset(sys.argv[1], group='posterior')" \
+  "$WORK/ncl/nuts.nc" || fail "log_lik not in the posterior when other names are chosen"
+passed=$((passed + 1))
+
+# 3. csv --resample: one plain row per draw, without sample and log_weight.
+"$REPORT" export "$WORK/study.pemc" --run pe --resample --seed 5 > "$WORK/pe_resampled.csv" 2> /dev/null \
+  || fail "csv --resample failed"
+head -1 "$WORK/pe_resampled.csv" | grep -q 'sample\|log_weight' && fail "csv --resample has weights: $(head -1 "$WORK/pe_resampled.csv")"
+[ "$(tail -n +2 "$WORK/pe_resampled.csv" | wc -l)" -eq 400 ] || fail "csv --resample: not one row per draw"
+passed=$((passed + 1))
+
+# 4. Refusals: a clear message and a non-zero exit, nothing written.
+refused() {  # refused NAME PATTERN pemc-report-args...
+  local name=$1 pattern=$2 rc=0; shift 2
+  "$REPORT" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "$name: exit 0"
+  grep -q -- "$pattern" "$WORK/$name.err" || fail "$name: $(cat "$WORK/$name.err")"
+}
+refused no-warmup "export --include-warmup: .*nowarm.pemc holds no warmup draws: .*write_warmup: true" \
+  export "$WORK/nowarm.pemc" --format netcdf --include-warmup --output-dir "$WORK/x1"
+[ ! -e "$WORK/x1" ] || fail "no-warmup: wrote $WORK/x1"
+refused no-warmup-csv "nowarm.pemc holds no warmup draws" export "$WORK/nowarm.pemc" --include-warmup
+refused resampled-warmup "run 'pe' (pseudo_extended) is weighted.*--no-resample" \
+  export "$WORK/study.pemc" --format netcdf --include-warmup --output-dir "$WORK/x2"
+refused log-lik-none "export --log-lik 'll': no exported run has quantities of that base name" \
+  export "$WORK/study.pemc" --format netcdf --log-lik ll --output-dir "$WORK/x3"
+refused log-lik-csv "only --format netcdf has a log_likelihood group" export "$WORK/study.pemc" --log-lik log_lik
+refused both "excludes" export "$WORK/study.pemc" --resample --no-resample
+passed=$((passed + 1))
+echo "$passed passed, 0 failed"
