@@ -8,6 +8,7 @@
 
 #include "config/multi_round.hpp"
 #include "core/error.hpp"
+#include "parallel/idle_wait.hpp"
 #include "runner/rank_messages.hpp"
 #include "runner/stop_signal.hpp"
 
@@ -72,13 +73,18 @@ void RankLoop::adopt_target(int run_index, targets::TargetPtr t, modes::ModeSetP
   modes_[static_cast<std::size_t>(run_index)] = std::move(modes);
 }
 
+// A coordinator or collector whose own chains are done serves the others: between messages it
+// sleeps up to 1 ms (a worker waiting for a task waits that long at most).
 void RankLoop::serve_until_done() {
+  parallel::IdleBackoff idle(std::chrono::milliseconds(1));
   while (!roles_done()) {
-    if (!handle_pending()) {
-      log_progress_if_due();
-      check_checkpoint_triggers();
-      usleep(200);
+    if (handle_pending()) {
+      idle.reset();
+      continue;
     }
+    log_progress_if_due();
+    check_checkpoint_triggers();
+    idle.sleep();
   }
   messenger_.wait_all();
 }

@@ -12,6 +12,7 @@
 
 #include "config/factories.hpp"
 #include "core/error.hpp"
+#include "parallel/idle_wait.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/mpi_group_comm.hpp"
 #include "runner/chain_status.hpp"
@@ -276,7 +277,8 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
 
   play_roles(loop, layout, rank, ranks->group, collector);
   int exit_code = collector ? finish_output(o, *plan, *collector, wall_start) : kExitOk;
-  mpi::broadcast(world, exit_code, layout.collector);
+  // Ranks done before the collector wait here, asleep (a blocking broadcast spins).
+  parallel::broadcast_idle(world, exit_code, layout.collector);
   return exit_code;
 }
 
