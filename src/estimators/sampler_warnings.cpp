@@ -25,14 +25,24 @@ std::int64_t total_draws(const std::vector<ChainHealth>& chains) {
   return n;
 }
 
-std::optional<std::string> divergence_line(const std::vector<ChainHealth>& chains) {
+// The sum of a per-chain count over the chains that have some, and which chains those are.
+struct Counted {
   std::int64_t n = 0;
   std::vector<int> ids;
+};
+Counted count_draws(const std::vector<ChainHealth>& chains,
+                    std::optional<std::int64_t> ChainHealth::*count) {
+  Counted out;
   for (const auto& c : chains)
-    if (c.n_divergent && *c.n_divergent > 0) {
-      n += *c.n_divergent;
-      ids.push_back(c.chain_id);
+    if ((c.*count).value_or(0) > 0) {
+      out.n += *(c.*count);
+      out.ids.push_back(c.chain_id);
     }
+  return out;
+}
+
+std::optional<std::string> divergence_line(const std::vector<ChainHealth>& chains) {
+  const auto [n, ids] = count_draws(chains, &ChainHealth::n_divergent);
   if (n == 0) return std::nullopt;
   const std::int64_t all = total_draws(chains);
   return fmt::format(
@@ -44,16 +54,10 @@ std::optional<std::string> divergence_line(const std::vector<ChainHealth>& chain
 }
 
 std::optional<std::string> tree_depth_line(const std::vector<ChainHealth>& chains) {
-  std::int64_t n = 0;
-  int depth = 0;
-  std::vector<int> ids;
-  for (const auto& c : chains)
-    if (c.n_max_tree_depth && *c.n_max_tree_depth > 0) {
-      n += *c.n_max_tree_depth;
-      depth = c.max_tree_depth;
-      ids.push_back(c.chain_id);
-    }
+  const auto [n, ids] = count_draws(chains, &ChainHealth::n_max_tree_depth);
   if (n == 0) return std::nullopt;
+  int depth = 0;
+  for (const auto& c : chains) depth = std::max(depth, c.max_tree_depth);
   const std::int64_t all = total_draws(chains);
   return fmt::format(
       "tree depth: {} of {} post-warmup draws ({:.1f}%) hit the maximum tree depth {} ({}): NUTS "
