@@ -10,7 +10,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -330,6 +329,10 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
 }
 
 std::string summaries_to_json(const std::vector<FileSummary>& files) {
+  return summaries_json(files).dump(2) + "\n";
+}
+
+nlohmann::ordered_json summaries_json(const std::vector<FileSummary>& files) {
   nlohmann::ordered_json j;
   j["runs"] = nlohmann::ordered_json::array();
   j["files"] = nlohmann::ordered_json::array();
@@ -383,7 +386,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
                        {"message", f.problem->message}};
     j["files"].push_back(std::move(fo));
   }
-  return j.dump(2) + "\n";
+  return j;
 }
 
 namespace {
@@ -410,13 +413,6 @@ std::string log_z_lines(const std::vector<ChainRunSummary>& chains) {
 
 std::string summaries_to_table(const std::vector<FileSummary>& files) {
   std::string out;
-  auto vec = [](const Vector& v) {
-    std::string s;
-    const Eigen::Index n = std::min<Eigen::Index>(v.size(), 6);
-    for (Eigen::Index i = 0; i < n; ++i) s += fmt::format("{}{:.4g}", i ? " " : "", v[i]);
-    if (v.size() > n) s += fmt::format(" ... ({} dims)", v.size());
-    return s;
-  };
   for (const auto& f : files) {
     out += fmt::format("{}: {} records{}\n", f.path.string(), f.n_records,
                        f.problem ? " — DAMAGED at byte " + std::to_string(f.problem->offset) +
@@ -432,46 +428,16 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
     };
     out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8} {:>8}{}  {}\n", "run",
                        "chain", "seed", "draws", "accept", "grad evals", "wall s", "cpu s",
-                       any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(),
-                       "mean | E[x^2]");
-    // Named outputs (a Stan model's): say which quantities the vectors hold.
-    std::set<std::string> named;
-    for (const auto& r : f.runs) {
-      const auto plain = quantity_names({}, static_cast<int>(r.names.size()));
-      if (r.names != plain && named.insert(r.run_id).second) {
-        std::string list;
-        for (std::size_t i = 0; i < r.names.size() && i < 6; ++i)
-          list += (i ? " " : "") + r.names[i];
-        if (r.names.size() > 6) list += fmt::format(" ... ({} quantities)", r.names.size());
-        out += fmt::format("  run {}: mean | E[x^2] of {}\n", r.run_id, list);
-      }
-    }
-    // Warnings: each chain row names its kinds (the text before the first ':'); each kind's
-    // full text follows the table once per run, with the chains it concerns.
-    const auto kind_of = [](const std::string& w) { return w.substr(0, w.find(':')); };
-    std::vector<std::pair<std::string, std::string>> kinds;  // (run, kind), first appearance
-    std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> kind_info;
-    std::map<std::string, int> chains_of_run;
+                       any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(), "status");
+    // Each chain row names its warnings' kinds (the text before the first ':'); their full
+    // text is among the run's warnings in the posterior summary.
     for (const auto& r : f.runs) {
       std::string marks;
-      for (const auto& w : r.warnings) {
-        const auto key = std::make_pair(r.run_id, kind_of(w));
-        marks += "  [warning: " + key.second + "]";
-        auto [it, fresh] = kind_info.try_emplace(key, w, 0);
-        if (fresh) kinds.push_back(key);
-        ++it->second.second;
-      }
-      ++chains_of_run[r.run_id];
-      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {} | {}{}{}\n",
+      for (const auto& w : r.warnings) marks += "  [warning: " + w.substr(0, w.find(':')) + "]";
+      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
-                         r.n_gradient_evals, r.wall_seconds, r.cpu_seconds, lpd_cell(r), vec(r.mean),
-                         vec(r.second_moment), r.status == "ok" ? "" : "  [" + r.status + "]",
+                         r.n_gradient_evals, r.wall_seconds, r.cpu_seconds, lpd_cell(r), r.status,
                          marks);
-    }
-    for (const auto& key : kinds) {
-      const auto& [text, count] = kind_info.at(key);
-      out += fmt::format("  WARNING: run {}, {} of {} chains: {}\n", key.first, count,
-                         chains_of_run[key.first], text);
     }
     for (const auto& r : f.runs) {
       const std::string said = records::describe_model_messages(r.model_messages);
