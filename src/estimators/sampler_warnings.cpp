@@ -124,17 +124,22 @@ std::vector<std::string> chain_warning_lines(const std::vector<ChainHealth>& cha
     int count = 0;
     int first_chain = 0;
     std::string first_text;
+    std::size_t last_chain = 0;  // position in `chains` of the last chain counted
   };
   std::vector<Kind> kinds;
-  for (const auto& c : chains)
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    const auto& c = chains[i];
     for (const auto& w : c.warnings) {
       const std::string name = w.substr(0, w.find(':'));
       auto it = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) { return k.name == name; });
-      if (it == kinds.end())
-        kinds.push_back({name, 1, c.chain_id, w});
-      else
+      if (it == kinds.end()) {
+        kinds.push_back({name, 1, c.chain_id, w, i});
+      } else if (it->last_chain != i) {  // a chain with several warnings of a kind counts once
         ++it->count;
+        it->last_chain = i;
+      }
     }
+  }
   std::vector<std::string> out;
   for (const auto& k : kinds)
     out.push_back(fmt::format("{} of {} chains: {} (the numbers are chain {}'s)", k.count,

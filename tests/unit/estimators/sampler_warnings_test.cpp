@@ -86,11 +86,12 @@ TEST(SamplerWarnings, RhatAndBulkEssNameTheWorstQuantity) {
       << w[1];
 }
 
+// Chain 3 has two warnings of kind "other": it counts as one chain.
 TEST(SamplerWarnings, ChainWarningsOncePerKindAfterTheRules) {
   auto run = healthy();
   run.chains[0].n_divergent = 1;
   run.chains[1].warnings = {"weights degenerate: ESS 1.2 of 5"};
-  run.chains[3].warnings = {"weights degenerate: ESS 1.0 of 5", "other: x"};
+  run.chains[3].warnings = {"weights degenerate: ESS 1.0 of 5", "other: x", "other: y"};
   const auto w = sampler_warnings(run);
   ASSERT_EQ(w.size(), 3u);
   EXPECT_TRUE(starts_with(w[0], "divergences: 1 of 4000"));
