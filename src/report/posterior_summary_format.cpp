@@ -97,7 +97,7 @@ std::string summarize_to_json(const std::vector<FileSummary>& files,
     for (const auto& c : r.chains) {
       J co;
       co["chain_id"] = c.chain_id;
-      co["n_draws"] = c.n_draws;
+      co["draws"] = c.n_draws;  // not "n_draws": scripts count the chains of "runs" by that key
       co["mean_accept_stat"] = number(c.mean_accept_stat);
       if (c.records_step_size) co["step_size"] = number(c.step_size);
       if (c.records_divergences) co["n_divergent"] = c.n_divergent;

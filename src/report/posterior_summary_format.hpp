@@ -5,7 +5,7 @@
 // JSON: summarize's {"runs", "files"} (summary.hpp) plus
 //   "posterior": [{"run_id", "sampler", "target", "n_chains", "min_draws", "max_draws", "warmup",
 //                  "wall_seconds", "cpu_seconds", "weighted", "estimates_note"?, "lp_note"?,
-//                  "chains": [{"chain_id", "n_draws", "mean_accept_stat", "step_size"?,
+//                  "chains": [{"chain_id", "draws", "mean_accept_stat", "step_size"?,
 //                              "n_divergent"?, "n_max_tree_depth"?, "max_tree_depth"?, "ebfmi"?,
 //                              "status"}],
 //                  "quantities": [{"name", "mean", "mcse_mean", "sd", "q5", "q50", "q95",

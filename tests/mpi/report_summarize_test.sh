@@ -39,7 +39,7 @@ with open(sys.argv[2] + "/quantities.csv", "w", newline="") as f:
     w.writerow(keys)
     for q in run["quantities"]:
         w.writerow([q["name"]] + [repr(q[k]) for k in keys[1:]])
-keys = ["chain_id", "n_draws", "ebfmi", "n_divergent", "n_max_tree_depth", "max_tree_depth"]
+keys = ["chain_id", "draws", "ebfmi", "n_divergent", "n_max_tree_depth", "max_tree_depth"]
 with open(sys.argv[2] + "/chains.csv", "w", newline="") as f:
     w = csv.writer(f)
     w.writerow(keys)
@@ -83,7 +83,7 @@ for (i in seq_len(nrow(chains))) {
   if (c$n_divergent != sum(p[, "divergent__"])) stop("chain ", c$chain_id, ": divergences")
   if (c$max_tree_depth != 5) stop("chain ", c$chain_id, ": max_tree_depth ", c$max_tree_depth)
   if (c$n_max_tree_depth != sum(p[, "treedepth__"] >= 5)) stop("chain ", c$chain_id, ": tree depth")
-  if (c$n_draws != nrow(p)) stop("chain ", c$chain_id, ": draws")
+  if (c$draws != nrow(p)) stop("chain ", c$chain_id, ": draws")
   saturated <- saturated + c$n_max_tree_depth
   cat(sprintf("chain %d: E-BFMI %.6f (rstan %.6f), at max depth %d, divergent %d\n", c$chain_id,
               c$ebfmi, bfmi[i], c$n_max_tree_depth, c$n_divergent))
