@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "report/quantity_selection.hpp"
+#include "report/weighted_quantiles.hpp"
 
 namespace pemc::report {
 namespace {
@@ -40,9 +41,45 @@ WeightedMoments pooled_moments(const std::vector<const ChainRunSummary*>& chains
   return out;
 }
 
+// A run's weighted samples pooled over its chains: each chain's weights normalised to sum to its
+// share of the run's draws (the rule of pooled_moments), by quantity name. Empty when some chain
+// kept no samples or lacks a quantity.
+struct PooledSamples {
+  std::map<std::string, std::vector<double>> values;
+  std::vector<double> weights;
+  std::int64_t stride = 1;  // the largest thinning of a chain's samples
+};
+
+PooledSamples pooled_samples(const std::vector<const ChainRunSummary*>& chains) {
+  PooledSamples out;
+  double total = 0.0;
+  for (const auto* c : chains) {
+    if (c->sample_log_weights.empty() || c->sample_values.size() != c->names.size()) return {};
+    total += static_cast<double>(c->n_draws);
+  }
+  for (const auto* c : chains) {
+    const auto& lw = c->sample_log_weights;
+    const double top = *std::max_element(lw.begin(), lw.end());
+    if (!std::isfinite(top)) return {};  // every sample weightless
+    double sum = 0.0;
+    for (double l : lw) sum += std::exp(l - top);
+    const double scale = static_cast<double>(c->n_draws) / total / sum;
+    for (double l : lw) out.weights.push_back(std::exp(l - top) * scale);
+    for (std::size_t i = 0; i < c->names.size(); ++i) {
+      auto& v = out.values[c->names[i]];
+      v.insert(v.end(), c->sample_values[i].begin(), c->sample_values[i].end());
+    }
+    out.stride = std::max(out.stride, c->sample_stride);
+  }
+  for (const auto& [name, v] : out.values)
+    if (v.size() != out.weights.size()) return {};  // a quantity some chain does not have
+  return out;
+}
+
 // Replaces the unweighted numbers of a weighted run's quantity by the weighted ones, or marks them
 // unavailable (posterior_summary.hpp says which).
-void weigh(QuantityEstimate& q, const WeightedMoments& w, bool per_draw_means) {
+void weigh(QuantityEstimate& q, const WeightedMoments& w, const PooledSamples& samples,
+           bool per_draw_means) {
   const auto m = w.mean.find(q.name);
   if (m == w.mean.end()) {
     q.mean = q.sd = kNaN;
@@ -52,16 +89,26 @@ void weigh(QuantityEstimate& q, const WeightedMoments& w, bool per_draw_means) {
   }
   if (!per_draw_means) q.mcse_mean = kNaN;
   q.q5 = q.q50 = q.q95 = kNaN;
+  const auto v = samples.values.find(q.name);
+  if (v == samples.values.end()) return;
+  try {
+    q.q5 = weighted_quantile(v->second, samples.weights, 0.05);
+    q.q50 = weighted_quantile(v->second, samples.weights, 0.5);
+    q.q95 = weighted_quantile(v->second, samples.weights, 0.95);
+  } catch (const NumericalError&) {
+    q.q5 = q.q50 = q.q95 = kNaN;  // a non-finite sample: undefined, as for unweighted draws
+  }
 }
 
-std::string weighted_note(bool per_draw_means) {
+std::string weighted_note(bool per_draw_means, bool quantiles) {
+  const std::string q = quantiles ? "quantiles are weighted" : "weighted quantiles are not available";
   if (per_draw_means)
-    return "weighted samples (pseudo-extended): mean and sd are the weighted estimates, MCSE, "
-           "ESS and R-hat those of the per-draw weighted means (whose average is the estimate); "
-           "weighted quantiles are not computed";
-  return "weighted samples: mean and sd are the weighted estimates (each chain self-normalised, "
-         "averaged over the chains); ESS and R-hat are of the unweighted states (how well the "
-         "sampler mixes, not the precision of the weighted estimates); MCSE and quantiles are not "
+    return "weighted samples (pseudo-extended): mean, sd and " + q + " (weights normalised "
+           "within each draw); MCSE, ESS and R-hat are those of the per-draw weighted means (whose "
+           "average is the estimate)";
+  return "weighted samples: mean, sd and " + q + " (each chain self-normalised, pooled over the "
+         "chains in proportion to their draws); ESS and R-hat are of the unweighted states (how "
+         "well the sampler mixes, not the precision of the weighted estimates); MCSE is not "
          "available";
 }
 
@@ -74,7 +121,9 @@ RunPosterior posterior_of(const RunDiagnostics& rd, const std::vector<const Chai
   r.n_chains = rd.n_chains;
   r.warmup = rd.warmup;
   r.warnings = rd.warnings;
-  r.notes = rd.notes;
+  // summarize prints the model's messages beside the chain rows (summary.hpp): not again here.
+  for (const auto& n : rd.notes)
+    if (n.find(": the model's messages: ") == std::string::npos) r.notes.push_back(n);
   r.lp_note = rd.lp_note;
   r.min_draws = std::numeric_limits<std::int64_t>::max();
   for (const auto& c : rd.chains) {
@@ -105,8 +154,13 @@ RunPosterior posterior_of(const RunDiagnostics& rd, const std::vector<const Chai
   if (r.weighted) {
     const bool per_draw_means = rd.quantity.find("pseudo_sample") != std::string::npos;
     const auto moments = pooled_moments(chains);
-    for (auto& q : all) weigh(q, moments, per_draw_means);
-    r.estimates_note = weighted_note(per_draw_means);
+    const auto samples = pooled_samples(chains);
+    for (auto& q : all) weigh(q, moments, samples, per_draw_means);
+    r.estimates_note = weighted_note(per_draw_means, !samples.weights.empty());
+    if (samples.stride > 1)
+      r.notes.push_back(fmt::format(
+          "weighted quantiles from the samples of one draw in {} (at most {} values kept per chain)",
+          samples.stride, WeightedSampleStore::kMaxValues));
   }
   if (vars.empty()) {
     r.quantities = std::move(all);

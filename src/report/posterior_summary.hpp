@@ -12,11 +12,13 @@
 // say and NaN (shown as unavailable) for the others; `estimates_note` says which:
 //   mean, sd     the weighted estimates of summarize (each chain's, averaged over the chains in
 //                proportion to their draws);
+//   quantiles    weighted (weighted_quantiles.hpp) over the chains' weighted samples pooled with
+//                the same chain shares;
 //   MCSE         pseudo-extended: of the per-draw weighted means, whose average is the estimate;
 //                the others: unavailable (their weights are global);
-//   quantiles    unavailable (weighted quantiles are not computed);
 //   ESS, R-hat   of the diagnosed quantity (diagnostics_traces.hpp: the per-draw weighted means,
 //                or the unweighted states, i.e. the sampler's mixing).
+// lp__ of weighted runs is not given (lp_note says why).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -20,6 +20,7 @@
 #include "records/describe_model_messages.hpp"
 #include "report/checked_reader.hpp"
 #include "report/run_targets.hpp"
+#include "report/weighted_quantiles.hpp"
 
 namespace pemc::report {
 
@@ -61,6 +62,7 @@ namespace {
 struct ChainAccumulator {
   std::optional<HeldOutLpd> lpd;  // set when the run's target has a test set
   estimators::WeightedMoments moments;
+  WeightedSampleStore samples;  // weighted samples, for weighted quantiles
   double sum_accept = 0.0;
   std::int64_t n_divergent = 0;
   std::int64_t n_draws = 0;
@@ -94,6 +96,7 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
       if (weighted) log_w = log_norm == -kInf ? -kInf : d.log_weights(i) - log_norm;
       else if (d.log_weights_size() == 1) log_w = d.log_weights(0);
       acc.moments.add(scratch, log_w);
+      if (weighted || d.log_weights_size() == 1) acc.samples.add(acc.n_draws, scratch, log_w);
     }
     return;
   }
@@ -111,6 +114,7 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
       scratch = Eigen::Map<const Vector>(d.extra_states().data() + i * dim, dim);
       const double log_w = weightless ? -kInf : d.log_weights(i) - log_norm;
       acc.moments.add(scratch, log_w);
+      acc.samples.add(acc.n_draws, scratch, log_w);
       if (acc.lpd) acc.lpd->add(scratch, log_w);
     }
     return;
@@ -119,6 +123,7 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
   if (d.log_weights_size() == 1) {
     acc.weighted = true;
     acc.moments.add(scratch, d.log_weights(0));
+    acc.samples.add(acc.n_draws, scratch, d.log_weights(0));
     if (acc.lpd) acc.lpd->add(scratch, d.log_weights(0));
   } else {
     acc.moments.add(scratch);
@@ -266,6 +271,9 @@ ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumula
   s.mean_accept_stat = s.n_draws ? acc.sum_accept / static_cast<double>(s.n_draws) : 0.0;
   s.n_divergent = acc.n_divergent;
   if (acc.lpd) s.held_out_lpd = acc.lpd->value();
+  s.sample_values = acc.samples.values();
+  s.sample_log_weights = acc.samples.log_weights();
+  s.sample_stride = acc.samples.stride();
   if (auto it = by_chain.find(key.second); it != by_chain.end()) {
     const auto counts = gradient_counts(*it->second, run_config);
     s.n_gradient_evals = counts.target;

@@ -77,6 +77,13 @@ struct ChainRunSummary {
   // for targets with a test set when the target was built from --config
   // (SummarizeOptions::target_config).
   std::optional<double> held_out_lpd;
+  // Weighted runs: the weighted samples themselves (WeightedSampleStore, weighted_quantiles.hpp),
+  // sample_values[i][s] quantity i (of `names`) of sample s with log weight sample_log_weights[s]
+  // (pseudo-samples' normalised within their draw), kept from every sample_stride-th draw. Empty
+  // for unweighted runs.
+  std::vector<std::vector<double>> sample_values;
+  std::vector<double> sample_log_weights;
+  std::int64_t sample_stride = 1;
 };
 
 struct FileSummary {

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "report/posterior_summary_format.hpp"
+#include "report/weighted_quantiles.hpp"
 
 namespace pemc::report {
 namespace {
@@ -133,7 +134,7 @@ TEST(PosteriorSummary, PseudoExtendedKeepsTheMcseOfThePerDrawMeans) {
   EXPECT_EQ(q.mcse_mean, 0.05);
   EXPECT_TRUE(std::isnan(q.q5) && std::isnan(q.q50) && std::isnan(q.q95));
   EXPECT_EQ(q.ess_bulk, 900);
-  EXPECT_NE(r.estimates_note.find("weighted quantiles are not computed"), std::string::npos);
+  EXPECT_NE(r.estimates_note.find("weighted quantiles are not available"), std::string::npos);
   EXPECT_FALSE(r.has_ebfmi);
   // Unavailable numbers: "—" in the table, null in JSON, empty in CSV.
   EXPECT_NE(posterior_to_table(p).find("—"), std::string::npos);
@@ -144,6 +145,28 @@ TEST(PosteriorSummary, PseudoExtendedKeepsTheMcseOfThePerDrawMeans) {
             "run_id,name,mean,mcse_mean,sd,q5,q50,q95,ess_bulk,ess_tail,rhat\n"
             "r,theta[1],2,0.050000000000000003,1.4142135623730951,,,,900,800,1.0009999999999999\n"
             "r,theta[2],2,0.050000000000000003,1,,,,900,800,1.0009999999999999\n");
+}
+
+// Weighted samples give weighted quantiles: chain 0 holds theta[1] = 0, 1, 2 with weights
+// 1, 1, 2 (log weights), chain 1 theta[1] = 10 with weight 1; equal draws, so each chain's weights
+// sum to 1/2: 0.125, 0.125, 0.25 and 0.5. theta[2] is 2 everywhere.
+TEST(PosteriorSummary, WeightedQuantilesPoolTheChainsByTheirDraws) {
+  auto files = summaries();
+  files[0].runs[0].sample_values = {{0, 1, 2}, {2, 2, 2}};
+  files[0].runs[0].sample_log_weights = {0, 0, std::log(2.0)};
+  files[0].runs[1].sample_values = {{10}, {2}};
+  files[0].runs[1].sample_log_weights = {-3};
+  const auto p = posterior_summaries(diagnostics(true, "outputs"), files, {});
+  const QuantityEstimate& q = p[0].quantities[0];
+  const std::vector<double> x{0, 1, 2, 10}, w{0.125, 0.125, 0.25, 0.5};
+  EXPECT_DOUBLE_EQ(q.q5, weighted_quantile(x, w, 0.05));
+  EXPECT_DOUBLE_EQ(q.q50, weighted_quantile(x, w, 0.5));
+  EXPECT_DOUBLE_EQ(q.q95, weighted_quantile(x, w, 0.95));
+  EXPECT_DOUBLE_EQ(p[0].quantities[1].q50, 2.0);
+  EXPECT_NE(p[0].estimates_note.find("quantiles are weighted"), std::string::npos);
+  // A chain without samples: no weighted quantiles for the run.
+  files[0].runs[1].sample_log_weights.clear();
+  EXPECT_TRUE(std::isnan(posterior_summaries(diagnostics(true, "outputs"), files, {})[0].quantities[0].q50));
 }
 
 TEST(PosteriorSummary, GlobalWeightsLeaveNoMcse) {
