@@ -112,7 +112,7 @@ ParameterDiagnostics diagnose_quantity(const std::string& name, const Spans& cha
   ParameterDiagnostics p = rank_diagnosed(name, chains, notes);
   // Non-finite draws (a NaN or infinite mean): the MCSE and quantiles are undefined too.
   if (!std::isfinite(p.mean)) {
-    p.mcse_mean = p.q5 = p.q50 = p.q95 = kNaN;
+    p.sd = p.mcse_mean = p.q5 = p.q50 = p.q95 = kNaN;
     return p;
   }
   p.mcse_mean = estimators::mcse_mean(chains);
