@@ -26,7 +26,8 @@ double weighted_quantile(std::span<const double> x, std::span<const double> w, d
 
 class WeightedSampleStore {
  public:
-  static constexpr std::int64_t kMaxValues = 5'000'000;  // 40 MB per chain
+  // 8 MB per chain: summarize holds every chain of a file at once (a study may have hundreds).
+  static constexpr std::int64_t kMaxValues = 1'000'000;
   explicit WeightedSampleStore(std::int64_t max_values = kMaxValues) : max_values_(max_values) {}
 
   // Sample x of draw number `draw` (0, 1, ... in chain order) with log weight log_w.
