@@ -15,6 +15,8 @@
 #include "report/estimate_series.hpp"
 #include "report/export.hpp"
 #include "report/plot.hpp"
+#include "report/posterior_summary.hpp"
+#include "report/posterior_summary_format.hpp"
 #include "report/quantities.hpp"
 #include "report/reference_check.hpp"
 #include "report/relaxation_export.hpp"
@@ -24,8 +26,12 @@
 
 namespace {
 
+std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& files) {
+  return {files.begin(), files.end()};
+}
+
 int cmd_summarize(const std::vector<std::string>& files, const std::string& format,
-                  const pemc::report::SummarizeOptions& options) {
+                  const std::string& vars, const pemc::report::SummarizeOptions& options) {
   std::vector<pemc::report::FileSummary> summaries;
   bool damaged = false;
   for (const auto& f : files) {
@@ -37,8 +43,17 @@ int cmd_summarize(const std::vector<std::string>& files, const std::string& form
                 << "; summarised the " << summaries.back().n_records << " records before it\n";
     }
   }
-  std::cout << (format == "json" ? pemc::report::summaries_to_json(summaries)
-                                 : pemc::report::summaries_to_table(summaries));
+  // The posterior summary: every quantity's draws, read again (bounded memory, diagnostics.hpp).
+  const auto diagnostics = pemc::report::diagnose_files(to_paths(files), {});
+  const auto posterior = pemc::report::posterior_summaries(
+      diagnostics, summaries, pemc::report::split_quantity_list(vars));
+  if (format == "json")
+    std::cout << pemc::report::summarize_to_json(summaries, posterior);
+  else if (format == "csv")
+    std::cout << pemc::report::posterior_to_csv(posterior);
+  else
+    std::cout << pemc::report::summaries_to_table(summaries)
+              << pemc::report::posterior_to_table(posterior);
   return damaged ? 1 : 0;
 }
 
@@ -77,10 +92,6 @@ int cmd_reference(const std::string& file, const std::string& db, const std::str
                                  : pemc::report::reference_check_to_table(check, options));
   if (!check.passed) return 3;
   return check.warnings.empty() ? 0 : 1;
-}
-
-std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& files) {
-  return {files.begin(), files.end()};
 }
 
 // Commands that read files through their own readers: each damaged file (and, with `unfinished`,
@@ -137,7 +148,10 @@ int cmd_compare(const std::vector<std::string>& files, const std::string& format
 }
 
 int cmd_diagnose(const std::vector<std::string>& files, const std::string& format,
-                 const pemc::report::TraceOptions& options, int show) {
+                 const pemc::report::TraceOptions& options, int show, const std::string& vars) {
+  if (format == "json" && !vars.empty())
+    throw pemc::ConfigError("diagnose: --vars chooses the table's rows; --format json lists every "
+                            "quantity (give one or the other)");
   const auto report = pemc::report::diagnose_files(to_paths(files), options);
   bool damaged = false;
   for (const auto& f : report.files)
@@ -152,7 +166,8 @@ int cmd_diagnose(const std::vector<std::string>& files, const std::string& forma
     for (const auto& w : r.warnings)
       std::cerr << "pemc-report: warning: run " << r.run_id << ": " << w << "\n";
   std::cout << (format == "json" ? pemc::report::diagnostics_to_json(report)
-                                 : pemc::report::diagnostics_to_table(report, show));
+                                 : pemc::report::diagnostics_to_table(
+                                       report, show, pemc::report::split_quantity_list(vars)));
   return damaged ? 1 : 0;
 }
 
@@ -211,13 +226,23 @@ struct Subcommand {
 Subcommand add_summarize(CLI::App& app) {
   struct Args {
     std::vector<std::string> files;
-    std::string format = "table", config;
+    std::string format = "table", config, vars;
     bool no_truth = false;
   };
   auto a = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("summarize", "Per-chain estimates and costs");
-  sub->add_option("files", a->files, "Record files")->required()->check(CLI::ExistingFile);
-  sub->add_option("--format", a->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  auto* sub = app.add_subcommand(
+      "summarize", "Posterior summary per run (mean, MCSE, sd, quantiles, ESS, R-hat, sampler "
+                   "health, warnings) and per-chain costs");
+  sub->add_option("files", a->files, "Record files (chains are grouped into runs across files)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--format", a->format,
+                  "table (default), json (every number, per chain and per run) or csv (one row "
+                  "per run and quantity)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sub->add_option("--vars", a->vars,
+                  "Quantities to show, comma-separated Stan names: 'mu,theta' (a variable's name "
+                  "selects all its elements), 'theta[2]', 'lp__'; default: all");
   sub->add_flag("--no-truth", a->no_truth,
                 "Do not compare with the exact truth the file records");
   add_config_option(*sub, a->config, "for the held-out lpd of a target with a test set");
@@ -225,7 +250,7 @@ Subcommand add_summarize(CLI::App& app) {
             pemc::report::SummarizeOptions options;
             options.with_truth = !a->no_truth;
             options.target_config = a->config;
-            return cmd_summarize(a->files, a->format, options);
+            return cmd_summarize(a->files, a->format, a->vars, options);
           }};
 }
 
@@ -369,6 +394,7 @@ Subcommand add_diagnose(CLI::App& app) {
     pemc::report::TraceOptions options;
     bool no_potential = false;
     int show = 10;
+    std::string vars;
   };
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -385,10 +411,13 @@ Subcommand add_diagnose(CLI::App& app) {
                   "Keep at most this many draws per chain in memory (thinned; default 100000)")
       ->check(CLI::Range(std::int64_t{8}, std::int64_t{1} << 40));
   sub->add_option("--run", a->options.run_filter, "Only this run");
+  sub->add_option("--vars", a->vars,
+                  "Table: list exactly these quantities (worst first), comma-separated Stan "
+                  "names: 'mu,theta' (a variable's name selects all its elements), 'lp__'");
   sub->add_flag("--no-potential", a->no_potential, "Do not diagnose the potential");
   return {sub, [a] {
             a->options.with_potential = !a->no_potential;
-            return cmd_diagnose(a->files, a->format, a->options, a->show);
+            return cmd_diagnose(a->files, a->format, a->options, a->show, a->vars);
           }};
 }
 

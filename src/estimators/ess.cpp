@@ -118,18 +118,40 @@ EssResult effective_sample_size(const std::vector<std::span<const double>>& chai
   const double var_plus = (dn - 1.0) / dn * w + b_over_n;
   auto rho = [&](std::size_t t) { return t == 0 ? 1.0 : 1.0 - (w - mean_acov[t]) / var_plus; };
 
-  double sum = 0.0;
-  double previous = std::numeric_limits<double>::infinity();
-  for (std::size_t t = 0; t + 1 < n; t += 2) {
-    double pair = rho(t) + rho(t + 1);
-    if (pair < 0.0) break;                // initial positive sequence ends
-    pair = std::min(pair, previous);      // initial monotone sequence
-    previous = pair;
-    sum += pair;
-    r.max_lag = static_cast<int>(t + 1);
+  // Geyer's initial positive sequence over the pairs P_k = rho_2k + rho_2k+1, exactly as
+  // posterior's .ess (posterior 1.4, the reference the reports are checked against): the pairs are
+  // kept while positive (looking no further than lag n - 4); at the first non-positive pair, at
+  // lag max_t, its even autocorrelation still counts once when positive (the paper's "improved"
+  // truncation), and the kept pairs are made monotone.
+  std::vector<double> rho_t(n, 0.0);
+  rho_t[0] = 1.0;
+  rho_t[1] = rho(1);
+  std::size_t t = 0;
+  double even = 1.0, odd = rho_t[1];
+  while (t + 5 < n && !std::isnan(even + odd) && even + odd > 0.0) {
+    t += 2;
+    even = rho(t);
+    odd = rho(t + 1);
+    if (even + odd >= 0.0) {
+      rho_t[t] = even;
+      rho_t[t + 1] = odd;
+    }
   }
+  const std::size_t max_t = t;
+  if (even > 0.0) rho_t[max_t] = even;
+  // Initial monotone sequence: each kept pair at most the one before it.
+  for (std::size_t k = 2; k + 2 <= max_t; k += 2)
+    if (rho_t[k] + rho_t[k + 1] > rho_t[k - 2] + rho_t[k - 1])
+      rho_t[k] = rho_t[k + 1] = (rho_t[k - 2] + rho_t[k - 1]) / 2.0;
+  double tau = 1.0 + 2.0 * rho_t[1];
+  if (max_t >= 2) {
+    double sum = 0.0;
+    for (std::size_t k = 0; k < max_t; ++k) sum += rho_t[k];
+    tau = -1.0 + 2.0 * sum + rho_t[max_t];
+  }
+  r.max_lag = static_cast<int>(max_t);
   const double total = dm * dn;
-  r.tau = std::max(-1.0 + 2.0 * sum, 1.0 / std::log10(total));
+  r.tau = std::max(tau, 1.0 / std::log10(total));
   r.ess = total / r.tau;
   return r;
 }
@@ -142,6 +164,26 @@ EssResult bulk_ess(const std::vector<std::span<const double>>& chains) {
   const Chains split = split_chains(chains);
   EssResult r = effective_sample_size(rank_normalize(split));
   return r;
+}
+
+EssResult mean_ess(const std::vector<std::span<const double>>& chains) {
+  return effective_sample_size(split_chains(chains));
+}
+
+double mcse_mean(const std::vector<std::span<const double>>& chains) {
+  const EssResult ess = mean_ess(chains);
+  double n = 0.0, sum = 0.0;
+  for (const auto& c : chains)
+    for (double x : c) {
+      n += 1.0;
+      sum += x;
+    }
+  if (n < 2.0 || !(ess.ess > 0.0)) return kNaN;
+  const double mean = sum / n;
+  double ss = 0.0;
+  for (const auto& c : chains)
+    for (double x : c) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / (n - 1.0)) / std::sqrt(ess.ess);
 }
 
 namespace {

@@ -8,8 +8,11 @@
 //   var+  = (n-1)/n W + B/n,  B/n = variance of the chain means (0 for M = 1)
 //   rho_t = 1 - (W - mean_m acov_m(t)) / var+   (rho_0 = 1; combines the chains as in the paper)
 // Geyer's initial monotone sequence: P_k = rho_{2k} + rho_{2k+1} is summed while it is positive
-// (initial positive sequence) and each P_k is capped by the previous one (monotone), then
-//   tau = -1 + 2 sum_k P_k,   tau >= 1 / log10(M n) (the paper's guard for antithetic chains),
+// (initial positive sequence, lags below n - 4) and each P_k is capped by the previous one
+// (monotone); at the first non-positive pair, at lag 2K, rho_{2K} still counts once when positive
+// (the paper's improved truncation, as posterior's .ess):
+//   tau = -1 + 2 sum_{k<K} P_k + max(rho_{2K}, 0),   tau >= 1 / log10(M n) (the paper's guard for
+//   antithetic chains),
 //   ESS = M n / tau.
 // bulk ESS = ESS of the rank-normalised split chains; tail ESS = min of the ESS of the indicators
 // I(theta <= q_0.05) and I(theta <= q_0.95) on the split chains.
@@ -45,6 +48,14 @@ EssResult effective_sample_size(const Chains& chains);
 // indicators of the split chains). NaN entries where undefined (e.g. all draws equal).
 EssResult bulk_ess(const std::vector<std::span<const double>>& chains);
 EssResult tail_ess(const std::vector<std::span<const double>>& chains);
+
+// The ESS of the mean (posterior::ess_mean, = ess_basic): the ESS of the split chains, not
+// rank-normalised, so it measures how precisely the average of the draws estimates E[x].
+EssResult mean_ess(const std::vector<std::span<const double>>& chains);
+
+// Monte Carlo standard error of the mean, as posterior::mcse_mean: sd(all draws pooled, n - 1
+// denominator) / sqrt(mean_ess). NaN when the ESS is undefined.
+double mcse_mean(const std::vector<std::span<const double>>& chains);
 
 // R-hat (rhat.hpp), bulk ESS and tail ESS of one quantity at once, splitting and rank-normalising
 // once (the bulk R-hat and the bulk ESS share the rank-normalised split chains). The same values

@@ -13,9 +13,12 @@
 #include "core/error.hpp"
 #include "estimators/ess.hpp"
 #include "estimators/rhat.hpp"
+#include "estimators/sampler_warnings.hpp"
+#include "report/sampler_columns.hpp"
 #include "report/diagnostics_log_z.hpp"
 #include "report/log_z_headline.hpp"
 #include "report/quantities.hpp"
+#include "report/quantity_selection.hpp"
 
 namespace pemc::report {
 namespace {
@@ -34,9 +37,9 @@ std::size_t kept(const ChainTrace& c) {
   return c.coords.empty() ? c.potential.size() : c.coords.front().size();
 }
 
-// Mean, sd, R-hat and ESS of one parameter over the given chains. Non-finite draws make the
-// diagnostics undefined (NaN) with a note instead of an exception.
-ParameterDiagnostics diagnose_parameter(const std::string& name, const Spans& chains,
+// Mean, sd, R-hat and ESS of one parameter over the given chains (diagnose_quantity without the
+// MCSE and quantiles: a chain's own entries).
+ParameterDiagnostics rank_diagnosed(const std::string& name, const Spans& chains,
                                         std::vector<std::string>* notes) {
   ParameterDiagnostics p;
   p.name = name;
@@ -104,6 +107,23 @@ std::string fmt_num(double x, const char* spec = "{:.4g}") {
 
 }  // namespace
 
+ParameterDiagnostics diagnose_quantity(const std::string& name, const Spans& chains,
+                                       std::vector<std::string>* notes) {
+  ParameterDiagnostics p = rank_diagnosed(name, chains, notes);
+  // Non-finite draws (a NaN or infinite mean): the MCSE and quantiles are undefined too.
+  if (!std::isfinite(p.mean)) {
+    p.sd = p.mcse_mean = p.q5 = p.q50 = p.q95 = kNaN;
+    return p;
+  }
+  p.mcse_mean = estimators::mcse_mean(chains);
+  estimators::Chains pooled;
+  for (const auto& c : chains) pooled.emplace_back(c.begin(), c.end());
+  p.q5 = estimators::pooled_quantile(pooled, 0.05);
+  p.q50 = estimators::pooled_quantile(pooled, 0.5);
+  p.q95 = estimators::pooled_quantile(pooled, 0.95);
+  return p;
+}
+
 namespace {
 
 struct RunMember {
@@ -159,8 +179,6 @@ RunShape survey_chains(const std::vector<RunMember>& members, const TraceOptions
     rd.notes.push_back(fmt::format("chains have different lengths: run-level diagnostics use the "
                                    "first {} kept draws of each",
                                    sh.n_used));
-  if (rd.n_divergent > 0)
-    rd.notes.push_back(fmt::format("{} divergent transitions after warmup", rd.n_divergent));
   return sh;
 }
 
@@ -169,8 +187,9 @@ std::size_t quantity_index(std::size_t p, std::size_t k) {
   return p < k ? p : std::numeric_limits<std::size_t>::max();
 }
 
-ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::string>& names,
-                                std::size_t k, std::vector<std::string>& run_notes) {
+ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
+                                const std::vector<std::string>& names, std::size_t k,
+                                std::vector<std::string>& run_notes) {
   ChainDiagnostics cd;
   cd.file = c.file;
   cd.chain_id = c.chain_id;
@@ -186,6 +205,18 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::stri
   cd.max_tree_depth = c.max_tree_depth;
   cd.mean_n_leapfrog = c.sum_leapfrog / n;
   cd.step_size = c.last_step_size;
+  if (meta.max_tree_depth) {
+    cd.n_max_tree_depth = c.n_max_tree_depth;
+    cd.configured_max_tree_depth = *meta.max_tree_depth;
+  }
+  cd.ebfmi = records_model_energy(meta.config.sampler()) && c.energy_finite ? c.energy.value() : kNaN;
+  const auto stats = sampler_columns(meta.config.sampler()).stats;
+  const auto records = [&](DrawStat stat) {
+    return std::any_of(stats.begin(), stats.end(),
+                       [stat](const StatColumn& col) { return col.stat == stat; });
+  };
+  cd.records_divergences = records(DrawStat::kDivergent);
+  cd.records_step_size = records(DrawStat::kStepSize);
   cd.weighted = c.weighted;
   cd.kish_ess = c.moments.kish_ess();
   cd.n_gradient_evals = c.n_gradient_evals;
@@ -195,7 +226,7 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::stri
   cd.model_messages = c.model_messages;
   cd.largest_log_weights = c.largest_log_weights;
   for (std::size_t p = 0; p < names.size(); ++p)
-    cd.parameters.push_back(diagnose_parameter(
+    cd.parameters.push_back(rank_diagnosed(
         names[p], Spans{series(c, quantity_index(p, k), kept(c))}, nullptr));
   if (c.status != "ok")
     run_notes.push_back(fmt::format("chain {} ({}): status {}", c.chain_id, c.file, c.status));
@@ -208,6 +239,51 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const std::vector<std::stri
         "very few draws",
         c.chain_id, cd.kish_ess, c.moments.count()));
   return cd;
+}
+
+// lp__ = -potential where the draws' potential is the model's (sampler_columns.hpp), or why not.
+void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, const RunShape& sh,
+                 RunDiagnostics& rd) {
+  if (sampler_columns(meta.config.sampler()).lp != LpSource::kDrawPotential) {
+    rd.lp_note = fmt::format(
+        "no lp__: the {} draws record the sampler's extended density, and the model's log "
+        "density at each sample needs its target evaluated there (pemc-report export --format "
+        "cmdstan --config CONFIG writes it)",
+        meta.sampler);
+    return;
+  }
+  if (!sh.with_potential) {
+    rd.lp_note = "no lp__: the potential was not read (--no-potential)";
+    return;
+  }
+  std::vector<std::vector<double>> negated;
+  for (const auto& m : members) {
+    const auto pot = series(*m.chain, std::numeric_limits<std::size_t>::max(), sh.n_used);
+    auto& lp = negated.emplace_back(pot.size());
+    std::transform(pot.begin(), pot.end(), lp.begin(), [](double u) { return -u; });
+  }
+  rd.lp = diagnose_quantity("lp__", Spans(negated.begin(), negated.end()), &rd.notes);
+}
+
+// What estimators/sampler_warnings.hpp judges: every chain, and every quantity with lp__ (not the
+// potential, which lp__ stands for where it is the model's).
+estimators::RunHealth run_health(const RunDiagnostics& rd) {
+  estimators::RunHealth h;
+  for (const auto& c : rd.chains) {
+    estimators::ChainHealth ch;
+    ch.chain_id = c.chain_id;
+    ch.n_draws = c.n_draws;
+    if (c.records_divergences) ch.n_divergent = c.n_divergent;
+    ch.n_max_tree_depth = c.n_max_tree_depth;
+    ch.max_tree_depth = c.configured_max_tree_depth;
+    ch.ebfmi = c.ebfmi;
+    ch.warnings = c.warnings;
+    h.chains.push_back(std::move(ch));
+  }
+  if (rd.lp) h.quantities.push_back({rd.lp->name, rd.lp->rhat, rd.lp->ess_bulk});
+  for (const auto& p : rd.parameters)
+    if (p.name != "potential") h.quantities.push_back({p.name, p.rhat, p.ess_bulk});
+  return h;
 }
 
 RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMember>& members,
@@ -228,7 +304,7 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
   for (std::size_t p = 0; p < names.size(); ++p) {
     Spans spans;
     for (const auto& m : members) spans.push_back(series(*m.chain, quantity_index(p, sh.k), sh.n_used));
-    rd.parameters.push_back(diagnose_parameter(names[p], spans, &rd.notes));
+    rd.parameters.push_back(diagnose_quantity(names[p], spans, &rd.notes));
   }
   std::vector<double> rhats, bulk, tail;
   for (const auto& p : rd.parameters) {
@@ -240,11 +316,14 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
   rd.min_ess_bulk = min_defined(bulk);
   rd.min_ess_tail = min_defined(tail);
 
-  for (const auto& m : members) rd.chains.push_back(diagnose_chain(*m.chain, names, sh.k, rd.notes));
+  rd.warmup = meta.config.warmup();
+  diagnose_lp(members, meta, sh, rd);
+  for (const auto& m : members)
+    rd.chains.push_back(diagnose_chain(*m.chain, meta, names, sh.k, rd.notes));
   std::sort(rd.chains.begin(), rd.chains.end(), [](const auto& a, const auto& b) {
     return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
   });
-  rd.warnings = summarize_chain_warnings(rd.chains);
+  rd.warnings = estimators::sampler_warnings(run_health(rd));
   rd.log_z_check = check_log_z_trust(rd);
   std::vector<std::pair<int, const v1::ModeOccupancy*>> occupancies;
   for (const auto& m : members)
@@ -305,32 +384,6 @@ std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files
   return out;
 }
 
-std::vector<std::string> summarize_chain_warnings(const std::vector<ChainDiagnostics>& chains) {
-  // Kind -> (chains with it, the first such chain's id and text), in order of first appearance.
-  struct Kind {
-    std::string name;
-    int count = 0;
-    int first_chain = 0;
-    std::string first_text;
-  };
-  std::vector<Kind> kinds;
-  for (const auto& c : chains)
-    for (const auto& w : c.warnings) {
-      const std::string name = w.substr(0, w.find(':'));
-      auto it = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) { return k.name == name; });
-      if (it == kinds.end()) {
-        kinds.push_back({name, 1, c.chain_id, w});
-      } else {
-        ++it->count;
-      }
-    }
-  std::vector<std::string> out;
-  for (const auto& k : kinds)
-    out.push_back(fmt::format("{} of {} chains: {} (the numbers are chain {}'s)", k.count,
-                              chains.size(), k.first_text, k.first_chain));
-  return out;
-}
-
 DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths,
                                  const TraceOptions& options) {
   std::vector<FileTraces> traces;
@@ -353,7 +406,11 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
       o["name"] = p.name;
       if (full) {
         o["mean"] = number(p.mean);
+        o["mcse_mean"] = number(p.mcse_mean);
         o["sd"] = number(p.sd);
+        o["q5"] = number(p.q5);
+        o["q50"] = number(p.q50);
+        o["q95"] = number(p.q95);
       }
       o["rhat"] = number(p.rhat);
       if (full) {
@@ -381,7 +438,10 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
     o["min_ess_bulk"] = number(r.min_ess_bulk);
     o["min_ess_tail"] = number(r.min_ess_tail);
     o["n_divergent"] = r.n_divergent;
+    o["warmup"] = r.warmup;
     o["parameters"] = params(r.parameters, true);
+    if (r.lp) o["lp"] = params({*r.lp}, true).front();
+    if (!r.lp_note.empty()) o["lp_note"] = r.lp_note;
     o["chains"] = J::array();
     for (const auto& c : r.chains) {
       J co;
@@ -398,6 +458,11 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
       co["max_tree_depth"] = c.max_tree_depth;
       co["mean_n_leapfrog"] = number(c.mean_n_leapfrog);
       co["step_size"] = number(c.step_size);
+      if (c.n_max_tree_depth) {
+        co["n_max_tree_depth"] = *c.n_max_tree_depth;
+        co["configured_max_tree_depth"] = c.configured_max_tree_depth;
+      }
+      co["ebfmi"] = number(c.ebfmi);
       co["weighted"] = c.weighted;
       co["kish_ess"] = number(c.kish_ess);
       co["n_gradient_evals"] = c.n_gradient_evals;
@@ -464,7 +529,8 @@ std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps
   return order;
 }
 
-std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
+std::string diagnostics_to_table(const DiagnosticsReport& report, int show,
+                                 const std::vector<std::string>& vars) {
   std::string out;
   for (const auto& r : report.runs) {
     out += fmt::format("run {} ({} on {}): {} chains x {} draws{}; quantity: {}\n", r.run_id,
@@ -476,10 +542,30 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
                        fmt_num(r.min_ess_bulk, "{:.0f}"), fmt_num(r.min_ess_tail, "{:.0f}"));
     out += fmt::format("  {:<12} {:>11} {:>11} {:>8} {:>9} {:>9}\n", "parameter", "mean", "sd",
                        "R-hat", "bulk ESS", "tail ESS");
-    const auto order = worst_first(r.parameters);
-    const std::size_t shown = std::min(order.size(), static_cast<std::size_t>(std::max(show, 1)));
+    // lp__ stands for the potential where it is the model's (-potential), and comes first.
+    std::vector<ParameterDiagnostics> listed;
+    if (r.lp) listed.push_back(*r.lp);
+    for (const auto& p : r.parameters)
+      if (!(r.lp && p.name == "potential")) listed.push_back(p);
+    std::vector<std::size_t> order;
+    std::size_t shown = 0;
+    const std::size_t pinned = vars.empty() && r.lp ? 1 : 0;
+    if (vars.empty()) {
+      order = worst_first(std::vector<ParameterDiagnostics>(listed.begin() + pinned, listed.end()));
+      for (auto& i : order) i += pinned;
+      if (pinned) order.insert(order.begin(), 0);
+      shown = std::min(order.size(), static_cast<std::size_t>(std::max(show, 1)) + pinned);
+    } else {
+      std::vector<std::string> names;
+      for (const auto& p : listed) names.push_back(p.name);
+      const auto chosen = select_quantities(names, vars, fmt::format("run '{}': ", r.run_id));
+      std::vector<ParameterDiagnostics> picked;
+      for (std::size_t i : chosen) picked.push_back(listed[i]);
+      for (std::size_t i : worst_first(picked)) order.push_back(chosen[i]);
+      shown = order.size();
+    }
     for (std::size_t i = 0; i < shown; ++i) {
-      const auto& p = r.parameters[order[i]];
+      const auto& p = listed[order[i]];
       out += fmt::format("  {:<12} {:>11} {:>11} {:>8} {:>9} {:>9}{}\n", p.name, fmt_num(p.mean),
                          fmt_num(p.sd), fmt_num(p.rhat, "{:.3f}"), fmt_num(p.ess_bulk, "{:.0f}"),
                          fmt_num(p.ess_tail, "{:.0f}"),
@@ -487,9 +573,9 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show) {
     }
     if (shown < order.size())
       out += fmt::format("  ... and {} more (the worst {} shown, by R-hat then bulk ESS; max R-hat "
-                         "and min ESS above cover all {}; --coords N shows more, --format json "
-                         "lists all)\n",
-                         order.size() - shown, shown, order.size());
+                         "and min ESS above cover all {}; --coords N shows more, --vars NAMES picks "
+                         "quantities, --format json lists all)\n",
+                         order.size() - shown, shown - pinned, r.parameters.size());
     out += fmt::format("  {:>5} {:>10} {:>8} {:>7} {:>5} {:>9} {:>8} {:>9} {:>9} {:>12} {:>8}  {}\n",
                        "chain", "seed", "draws", "accept", "div", "depth", "leapfrog", "step",
                        "kish ESS", "grad evals", "wall s", "status / estimates");

@@ -14,21 +14,27 @@
 // {"runs": [{"run_id", "sampler", "target", "quantity" ("state" | "pseudo_sample_weighted_mean", or
 //            for named outputs "outputs" | "outputs_pseudo_sample_weighted_mean"),
 //            "n_chains", "n_draws_used" (per chain, after thinning and truncation to the shortest),
-//            "thinned_by", "max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent",
+//            "thinned_by", "max_rhat", "min_ess_bulk", "min_ess_tail", "n_divergent", "warmup",
 //            "parameters": [{"name" ("x[1]", ..., or "theta[1]", ..., then "potential"), "mean",
-//                            "sd", "rhat", "rhat_bulk",
+//                            "mcse_mean", "sd", "q5", "q50", "q95", "rhat", "rhat_bulk",
 //                            "rhat_folded", "ess_bulk", "ess_tail"}],
+//            "lp"? (the same keys, for lp__ = -potential where that is the model's log density),
+//            "lp_note"? (why there is no lp__),
 //            "chains": [{"file", "chain_id", "seed", "n_draws", "n_draws_used", "thinned_by",
 //                        "status", "mean_accept_stat", "n_divergent", "mean_tree_depth",
-//                        "max_tree_depth", "mean_n_leapfrog", "step_size", "weighted", "kish_ess",
+//                        "max_tree_depth", "mean_n_leapfrog", "step_size",
+//                        "n_max_tree_depth"?, "configured_max_tree_depth"? (NUTS: draws at the
+//                        configured maximum tree depth, and that depth), "ebfmi" (null without
+//                        energy__), "weighted", "kish_ess",
 //                        "n_gradient_evals", "wall_seconds", "estimates": {...},
 //                        "warnings": [...] (the chain's footer warnings, e.g. degenerate
 //                        pseudo-extended weights),
 //                        "model_messages" (what the model said when it rejected points or
 //                        failed to compute outputs, one line; "" when nothing),
 //                        "parameters": [{"name", "rhat", "ess_bulk", "ess_tail"}]}],
-//            "warnings": [...] (one line per kind of chain warning: how many chains, the first
-//                        one's text; also printed to stderr by pemc-report diagnose),
+//            "warnings": [...] (estimators/sampler_warnings.hpp: divergences, tree depth, E-BFMI,
+//                        R-hat, bulk ESS, and one line per kind of chain warning; also printed
+//                        to stderr by pemc-report diagnose),
 //            "log_z_trust"? (runs with a log Z): {"n_untrusted", "n_chains_compared",
 //                            "spread_ratio", "chi2", "p_value", "chains_disagree"},
 //            "modes"? (runs with a mode search): {"n_found", "n_starts", "complete",
@@ -42,6 +48,7 @@
 // Undefined values (an R-hat of constant draws, a chain too short) are null; "notes" says why.
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,7 +60,10 @@ namespace pemc::report {
 
 struct ParameterDiagnostics {
   std::string name;
-  double mean = 0.0, sd = 0.0;  // of the draws used (unweighted)
+  double mean = 0.0, sd = 0.0;  // of the draws used (unweighted; sd with the n - 1 denominator)
+  // posterior::mcse_mean (sd / sqrt(ESS of the mean), estimators/ess.hpp) and posterior::quantile2
+  // (type 7 quantiles of the pooled draws). Run level only (0 in a chain's own entries).
+  double mcse_mean = 0.0, q5 = 0.0, q50 = 0.0, q95 = 0.0;
   double rhat = 0.0, rhat_bulk = 0.0, rhat_folded = 0.0;
   double ess_bulk = 0.0, ess_tail = 0.0;
 };
@@ -72,6 +82,15 @@ struct ChainDiagnostics {
   int max_tree_depth = 0;
   double mean_n_leapfrog = 0.0;
   double step_size = 0.0;
+  // Draws at the configured maximum tree depth (unset when the sampler records no tree depth),
+  // and that depth.
+  std::optional<std::int64_t> n_max_tree_depth;
+  int configured_max_tree_depth = 0;
+  // E-BFMI of the chain's energy__ (estimators/ebfmi.hpp); NaN when the sampler records no
+  // model energy (sampler_columns.hpp records_model_energy) or an energy was not finite.
+  double ebfmi = 0.0;
+  bool records_divergences = false;  // the sampler's draws have divergent__
+  bool records_step_size = false;    // ... a step size (stepsize__ or mala_stepsize__)
   bool weighted = false;
   double kish_ess = 0.0;
   std::int64_t n_gradient_evals = 0;
@@ -93,10 +112,16 @@ struct RunDiagnostics {
   std::int64_t thinned_by = 1;
   double max_rhat = 0.0, min_ess_bulk = 0.0, min_ess_tail = 0.0;
   std::int64_t n_divergent = 0;
+  std::int64_t warmup = 0;  // the run's configured warmup iterations per chain
   std::vector<ParameterDiagnostics> parameters;
+  // lp__, the model's log density (-potential) as CmdStan's export has it (export_lp.hpp), when
+  // the draws' potential is the target's (sampler_columns.hpp LpSource::kDrawPotential) and the
+  // potential was read; otherwise unset and lp_note says why.
+  std::optional<ParameterDiagnostics> lp;
+  std::string lp_note;
   std::vector<ChainDiagnostics> chains;
-  // The chains' warnings, one line per kind (the text before its first ':'): "K of M chains: "
-  // and the first such chain's warning.
+  // estimators/sampler_warnings.hpp over the run: divergences, tree depth, E-BFMI, R-hat, bulk
+  // ESS (of the quantities, not the potential), and the chains' own warnings, one line per kind.
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
   // Runs whose chains report a log Z: the run-level checks (report/diagnostics_log_z.hpp, which
@@ -107,8 +132,12 @@ struct RunDiagnostics {
   std::optional<ModeDiagnostics> modes;
 };
 
-// RunDiagnostics::warnings from its chains' warnings.
-std::vector<std::string> summarize_chain_warnings(const std::vector<ChainDiagnostics>& chains);
+// Mean, sd, MCSE, quantiles, R-hat and ESS of one quantity over the given chains (one span per
+// chain). Non-finite draws make the diagnostics undefined (NaN), with a line in `notes` (when
+// given) instead of an exception.
+ParameterDiagnostics diagnose_quantity(const std::string& name,
+                                       const std::vector<std::span<const double>>& chains,
+                                       std::vector<std::string>* notes);
 
 struct DiagnosticsFileInfo {
   std::filesystem::path path;
@@ -132,10 +161,13 @@ DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths
                                  const TraceOptions& options);
 
 std::string diagnostics_to_json(const DiagnosticsReport& report);
-// The table lists each run's parameters worst first (undefined or largest R-hat, then smallest
-// bulk ESS), the first `show` of them, and says how many more there are; its headline (max R-hat,
-// min ESS) covers all of them, as the JSON does.
-std::string diagnostics_to_table(const DiagnosticsReport& report, int show = 10);
+// The table lists each run's lp__ first (when there is one; it then stands for the potential),
+// then its parameters worst first (undefined or largest R-hat, then smallest bulk ESS), the first
+// `show` of them, and says how many more there are; its headline (max R-hat, min ESS) covers all
+// of them, as the JSON does. With `vars` (--vars, quantity_selection.hpp) it lists exactly those,
+// worst first; ConfigError for a name a run does not have.
+std::string diagnostics_to_table(const DiagnosticsReport& report, int show = 10,
+                                 const std::vector<std::string>& vars = {});
 // The order in which the table lists parameters (indices into ps).
 std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps);
 

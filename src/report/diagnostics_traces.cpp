@@ -3,6 +3,7 @@
 #include "report/draw_weights.hpp"
 #include "report/gradient_counts.hpp"
 #include "report/quantities.hpp"
+#include "report/sampler_columns.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +51,7 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
       if (info.has_truth()) m.truth = info.truth();
       m.n_test_points = info.n_test_points();
     }
+  m.max_tree_depth = configured_max_tree_depth(m.config.sampler());
   m.sampler = config::sampler_kind_name(m.config.sampler());
   m.target = config::target_kind_name(m.config.target());
   return m;
@@ -201,6 +203,11 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
     c.max_tree_depth = std::max(c.max_tree_depth, d.tree_depth());
     c.sum_leapfrog += d.n_leapfrog();
     c.last_step_size = d.step_size();
+    if (meta.max_tree_depth && d.tree_depth() >= *meta.max_tree_depth) ++c.n_max_tree_depth;
+    if (std::isfinite(d.energy()))
+      c.energy.add(d.energy());
+    else
+      c.energy_finite = false;
     try {
       if (add_weighted_draw(d, original_dim, meta.sampler, c.moments, scratch)) c.weighted = true;
     } catch (const Error& e) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "estimators/ebfmi.hpp"
 #include "estimators/weighted_moments.hpp"
 #include "pemc/v1/records.pb.h"
 #include "records/record_reader.hpp"
@@ -47,6 +48,8 @@ struct RunMeta {
   // and its held-out test points.
   std::optional<pemc::v1::TargetTruth> truth;
   int n_test_points = 0;
+  // The NUTS maximum tree depth when the draws record treedepth__ (sampler_columns.hpp).
+  std::optional<int> max_tree_depth;
 };
 RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);
 
@@ -94,6 +97,12 @@ struct ChainTrace {
   int max_tree_depth = 0;
   double sum_leapfrog = 0.0;
   double last_step_size = 0.0;
+  // Draws whose tree depth reached RunMeta::max_tree_depth (0 when the sampler has none).
+  std::int64_t n_max_tree_depth = 0;
+  // Every draw's energy in chain order, for the E-BFMI; energy_finite false when some draw's
+  // energy was not finite (the E-BFMI is then undefined).
+  estimators::EbfmiAccumulator energy;
+  bool energy_finite = true;
   estimators::WeightedMoments moments;
   bool weighted = false;
   bool pseudo_samples = false;  // the diagnosed quantity is the per-draw pseudo-sample mean

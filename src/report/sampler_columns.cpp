@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/nuts.hpp"
+
 namespace pemc::report {
 namespace {
 
@@ -111,6 +113,21 @@ StatType stat_type(DrawStat stat) {
     case DrawStat::kDivergent: return StatType::kBool;
     default: return StatType::kReal;
   }
+}
+
+std::optional<int> configured_max_tree_depth(const v1::SamplerConfig& s) {
+  const v1::NutsConfig* nuts = nullptr;
+  if (s.has_nuts()) nuts = &s.nuts();
+  if (s.has_pseudo_extended() && s.pseudo_extended().has_nuts()) nuts = &s.pseudo_extended().nuts();
+  if (s.has_continuous_tempering() && s.continuous_tempering().has_nuts())
+    nuts = &s.continuous_tempering().nuts();
+  if (!nuts) return std::nullopt;
+  return nuts->has_max_tree_depth() ? nuts->max_tree_depth() : kernels::NutsOptions{}.max_tree_depth;
+}
+
+bool records_model_energy(const v1::SamplerConfig& s) {
+  const auto stats = sampler_columns(s).stats;
+  return std::find(stats.begin(), stats.end(), kEnergy) != stats.end();
 }
 
 double stat_value(DrawStat stat, const v1::Draw& d) {

@@ -17,6 +17,7 @@
 //   simulated_tempering  extended_lp__ accept_stat__ n_leapfrog__ divergent__
 //   annealed_importance  accept_stat__ n_leapfrog__ divergent__
 // A config without a sampler (hand-made files) gets none.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,15 @@ std::vector<StatColumn> merged_columns(const std::vector<std::vector<StatColumn>
 std::vector<StatColumn> cmdstan_columns(const std::vector<StatColumn>& all);
 
 StatType stat_type(DrawStat stat);
+
+// The maximum tree depth of the run's NUTS when its draws record treedepth__ (nuts, and
+// pseudo-extended or continuous tempering with a NUTS kernel): the configured one, default 10.
+// Unset for every other sampler.
+std::optional<int> configured_max_tree_depth(const v1::SamplerConfig& sampler);
+
+// True when the run's draws record CmdStan's energy__ (the Hamiltonian of the model's own HMC
+// chain: nuts, hmc, mala), whose E-BFMI is meaningful for the model's posterior.
+bool records_model_energy(const v1::SamplerConfig& sampler);
 
 // The column's value in draw d (integers and booleans as doubles).
 double stat_value(DrawStat stat, const v1::Draw& d);

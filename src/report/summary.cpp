@@ -10,7 +10,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -21,6 +20,7 @@
 #include "records/describe_model_messages.hpp"
 #include "report/checked_reader.hpp"
 #include "report/run_targets.hpp"
+#include "report/weighted_quantiles.hpp"
 
 namespace pemc::report {
 
@@ -62,6 +62,7 @@ namespace {
 struct ChainAccumulator {
   std::optional<HeldOutLpd> lpd;  // set when the run's target has a test set
   estimators::WeightedMoments moments;
+  WeightedSampleStore samples;  // weighted samples, for weighted quantiles
   double sum_accept = 0.0;
   std::int64_t n_divergent = 0;
   std::int64_t n_draws = 0;
@@ -95,6 +96,7 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
       if (weighted) log_w = log_norm == -kInf ? -kInf : d.log_weights(i) - log_norm;
       else if (d.log_weights_size() == 1) log_w = d.log_weights(0);
       acc.moments.add(scratch, log_w);
+      if (weighted || d.log_weights_size() == 1) acc.samples.add(acc.n_draws, scratch, log_w);
     }
     return;
   }
@@ -112,6 +114,7 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
       scratch = Eigen::Map<const Vector>(d.extra_states().data() + i * dim, dim);
       const double log_w = weightless ? -kInf : d.log_weights(i) - log_norm;
       acc.moments.add(scratch, log_w);
+      acc.samples.add(acc.n_draws, scratch, log_w);
       if (acc.lpd) acc.lpd->add(scratch, log_w);
     }
     return;
@@ -120,6 +123,7 @@ void add_draw(const v1::Draw& d, int dim, const std::string& sampler, ChainAccum
   if (d.log_weights_size() == 1) {
     acc.weighted = true;
     acc.moments.add(scratch, d.log_weights(0));
+    acc.samples.add(acc.n_draws, scratch, d.log_weights(0));
     if (acc.lpd) acc.lpd->add(scratch, d.log_weights(0));
   } else {
     acc.moments.add(scratch);
@@ -267,6 +271,9 @@ ChainRunSummary FileScan::chain_summary(const ChainKey& key, const ChainAccumula
   s.mean_accept_stat = s.n_draws ? acc.sum_accept / static_cast<double>(s.n_draws) : 0.0;
   s.n_divergent = acc.n_divergent;
   if (acc.lpd) s.held_out_lpd = acc.lpd->value();
+  s.sample_values = acc.samples.values();
+  s.sample_log_weights = acc.samples.log_weights();
+  s.sample_stride = acc.samples.stride();
   if (auto it = by_chain.find(key.second); it != by_chain.end()) {
     const auto counts = gradient_counts(*it->second, run_config);
     s.n_gradient_evals = counts.target;
@@ -330,6 +337,10 @@ FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOpt
 }
 
 std::string summaries_to_json(const std::vector<FileSummary>& files) {
+  return summaries_json(files).dump(2) + "\n";
+}
+
+nlohmann::ordered_json summaries_json(const std::vector<FileSummary>& files) {
   nlohmann::ordered_json j;
   j["runs"] = nlohmann::ordered_json::array();
   j["files"] = nlohmann::ordered_json::array();
@@ -383,7 +394,7 @@ std::string summaries_to_json(const std::vector<FileSummary>& files) {
                        {"message", f.problem->message}};
     j["files"].push_back(std::move(fo));
   }
-  return j.dump(2) + "\n";
+  return j;
 }
 
 namespace {
@@ -410,13 +421,6 @@ std::string log_z_lines(const std::vector<ChainRunSummary>& chains) {
 
 std::string summaries_to_table(const std::vector<FileSummary>& files) {
   std::string out;
-  auto vec = [](const Vector& v) {
-    std::string s;
-    const Eigen::Index n = std::min<Eigen::Index>(v.size(), 6);
-    for (Eigen::Index i = 0; i < n; ++i) s += fmt::format("{}{:.4g}", i ? " " : "", v[i]);
-    if (v.size() > n) s += fmt::format(" ... ({} dims)", v.size());
-    return s;
-  };
   for (const auto& f : files) {
     out += fmt::format("{}: {} records{}\n", f.path.string(), f.n_records,
                        f.problem ? " — DAMAGED at byte " + std::to_string(f.problem->offset) +
@@ -432,46 +436,16 @@ std::string summaries_to_table(const std::vector<FileSummary>& files) {
     };
     out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7} {:>12} {:>8} {:>8}{}  {}\n", "run",
                        "chain", "seed", "draws", "accept", "grad evals", "wall s", "cpu s",
-                       any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(),
-                       "mean | E[x^2]");
-    // Named outputs (a Stan model's): say which quantities the vectors hold.
-    std::set<std::string> named;
-    for (const auto& r : f.runs) {
-      const auto plain = quantity_names({}, static_cast<int>(r.names.size()));
-      if (r.names != plain && named.insert(r.run_id).second) {
-        std::string list;
-        for (std::size_t i = 0; i < r.names.size() && i < 6; ++i)
-          list += (i ? " " : "") + r.names[i];
-        if (r.names.size() > 6) list += fmt::format(" ... ({} quantities)", r.names.size());
-        out += fmt::format("  run {}: mean | E[x^2] of {}\n", r.run_id, list);
-      }
-    }
-    // Warnings: each chain row names its kinds (the text before the first ':'); each kind's
-    // full text follows the table once per run, with the chains it concerns.
-    const auto kind_of = [](const std::string& w) { return w.substr(0, w.find(':')); };
-    std::vector<std::pair<std::string, std::string>> kinds;  // (run, kind), first appearance
-    std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> kind_info;
-    std::map<std::string, int> chains_of_run;
+                       any_lpd ? fmt::format(" {:>12}", "held-out lpd") : std::string(), "status");
+    // Each chain row names its warnings' kinds (the text before the first ':'); their full
+    // text is among the run's warnings in the posterior summary.
     for (const auto& r : f.runs) {
       std::string marks;
-      for (const auto& w : r.warnings) {
-        const auto key = std::make_pair(r.run_id, kind_of(w));
-        marks += "  [warning: " + key.second + "]";
-        auto [it, fresh] = kind_info.try_emplace(key, w, 0);
-        if (fresh) kinds.push_back(key);
-        ++it->second.second;
-      }
-      ++chains_of_run[r.run_id];
-      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {} | {}{}{}\n",
+      for (const auto& w : r.warnings) marks += "  [warning: " + w.substr(0, w.find(':')) + "]";
+      out += fmt::format("  {:<16} {:>5} {:>10} {:>8} {:>7.3f} {:>12} {:>8.2f} {:>8.2f}{}  {}{}\n",
                          r.run_id, r.chain_id, r.seed, r.n_draws, r.mean_accept_stat,
-                         r.n_gradient_evals, r.wall_seconds, r.cpu_seconds, lpd_cell(r), vec(r.mean),
-                         vec(r.second_moment), r.status == "ok" ? "" : "  [" + r.status + "]",
+                         r.n_gradient_evals, r.wall_seconds, r.cpu_seconds, lpd_cell(r), r.status,
                          marks);
-    }
-    for (const auto& key : kinds) {
-      const auto& [text, count] = kind_info.at(key);
-      out += fmt::format("  WARNING: run {}, {} of {} chains: {}\n", key.first, count,
-                         chains_of_run[key.first], text);
     }
     for (const auto& r : f.runs) {
       const std::string said = records::describe_model_messages(r.model_messages);

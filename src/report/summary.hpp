@@ -3,6 +3,7 @@
 // sampler recorded weights, plus the footer's cost figures. Memory does not grow with file size.
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +77,13 @@ struct ChainRunSummary {
   // for targets with a test set when the target was built from --config
   // (SummarizeOptions::target_config).
   std::optional<double> held_out_lpd;
+  // Weighted runs: the weighted samples themselves (WeightedSampleStore, weighted_quantiles.hpp),
+  // sample_values[i][s] quantity i (of `names`) of sample s with log weight sample_log_weights[s]
+  // (pseudo-samples' normalised within their draw), kept from every sample_stride-th draw. Empty
+  // for unweighted runs.
+  std::vector<std::vector<double>> sample_values;
+  std::vector<double> sample_log_weights;
+  std::int64_t sample_stride = 1;
 };
 
 struct FileSummary {
@@ -102,8 +110,13 @@ struct SummarizeOptions {
 
 FileSummary summarize_file(const std::filesystem::path& path, const SummarizeOptions& options = {});
 
-// {"runs": [...], "files": [...]} — the keys are a stable interface for scripts.
+// {"runs": [...], "files": [...]} — the keys are a stable interface for scripts. "runs" has one
+// entry per chain.
+nlohmann::ordered_json summaries_json(const std::vector<FileSummary>& files);
 std::string summaries_to_json(const std::vector<FileSummary>& files);
+// Per file, one row per chain: draws, acceptance, cost, held-out lpd, status and the chain's
+// warning kinds; the model's messages and the log Z verdicts below it. The estimates themselves
+// are the posterior summary's (posterior_summary_format.hpp).
 std::string summaries_to_table(const std::vector<FileSummary>& files);
 
 }  // namespace pemc::report

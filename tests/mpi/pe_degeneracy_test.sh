@@ -84,8 +84,11 @@ passed=$((passed + 1))
   || fail "flat g: diagnose JSON lacks the chain warnings"
 grep -q 'pemc-report: warning: run flat: 2 of 2 chains: pseudo-extended weights degenerate' "$WORK/flat.diag.err" \
   || { cat "$WORK/flat.diag.err"; fail "flat g: diagnose does not warn on stderr"; }
-"$REPORT" diagnose "$WORK/flat.pemc" 2> /dev/null | grep -q 'WARNING: 2 of 2 chains: pseudo-extended weights degenerate' \
-  || fail "flat g: diagnose table has no WARNING line"
+# (Captured first: grep -q in a pipe may close it before pemc-report has written everything,
+# and pipefail would then report pemc-report's SIGPIPE.)
+diag_table=$("$REPORT" diagnose "$WORK/flat.pemc" 2> /dev/null)
+grep -q 'WARNING: 2 of 2 chains: pseudo-extended weights degenerate' <<< "$diag_table" \
+  || { echo "$diag_table"; fail "flat g: diagnose table has no WARNING line"; }
 "$REPORT" diagnose "$WORK/default.pemc" --format json > "$WORK/default.diag.json" 2> "$WORK/default.diag.err"
 [ "$(count_runs "$WORK/default.diag.json" "len(degenerate(r['warnings'])) > 0")" -eq 0 ] \
   || fail "default g: diagnose JSON has a run warning"

@@ -170,5 +170,39 @@ TEST(EffectiveSampleSize, UndefinedForConstantOrShortChainsAndRejectsNonFinite) 
   EXPECT_THROW(effective_sample_size(Chains{{1.0, 2.0, INFINITY, 3.0, 4.0}}), NumericalError);
 }
 
+// Two deterministic chains of 20 draws, a_i = sin(0.7 i) + 0.1 i and b_i = cos(1.3 i) - 0.05 i,
+// whose numbers posterior 1.4.0 gives (R: ess_basic(x, split = FALSE), ess_mean, mcse_mean,
+// ess_bulk, ess_tail, rhat of cbind(a, b), printed with 17 digits). They exercise the truncation
+// details (the first non-positive pair's positive even autocorrelation counts once).
+Chains posterior_reference_chains() {
+  Chains c(2);
+  for (int i = 0; i < 20; ++i) {
+    c[0].push_back(std::sin(0.7 * i) + 0.1 * i);
+    c[1].push_back(std::cos(1.3 * i) - 0.05 * i);
+  }
+  return c;
+}
+
+TEST(EffectiveSampleSize, EqualsPosteriorOnAFixedExample) {
+  const Chains c = posterior_reference_chains();
+  const auto near = [](double got, double want) {
+    EXPECT_NEAR(got, want, 1e-12 * std::fabs(want)) << got << " vs posterior's " << want;
+  };
+  near(effective_sample_size(c).ess, 2.3212101588410792);
+  near(mean_ess(spans(c)).ess, 5.6982410363147631);
+  near(mcse_mean(spans(c)), 0.45034356484645516);
+  near(bulk_ess(spans(c)).ess, 5.8113908141343451);
+  near(tail_ess(spans(c)).ess, 30.508474576271201);
+  near(rank_normalized_split_rhat(spans(c)).rhat, 1.6083091625369723);
+}
+
+TEST(McseMean, IsThePooledSdOverTheRootOfTheMeanEss) {
+  const Chains c = posterior_reference_chains();
+  // sd of the 40 draws pooled (n - 1 denominator) = 1.0750146167526904 in R.
+  EXPECT_NEAR(mcse_mean(spans(c)) * std::sqrt(mean_ess(spans(c)).ess), 1.0750146167526904, 1e-13);
+  EXPECT_TRUE(std::isnan(mcse_mean(spans(Chains{{1.0, 1.0, 1.0, 1.0}}))));  // no variance
+  EXPECT_TRUE(std::isnan(mcse_mean(spans(Chains{{1.0, 2.0}}))));            // too short
+}
+
 }  // namespace
 }  // namespace pemc::estimators

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "estimators/ess.hpp"
 #include "records/record_writer.hpp"
 #include "report/diagnostics.hpp"
 
@@ -443,7 +444,8 @@ TEST_F(DiagnosticsTest, ADrawTooShortForItsHeaderEndsTheReadThere) {
 }
 
 // Every quantity is diagnosed by default (here 12 coordinates, more than the table shows); the
-// table lists the worst first and says how many it left out; the headline covers all of them.
+// table lists lp__ (which stands for the potential) first, then the worst, and says how many it
+// left out; the headline covers all of them. --vars lists exactly the quantities named.
 TEST_F(DiagnosticsTest, EveryQuantityIsDiagnosedAndTheTableShowsTheWorstFirst) {
   std::mt19937_64 gen(9);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -464,10 +466,17 @@ TEST_F(DiagnosticsTest, EveryQuantityIsDiagnosedAndTheTableShowsTheWorstFirst) {
   EXPECT_EQ(r.max_rhat, r.parameters[10].rhat);
   EXPECT_EQ(worst_first(r.parameters).front(), 10u);
   const std::string table = diagnostics_to_table(rep, 4);
-  EXPECT_NE(table.find("  x[11] "), std::string::npos) << table;
-  EXPECT_NE(table.find("and 9 more"), std::string::npos) << table;
+  EXPECT_NE(table.find("tail ESS\n  lp__ "), std::string::npos) << table;
+  EXPECT_LT(table.find("  lp__ "), table.find("  x[11] ")) << table;
+  EXPECT_EQ(table.find("  potential "), std::string::npos) << table;
+  EXPECT_NE(table.find("and 8 more (the worst 4 shown"), std::string::npos) << table;
   EXPECT_NE(table.find("over all 13 parameters"), std::string::npos) << table;
-  EXPECT_EQ(diagnostics_to_table(rep, 20).find("more"), std::string::npos);
+  EXPECT_EQ(diagnostics_to_table(rep, 20).find("more (the worst"), std::string::npos);
+  const std::string picked = diagnostics_to_table(rep, 4, {"x[2]", "x[11]"});
+  EXPECT_LT(picked.find("  x[11] "), picked.find("  x[2] ")) << picked;  // worst first
+  EXPECT_EQ(picked.find("  lp__ "), std::string::npos) << picked;
+  EXPECT_EQ(picked.find("  x[3] "), std::string::npos) << picked;
+  EXPECT_THROW(diagnostics_to_table(rep, 4, {"theta"}), ConfigError);
 }
 
 // A run with named outputs (a Stan model's) is diagnosed on them, not on its unconstrained state.
@@ -498,6 +507,70 @@ TEST_F(DiagnosticsTest, NamedOutputsAreDiagnosedByName) {
   v[3].mutable_draw()->add_outputs(1.0);
   write(dir_ / "b.pemc", v);
   EXPECT_THROW(read_traces(dir_ / "b.pemc", TraceOptions{}), DataError);
+}
+
+// posterior's quantile2 (type 7 on the pooled draws) and mcse_mean, by hand: draws 1 .. 20 in two
+// chains, pooled order statistics x_(1..20) = 1 .. 20; type 7 at p: h = 19 p, x_(floor h + 1)
+// interpolated: 5 %: 1.95, 50 %: 10.5, 95 %: 19.05.
+TEST(DiagnoseQuantity, QuantilesAndMcseAsPosterior) {
+  std::vector<double> a, b;
+  for (int i = 1; i <= 10; ++i) {
+    a.push_back(i);
+    b.push_back(10 + i);
+  }
+  const ParameterDiagnostics p = diagnose_quantity("q", {a, b}, nullptr);
+  EXPECT_DOUBLE_EQ(p.mean, 10.5);
+  EXPECT_DOUBLE_EQ(p.q5, 1.95);
+  EXPECT_DOUBLE_EQ(p.q50, 10.5);
+  EXPECT_DOUBLE_EQ(p.q95, 19.05);
+  EXPECT_TRUE(std::isfinite(p.mcse_mean));
+  EXPECT_DOUBLE_EQ(p.mcse_mean, estimators::mcse_mean({a, b}));
+  std::vector<double> bad = a;
+  bad[3] = std::nan("");
+  std::vector<std::string> notes;
+  const ParameterDiagnostics u = diagnose_quantity("u", {bad, b}, &notes);
+  EXPECT_TRUE(std::isnan(u.q50) && std::isnan(u.mcse_mean) && std::isnan(u.rhat));
+  EXPECT_FALSE(notes.empty());
+}
+
+// The HMC chain statistics: draws at the configured maximum tree depth, E-BFMI of energy__, the
+// divergences as a warning with their share, and lp__ = -potential.
+TEST_F(DiagnosticsTest, TreeDepthEbfmiDivergencesAndLp) {
+  Record h = header(1);
+  h.mutable_header()->mutable_config()->mutable_sampler()->mutable_nuts()->set_max_tree_depth(3);
+  h.mutable_header()->mutable_config()->set_warmup(7);
+  std::vector<Record> v{h};
+  const int depth[] = {1, 3, 3, 2};
+  const double energy[] = {1, 2, 4, 7};  // E-BFMI 0.5 (estimators/ebfmi_test.cpp)
+  for (int i = 0; i < 4; ++i) {
+    Record d = draw(0, i, {1.0 + i});
+    d.mutable_draw()->set_tree_depth(depth[i]);
+    d.mutable_draw()->set_energy(energy[i]);
+    d.mutable_draw()->set_divergent(i == 1);
+    v.push_back(d);
+  }
+  v.push_back(footer(1));
+  write(dir_ / "a.pemc", v);
+  const DiagnosticsReport rep = diagnose_files({dir_ / "a.pemc"}, TraceOptions{});
+  const RunDiagnostics& r = rep.runs[0];
+  EXPECT_EQ(r.warmup, 7);
+  ASSERT_EQ(r.chains.size(), 1u);
+  const ChainDiagnostics& c = r.chains[0];
+  ASSERT_TRUE(c.n_max_tree_depth.has_value());
+  EXPECT_EQ(*c.n_max_tree_depth, 2);
+  EXPECT_EQ(c.configured_max_tree_depth, 3);
+  EXPECT_DOUBLE_EQ(c.ebfmi, 0.5);
+  EXPECT_TRUE(c.records_divergences);
+  ASSERT_TRUE(r.lp.has_value());
+  // potential 0.5 x^2 at x = 1 .. 4: lp__ = -(0.5 + 2 + 4.5 + 8) / 4.
+  EXPECT_DOUBLE_EQ(r.lp->mean, -15.0 / 4.0);
+  EXPECT_NEAR(r.lp->q95, -(0.5 + 0.15 * 1.5), 1e-12);  // -(potential's 5 % quantile)
+  bool divergences = false, depth_warned = false;
+  for (const auto& w : r.warnings) {
+    divergences = divergences || w.rfind("divergences: 1 of 4 post-warmup draws (25.0%)", 0) == 0;
+    depth_warned = depth_warned || w.rfind("tree depth: 2 of 4 post-warmup draws (50.0%) hit the maximum tree depth 3", 0) == 0;
+  }
+  EXPECT_TRUE(divergences && depth_warned);
 }
 
 }  // namespace
