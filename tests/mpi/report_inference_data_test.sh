@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pemc-report export --format netcdf against ArviZ's InferenceData schema (issue 38 item 2), on a
 # Stan model with pointwise log-likelihoods (tests/data/stan/normal_log_lik.stan: log_lik[5] in
-# generated quantities) sampled by NUTS and pseudo-extended NUTS under mpirun. Every file is read
+# generated quantities) sampled by NUTS, pseudo-extended NUTS, parallel tempering and continuous
+# tempering (the last two at their defaults) under mpirun. Every file is read
 # as arviz.from_netcdf reads it and checked by tests/support/check_inference_data.py (groups, dims,
 # coordinates, attributes, no "sample" dim, the weighted form's weights); the values are checked
 # here against pemc's CSV export and the model:
@@ -33,6 +34,13 @@ seeds { values: [1, 2] }
 output { path: "$WORK/study.pemc" write_warmup: true }
 runs { name: "nuts" sampler { $NUTS } }
 runs { name: "pe" sampler { pseudo_extended { n_pseudo: 3 $NUTS } } }
+runs { name: "pt" sampler { parallel_tempering { } } }
+runs { name: "ct" sampler { continuous_tempering { } } }
+runs {
+  name: "nuts_propto"
+  target { stan { model_file: "$MODEL.stan" data_file: "$MODEL.json" propto: true } }
+  sampler { $NUTS }
+}
 CFG
 cat > "$WORK/nowarm.pbtxt" <<'CFG'
 name: "nowarm"
@@ -50,10 +58,12 @@ CONFIG=(--config "$WORK/study.pbtxt")
 # 1. Default export.
 "$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc" "${CONFIG[@]}" 2> "$WORK/nc.err" \
   || { cat "$WORK/nc.err" >&2; fail "netcdf export failed"; }
-grep -q "note: weighted run 'pe' (pseudo_extended, 400 draws over 2 chains) was resampled" "$WORK/nc.err" \
+grep -q "note: weighted runs 'pe' (pseudo_extended, 400 draws over 2 chains), 'ct' (continuous_tempering, 400 draws over 2 chains) were resampled" "$WORK/nc.err" \
   && grep -q -- "--no-resample" "$WORK/nc.err" || fail "no note on the resampling: $(cat "$WORK/nc.err")"
 "$PY" "$CHECK" "$WORK/nc/nuts.nc" --form plain --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "nuts.nc"
 "$PY" "$CHECK" "$WORK/nc/pe.nc" --form resampled --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pe.nc"
+"$PY" "$CHECK" "$WORK/nc/pt.nc" --form plain --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pt.nc"
+"$PY" "$CHECK" "$WORK/nc/ct.nc" --form resampled --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "ct.nc"
 "$REPORT" export "$WORK/study.pemc" --output-dir "$WORK/csv" "${CONFIG[@]}" 2> /dev/null || fail "csv export failed"
 "$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc_again" "${CONFIG[@]}" 2> /dev/null \
   || fail "second netcdf export failed"
@@ -67,7 +77,7 @@ def normal_lpdf(y, mu, sigma):
     return -0.5 * ((y - mu) / sigma) ** 2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)
 def rows(run):
     return list(csv.DictReader(open(f"{work}/csv/{run}.csv")))
-for run in ("nuts", "pe"):
+for run in ("nuts", "pe", "pt", "ct"):
     post = xr.open_dataset(f"{work}/nc/{run}.nc", group="posterior")
     ll = xr.open_dataset(f"{work}/nc/{run}.nc", group="log_likelihood")["log_lik"]
     assert sorted(post.data_vars) == ["mu", "sigma", "y_rep"], sorted(post.data_vars)
@@ -109,6 +119,8 @@ grep -q "note: run 'pe' (pseudo_extended) is exported weighted (--no-resample).*
 "$PY" "$CHECK" "$WORK/ncw/nuts.nc" --form plain --warmup --log-lik log_lik --version "$VERSION" > /dev/null || fail "ncw/nuts.nc"
 "$PY" "$CHECK" "$WORK/ncw/pe.nc" --form weighted --warmup --log-lik log_lik --version "$VERSION" --draws 200 > /dev/null \
   || fail "ncw/pe.nc"
+"$PY" "$CHECK" "$WORK/ncw/ct.nc" --form weighted --warmup --log-lik log_lik --version "$VERSION" --draws 200 > /dev/null \
+  || fail "ncw/ct.nc"
 "$PY" - "$WORK" <<'PY' || fail "values of the weighted form"
 import csv, sys
 import numpy as np
@@ -133,14 +145,41 @@ PY
   "$WORK/ncl/nuts.nc" || fail "log_lik not in the posterior when other names are chosen"
 passed=$((passed + 1))
 
-# 3. csv --resample: one plain row per draw, without sample and log_weight.
+# 3. CmdStan CSV of every run, read by rstan: the model's quantities (log_lik among them) and
+# lp__, the model's log density with the Jacobian of sigma's log transform (--config:
+# pseudo-extended and continuous tempering record their extended density). With the stan target's
+# default propto: false it keeps every constant: lp__ - sum(log_lik) is exactly
+# -mu^2 / 200 - (log sigma)^2 / 2 - log 10 - log(2 pi) at every draw of every run; with
+# propto: true it is Stan's lp__ (constants of `~` dropped): -mu^2 / 200 - (log sigma)^2 / 2
+# + (N / 2) log(2 pi), N = 5.
+"$REPORT" export "$WORK/study.pemc" --format cmdstan --resample --config "$WORK/study.pbtxt" \
+  --output-dir "$WORK/cmdstan" 2> "$WORK/cmdstan.err" || { cat "$WORK/cmdstan.err" >&2; fail "cmdstan export failed"; }
+Rscript - "$WORK/cmdstan" <<'R' || fail "rstan check of the CmdStan exports failed"
+dir <- commandArgs(trailingOnly = TRUE)[1]
+for (run in c("nuts", "pe", "pt", "ct", "nuts_propto")) {
+  fit <- suppressMessages(rstan::read_stan_csv(sort(Sys.glob(file.path(dir, paste0(run, "_[0-9]*.csv"))))))
+  pars <- dimnames(as.array(fit))[[3]]
+  want <- c("mu", "sigma", "y_rep", paste0("log_lik[", 1:5, "]"), "lp__")
+  if (!identical(pars, want)) stop(run, ": parameters ", paste(pars, collapse = ","))
+  d <- as.data.frame(fit)
+  if (nrow(d) != 400) stop(run, ": ", nrow(d), " draws, not 400")
+  ll <- rowSums(d[, paste0("log_lik[", 1:5, "]")])
+  constant <- if (run == "nuts_propto") 2.5 * log(2 * pi) else -log(10) - log(2 * pi)
+  gap <- d$lp__ - ll + d$mu^2 / 200 + log(d$sigma)^2 / 2 - constant
+  if (!all(is.finite(gap)) || max(abs(gap)) > 1e-6)
+    stop(run, ": lp__ is not the model's log density (largest gap ", max(abs(gap)), ")")
+}
+R
+passed=$((passed + 1))
+
+# 4. csv --resample: one plain row per draw, without sample and log_weight.
 "$REPORT" export "$WORK/study.pemc" --run pe --resample --seed 5 > "$WORK/pe_resampled.csv" 2> /dev/null \
   || fail "csv --resample failed"
 head -1 "$WORK/pe_resampled.csv" | grep -q 'sample\|log_weight' && fail "csv --resample has weights: $(head -1 "$WORK/pe_resampled.csv")"
 [ "$(tail -n +2 "$WORK/pe_resampled.csv" | wc -l)" -eq 400 ] || fail "csv --resample: not one row per draw"
 passed=$((passed + 1))
 
-# 4. Refusals: a clear message and a non-zero exit, nothing written.
+# 5. Refusals: a clear message and a non-zero exit, nothing written.
 refused() {  # refused NAME PATTERN pemc-report-args...
   local name=$1 pattern=$2 rc=0; shift 2
   "$REPORT" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
