@@ -5,6 +5,10 @@
 # if the ranks of one run disagree or a throw on one rank does not reach every rank. Then the same
 # through pemc-dist with ranks_per_chain = 2.
 source "$(dirname "$0")/common.sh"
+if overloaded; then
+  echo "SKIPPED: every run here spreads a chain over ranks, which needs cores to spare ($(overload_note))"
+  exit "$SKIP"
+fi
 # Oversubscribed ranks (4 on a 2-core machine) must yield while waiting in the collectives.
 export OMPI_MCA_mpi_yield_when_idle=1
 CHECK="$PEMC_BIN/tests/pe_blocks_check"
