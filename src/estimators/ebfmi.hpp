@@ -6,7 +6,9 @@
 // (CmdStan's diagnose divides both sums by n instead; the two differ by the factor (n - 1) / n.)
 // Small values (below 0.3) say the momentum resampling moves the energy too little for the
 // chain to explore the posterior's energy distribution (typically heavy tails).
+#include <array>
 #include <cstdint>
+#include <span>
 
 namespace pemc::estimators {
 
@@ -17,6 +19,13 @@ class EbfmiAccumulator {
   // NaN with fewer than 2 draws or when every energy is equal.
   double value() const;
   std::int64_t count() const { return n_; }
+
+  // The running sums (count, previous energy, sum of squared differences, mean, sum of squared
+  // deviations), for chain checkpoints: restore(save()) continues exactly where it stopped.
+  std::array<double, 5> save() const;
+  // DataError for sums no accumulator holds (another length, a negative or fractional count, a
+  // negative or non-finite sum).
+  static EbfmiAccumulator restore(std::span<const double> sums);
 
  private:
   std::int64_t n_ = 0;

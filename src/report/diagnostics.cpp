@@ -14,7 +14,7 @@
 #include "estimators/ess.hpp"
 #include "estimators/rhat.hpp"
 #include "estimators/sampler_warnings.hpp"
-#include "report/sampler_columns.hpp"
+#include "config/sampler_columns.hpp"
 #include "report/diagnostics_log_z.hpp"
 #include "report/log_z_headline.hpp"
 #include "report/quantities.hpp"
@@ -209,14 +209,10 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
     cd.n_max_tree_depth = c.n_max_tree_depth;
     cd.configured_max_tree_depth = *meta.max_tree_depth;
   }
-  cd.ebfmi = records_model_energy(meta.config.sampler()) && c.energy_finite ? c.energy.value() : kNaN;
-  const auto stats = sampler_columns(meta.config.sampler()).stats;
-  const auto records = [&](DrawStat stat) {
-    return std::any_of(stats.begin(), stats.end(),
-                       [stat](const StatColumn& col) { return col.stat == stat; });
-  };
-  cd.records_divergences = records(DrawStat::kDivergent);
-  cd.records_step_size = records(DrawStat::kStepSize);
+  const auto& sampler = meta.config.sampler();
+  cd.ebfmi = config::records_model_energy(sampler) && c.energy_finite ? c.energy.value() : kNaN;
+  cd.records_divergences = config::records_stat(sampler, config::DrawStat::kDivergent);
+  cd.records_step_size = config::records_stat(sampler, config::DrawStat::kStepSize);
   cd.weighted = c.weighted;
   cd.kish_ess = c.moments.kish_ess();
   cd.n_gradient_evals = c.n_gradient_evals;
@@ -241,10 +237,11 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
   return cd;
 }
 
-// lp__ = -potential where the draws' potential is the model's (sampler_columns.hpp), or why not.
+// lp__ = -potential where the draws' potential is the model's (config/sampler_columns.hpp), or why
+// not.
 void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, const RunShape& sh,
                  RunDiagnostics& rd) {
-  if (sampler_columns(meta.config.sampler()).lp != LpSource::kDrawPotential) {
+  if (config::sampler_columns(meta.config.sampler()).lp != config::LpSource::kDrawPotential) {
     rd.lp_note = fmt::format(
         "no lp__: the {} draws record the sampler's extended density, and the model's log "
         "density at each sample needs its target evaluated there (pemc-report export --format "

@@ -87,7 +87,7 @@ struct ChainDiagnostics {
   std::optional<std::int64_t> n_max_tree_depth;
   int configured_max_tree_depth = 0;
   // E-BFMI of the chain's energy__ (estimators/ebfmi.hpp); NaN when the sampler records no
-  // model energy (sampler_columns.hpp records_model_energy) or an energy was not finite.
+  // model energy (config/sampler_columns.hpp records_model_energy) or an energy was not finite.
   double ebfmi = 0.0;
   bool records_divergences = false;  // the sampler's draws have divergent__
   bool records_step_size = false;    // ... a step size (stepsize__ or mala_stepsize__)
@@ -115,8 +115,8 @@ struct RunDiagnostics {
   std::int64_t warmup = 0;  // the run's configured warmup iterations per chain
   std::vector<ParameterDiagnostics> parameters;
   // lp__, the model's log density (-potential) as CmdStan's export has it (export_lp.hpp), when
-  // the draws' potential is the target's (sampler_columns.hpp LpSource::kDrawPotential) and the
-  // potential was read; otherwise unset and lp_note says why.
+  // the draws' potential is the target's (config/sampler_columns.hpp LpSource::kDrawPotential) and
+  // the potential was read; otherwise unset and lp_note says why.
   std::optional<ParameterDiagnostics> lp;
   std::string lp_note;
   std::vector<ChainDiagnostics> chains;

@@ -3,7 +3,7 @@
 #include "report/draw_weights.hpp"
 #include "report/gradient_counts.hpp"
 #include "report/quantities.hpp"
-#include "report/sampler_columns.hpp"
+#include "config/sampler_columns.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -51,7 +51,7 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
       if (info.has_truth()) m.truth = info.truth();
       m.n_test_points = info.n_test_points();
     }
-  m.max_tree_depth = configured_max_tree_depth(m.config.sampler());
+  m.max_tree_depth = config::configured_max_tree_depth(m.config.sampler());
   m.sampler = config::sampler_kind_name(m.config.sampler());
   m.target = config::target_kind_name(m.config.target());
   return m;

@@ -48,7 +48,7 @@ struct RunMeta {
   // and its held-out test points.
   std::optional<pemc::v1::TargetTruth> truth;
   int n_test_points = 0;
-  // The NUTS maximum tree depth when the draws record treedepth__ (sampler_columns.hpp).
+  // The NUTS maximum tree depth when the draws record treedepth__ (config/sampler_columns.hpp).
   std::optional<int> max_tree_depth;
 };
 RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);

@@ -53,7 +53,7 @@ RunScan& run_for(Scan& scan, const v1::Draw& d) {
   run.named_outputs = !run.meta.output_names.empty();
   run.names = quantity_names(run.meta.output_names, run.meta.original_dim);
   run.weighted = weighted_sampler(run.meta.sampler);
-  run.columns = sampler_columns(run.meta.config.sampler());
+  run.columns = config::sampler_columns(run.meta.config.sampler());
   scan.run_order.push_back(d.run_id());
   return scan.runs.emplace(d.run_id(), std::move(run)).first->second;
 }
@@ -236,7 +236,7 @@ void close_output(std::ofstream& out, const fs::path& file) {
 // to a stream holds, where a run's cell of a column its sampler does not have is empty.
 struct CsvColumns {
   bool lp = false;
-  std::vector<StatColumn> stats;
+  std::vector<config::StatColumn> stats;
 };
 
 CsvColumns own_columns(const RunScan& run) { return {run.has_lp, run.columns.stats}; }
@@ -245,18 +245,18 @@ CsvColumns own_columns(const RunScan& run) { return {run.has_lp, run.columns.sta
 // of the file's study, so that a --task-range slice of a study exports the whole study's columns.
 CsvColumns table_columns(const Scan& scan, const ExportOptions& options) {
   CsvColumns t;
-  std::vector<std::vector<StatColumn>> runs;
+  std::vector<std::vector<config::StatColumn>> runs;
   for (const auto& [id, run] : scan.runs) {
     t.lp = t.lp || run.has_lp;
     runs.push_back(run.columns.stats);
   }
   if (options.run_filter.empty())
     for (const auto& r : scan.header.config().runs()) {
-      const SamplerColumns c = sampler_columns(r.sampler());
-      t.lp = t.lp || c.lp == LpSource::kDrawPotential || !options.target_config.empty();
+      const config::SamplerColumns c = config::sampler_columns(r.sampler());
+      t.lp = t.lp || c.lp == config::LpSource::kDrawPotential || !options.target_config.empty();
       runs.push_back(c.stats);
     }
-  t.stats = merged_columns(runs);
+  t.stats = config::merged_columns(runs);
   return t;
 }
 
@@ -270,15 +270,15 @@ std::string csv_header(const RunScan& run, const CsvColumns& table) {
 }
 
 // A sampler column's cell: integers and flags without a decimal point.
-std::string stat_cell(DrawStat stat, const v1::Draw& d) {
-  const double v = stat_value(stat, d);
-  if (stat_type(stat) == StatType::kReal) return num(v);
+std::string stat_cell(config::DrawStat stat, const v1::Draw& d) {
+  const double v = config::stat_value(stat, d);
+  if (config::stat_type(stat) == config::StatType::kReal) return num(v);
   return std::to_string(static_cast<long long>(v));
 }
 
 // The draw's cells of `columns`, each preceded by a comma; empty for a column `own` lacks.
-std::string stat_cells(const std::vector<StatColumn>& columns, const std::vector<StatColumn>& own,
-                       const v1::Draw& d) {
+std::string stat_cells(const std::vector<config::StatColumn>& columns,
+                       const std::vector<config::StatColumn>& own, const v1::Draw& d) {
   std::string s;
   for (const auto& c : columns) {
     s += ",";
@@ -507,7 +507,7 @@ void check_cmdstan_exportable(const Scan& scan, const ExportOptions& options) {
 struct CmdStanFile {
   std::ofstream file;
   fs::path path;
-  std::vector<StatColumn> columns;  // the sampler columns CmdStan CSV holds
+  std::vector<config::StatColumn> columns;  // the sampler columns CmdStan CSV holds
   bool adaptation_written = false;
   std::size_t sample = 0;  // next sample index into copies
   KernelInfo kernel;
@@ -529,7 +529,7 @@ CmdStanFiles open_cmdstan_files(const fs::path& path, const Scan& scan,
       o.path = options.output_dir / fmt::format("{}_{}.csv", stem, chain_id);
       o.kernel = kernel_info(run.meta.config.sampler());
       o.file = open_output(o.path);
-      o.columns = cmdstan_columns(run.columns.stats);
+      o.columns = config::cmdstan_columns(run.columns.stats);
       std::string head = "lp__";
       for (const auto& col : o.columns) head += "," + col.name;
       for (const auto& n : run.names) head += "," + cmdstan_name(n);

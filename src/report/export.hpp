@@ -1,12 +1,12 @@
 #pragma once
 // Draws exported for other tools, with Stan's conventions (report/quantities.hpp):
 //   csv      one row per sample: run_id, chain_id, seed, iteration, warmup, [sample, log_weight,]
-//            lp__, the sampler's columns (sampler_columns.hpp), then the run's quantities by their
-//            Stan names (x[1], ... or a Stan model's "theta[1]"). To stdout when every exported
-//            run has the same weighting and quantities (else an error says to use --output-dir or
-//            --run), as one table with the sampler columns of all the study's runs (of the --run
-//            run only), a run's cell empty where its sampler has no such column; with output_dir
-//            one file per run, <run>.csv, with that run's own columns.
+//            lp__, the sampler's columns (config/sampler_columns.hpp), then the run's quantities by
+//            their Stan names (x[1], ... or a Stan model's "theta[1]"). To stdout when every
+//            exported run has the same weighting and quantities (else an error says to use
+//            --output-dir or --run), as one table with the sampler columns of all the study's
+//            runs (of the --run run only), a run's cell empty where its sampler has no such column;
+//            with output_dir one file per run, <run>.csv, with that run's own columns.
 //   cmdstan  one CmdStan CSV per chain, <run>_<chain_id>.csv in output_dir: CmdStan's '#' comment
 //            header (model, sampler, seed, chain, warmup and draws, adaptation), columns lp__ and
 //            those of the sampler's columns that are CmdStan's own, then the quantities by

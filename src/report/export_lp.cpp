@@ -12,7 +12,7 @@ void resolve_lp(Scan& scan, const ExportOptions& options, bool required,
                 std::vector<std::string>& notes) {
   RunTargets user_targets(options.target_config);
   for (auto& [id, run] : scan.runs) {
-    if (run.columns.lp != LpSource::kTargetAtSample) continue;
+    if (run.columns.lp != config::LpSource::kTargetAtSample) continue;
     if (!user_targets.has_config() && !required) {
       run.has_lp = false;
       notes.push_back(fmt::format(

@@ -2,8 +2,8 @@
 // lp__ of exported samples (export.hpp): the model's log density, -potential of the run's target
 // (Jacobian included, with the constants the run kept), at each exported sample. Samplers whose
 // draws record the target's potential at the sample give it directly; the others (their draws
-// record an extended density: sampler_columns.hpp LpSource) have the target evaluated at each
-// sample, which needs the target built from the user's --config (report/run_targets.hpp).
+// record an extended density: config/sampler_columns.hpp LpSource) have the target evaluated at
+// each sample, which needs the target built from the user's --config (report/run_targets.hpp).
 // Internal to src/report/export*.cpp.
 #include <string>
 #include <vector>

@@ -93,15 +93,15 @@ int define_double(int grp, const std::string& name, const std::vector<int>& dims
 }
 
 struct StatVar {
-  StatColumn column;
+  config::StatColumn column;
   nc_type type;
   int id = -1;
 };
 
-nc_type nc_type_of(DrawStat stat) {
-  switch (stat_type(stat)) {
-    case StatType::kInt: return NC_INT;
-    case StatType::kBool: return NC_BYTE;
+nc_type nc_type_of(config::DrawStat stat) {
+  switch (config::stat_type(stat)) {
+    case config::StatType::kInt: return NC_INT;
+    case config::StatType::kBool: return NC_BYTE;
     default: return NC_DOUBLE;
   }
 }
@@ -121,7 +121,7 @@ struct PhaseGroups {
 };
 
 // sample_stats' lp (per weighted sample in the weighted form), the sampler's columns by their
-// ArviZ names (sampler_columns.hpp) over (chain, draw), and the weighted form's log_weight.
+// ArviZ names (config/sampler_columns.hpp) over (chain, draw), and the weighted form's log_weight.
 void define_stats(int grp, const std::vector<int>& dims, const RunScan& run, const fs::path& file,
                   PhaseGroups& g) {
   if (run.has_lp) {
@@ -139,7 +139,7 @@ void define_stats(int grp, const std::vector<int>& dims, const RunScan& run, con
     if (v.type == NC_DOUBLE) check(nc_def_var_fill(grp, v.id, 0, &kNaN), file, "fill");
     // xarray decodes int8 variables with dtype "bool" as booleans (ArviZ's diverging).
     if (v.type == NC_BYTE) put_text(grp, v.id, "dtype", "bool", file);
-    if (c.stat == DrawStat::kExtendedLp)
+    if (c.stat == config::DrawStat::kExtendedLp)
       put_text(grp, v.id, "description",
                "log density of the sampler's own (extended) state; not the model's", file);
     g.stats_vars.push_back(v);
@@ -240,7 +240,7 @@ void write_samples(const v1::Draw& d, const RunScan& run, const RunFile& o, cons
   }
   const std::size_t one[] = {1, 1};
   for (const auto& v : g.stats_vars) {
-    const double x = stat_value(v.column.stat, d);
+    const double x = config::stat_value(v.column.stat, d);
     int status;
     if (v.type == NC_INT) {
       const int i = static_cast<int>(x);

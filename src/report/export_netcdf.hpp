@@ -11,7 +11,7 @@
 //   sample_stats        lp (the model's log density at the sample, as lp__: export.hpp) and the
 //                       sampler's columns by their ArviZ names (acceptance_rate, step_size,
 //                       tree_depth, n_steps, diverging, energy, and pemc's extended_lp,
-//                       extended_energy, mala_step_size: sampler_columns.hpp);
+//                       extended_energy, mala_step_size: config/sampler_columns.hpp);
 //   warmup_posterior, warmup_log_likelihood, warmup_sample_stats  with include_warmup.
 // No observed_data: the data a Stan target was given are in a file the header names, which a
 // report never opens (docs/reports.md, "A record file is data"), and which data variable a

@@ -12,7 +12,7 @@
 #include "pemc/v1/records.pb.h"
 #include "report/diagnostics_traces.hpp"
 #include "report/export.hpp"
-#include "report/sampler_columns.hpp"
+#include "config/sampler_columns.hpp"
 #include "targets/target.hpp"
 
 namespace pemc::report::export_detail {
@@ -40,7 +40,8 @@ struct RunScan {
   bool named_outputs = false;       // values from Draw.outputs
   bool weighted = false;            // some draw carries weighted samples
   bool resampled = false;           // weighted, and exported resampled (export_resample.hpp)
-  SamplerColumns columns;           // the sampler's lp__ source and columns (sampler_columns.hpp)
+  // The sampler's lp__ source and columns (config/sampler_columns.hpp).
+  config::SamplerColumns columns;
   bool has_lp = true;               // lp__ is written (export_lp.hpp resolve_lp)
   targets::TargetPtr lp_target;     // evaluated for lp__ at each sample (null: -potential)
   std::map<int, ChainScan> chains;  // by chain_id

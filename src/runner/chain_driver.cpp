@@ -26,6 +26,7 @@
 #include "modes/mode_search.hpp"
 #include "rng/stream.hpp"
 #include "runner/model_message_tally.hpp"
+#include "runner/transition_health.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -206,7 +207,8 @@ class ChainRun {
         modes_(std::move(modes)),
         group_size_(group_ ? group_->size() : 1),
         clock_(resume),
-        messages_(task.chain_id) {}
+        messages_(task.chain_id),
+        health_(config.sampler()) {}
 
   // Runs the chain; the summary gets everything but its status (set only by a stop checkpoint)
   // and the counts that finish() adds. Throws what the sampler or target throws.
@@ -253,6 +255,7 @@ class ChainRun {
   ChainClock clock_;
   ChainCounts counts_;
   ModelMessageTally messages_;
+  TransitionHealth health_;
   std::int64_t per_evaluation_ = 1;
 
   config::SamplerSetup setup_;
@@ -374,6 +377,11 @@ std::int64_t ChainRun::start_iteration() {
   counts_.warmup_evals = r.warmup_evals();
   messages_.restore(r.model_messages());
   counts_.sum_accept = r.sum_accept();
+  if (r.transition_health_size() > 0)
+    health_.restore(
+        std::span<const double>(r.transition_health().data(), r.transition_health_size()));
+  else if (t_begin > n_warmup_)
+    health_.mark_unknown();
   if (degeneracy_ && r.weight_degeneracy_size() > 0)
     degeneracy_->restore(
         std::span<const double>(r.weight_degeneracy().data(), r.weight_degeneracy_size()));
@@ -417,6 +425,8 @@ v1::ChainCheckpoint ChainRun::save_checkpoint(std::int64_t t) {
   ck.set_warmup_evals(counts_.warmup_evals);
   ck.set_grad_evals(counts_.grad_evals);
   ck.set_sum_accept(counts_.sum_accept);
+  const auto health = health_.save();
+  ck.mutable_transition_health()->Assign(health.begin(), health.end());
   messages_.write(*ck.mutable_model_messages());
   if (degeneracy_) {
     const auto sums = degeneracy_->save();
@@ -503,6 +513,7 @@ void ChainRun::iterate(std::int64_t t) {
     counts_.sum_accept += stats.accept_stat;
     counts_.n_divergent += stats.divergent;
     counts_.n_nonfinite += stats.nonfinite;
+    health_.add(stats);
   }
   const std::int64_t i = warmup ? t : t - n_warmup_;
   if ((warmup && config_.output().write_warmup()) || (!warmup && i % thin_ == 0))
@@ -519,6 +530,7 @@ void ChainRun::summarize(v1::ChainSummary& summary) {
   summary.set_mean_accept_stat(n_iter_ > 0 ? counts_.sum_accept / static_cast<double>(n_iter_)
                                            : 0.0);
   summary.set_n_divergent(counts_.n_divergent);
+  health_.write(summary);
   summary.set_n_rejected_nonfinite(counts_.n_nonfinite);
   summary.set_final_step_size(kernel_->step_size());
   std::map<std::string, double> estimates;

@@ -10,6 +10,7 @@
 #include "runner/chain_status.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/log_z_checks.hpp"
+#include "runner/run_warnings.hpp"
 
 namespace pemc::runner {
 namespace {
@@ -190,6 +191,8 @@ v1::Footer Collector::finish(double wall_seconds) {
   // Whether each run's chains agree on log Z within their SEs: known only once all are here.
   annotate_mode_checks(footer, mode_shares_);  // first: the log Z rules read its verdict
   annotate_log_z_runs(footer);
+  // Last: the chains' warnings are complete (the mode check adds some).
+  if (!runs_.empty()) annotate_run_warnings(footer, runs_, study_);
   footer.set_cpu_seconds(cpu_seconds);
   footer.set_wall_seconds(earlier_wall_seconds_ + wall_seconds);
   footer.set_end_time_unix_ms(unix_ms_now());

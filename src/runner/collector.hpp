@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pemc/v1/checkpoint.pb.h"
+#include "pemc/v1/config.pb.h"
 #include "pemc/v1/records.pb.h"
 #include "records/record_file.hpp"
 #include "runner/mode_checks.hpp"
@@ -44,6 +45,12 @@ class Collector {
   void set_checkpointing(CheckpointSetup setup) { checkpoint_ = std::move(setup); }
   // The runs' mode searches, for the footer's mode check (mode_checks.hpp).
   void set_mode_shares(ModeSharesByRun shares) { mode_shares_ = std::move(shares); }
+  // The plan's resolved runs and whether it is a study, for the footer's run-level warnings
+  // (run_warnings.hpp). Unset: the footer has none.
+  void set_runs(std::vector<pemc::v1::RunConfig> runs, bool study) {
+    runs_ = std::move(runs);
+    study_ = study;
+  }
 
   void write_header(const pemc::v1::Header& header);
   void on_records(int source, std::string_view frames);
@@ -79,6 +86,8 @@ class Collector {
 
   std::filesystem::path path_;
   ModeSharesByRun mode_shares_;
+  std::vector<pemc::v1::RunConfig> runs_;
+  bool study_ = false;
   records::RecordWriter writer_;
   std::map<int, pemc::v1::ChainSummary> chains_;
   int workers_done_ = 0;

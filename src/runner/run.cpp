@@ -272,6 +272,7 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   for (std::size_t r = 0; r < plan->runs.size(); ++r)
     loop.adopt_target(static_cast<int>(r), setup->targets[r], setup->modes[r]);
   if (collector) collector->set_mode_shares(mode_shares(*plan, setup->modes));
+  if (collector) collector->set_runs(plan->runs, plan->config.runs_size() > 0);
   if (collector && !plan->resume)
     collector->write_header(make_header(o, *plan, setup->targets, setup->modes, world.size()));
 

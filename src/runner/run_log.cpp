@@ -4,9 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <iostream>
-#include <map>
 
 #include "config/factories.hpp"
 #include "core/version.hpp"
@@ -32,32 +30,6 @@ void log_chain_lines(const v1::Footer& footer) {
                  c.run_id(), c.chain_id(), c.seed(), c.n_draws(), c.mean_accept_stat(),
                  c.final_step_size(), c.n_divergent(), c.n_gradient_evals(), extended,
                  c.wall_seconds(), c.cpu_seconds(), c.status());
-  }
-}
-
-// Chains that finished with warnings (ChainSummary.warnings), once per run at the end, so that the
-// last lines of the log say it.
-void log_chain_warnings(const v1::Footer& footer) {
-  std::map<std::string, std::pair<int, int>> warned;  // run -> (chains with warnings, chains)
-  std::map<std::string, const v1::ChainSummary*> first_warned;
-  for (const auto& c : footer.chains()) {
-    auto& [n_warned, n] = warned[c.run_id()];
-    ++n;
-    // The run's mode check has its own line (mode_check_warnings).
-    const auto own = std::find_if(c.warnings().begin(), c.warnings().end(),
-                                  [](const std::string& w) { return w.rfind("mode check:", 0) != 0; });
-    if (own == c.warnings().end()) continue;
-    if (n_warned++ == 0) first_warned[c.run_id()] = &c;
-  }
-  for (const auto& [run, counts] : warned) {
-    if (counts.first == 0) continue;
-    const auto& c = *first_warned.at(run);
-    const auto& first = *std::find_if(c.warnings().begin(), c.warnings().end(), [](const auto& w) {
-      return w.rfind("mode check:", 0) != 0;
-    });
-    spdlog::warn("run {}: {} of {} chains finished with warnings; chain {} (seed {}): {}",
-                 run.empty() ? "(unnamed)" : run, counts.first, counts.second, c.chain_id(),
-                 c.seed(), first);
   }
 }
 
@@ -125,8 +97,10 @@ void log_start(const RunPlan& plan, const parallel::Layout& layout, int n_ranks,
 
 void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   log_chain_lines(footer);
-  log_chain_warnings(footer);
   log_model_messages(footer);
+  // The run-level warnings (Footer.warnings: divergences, tree depth, E-BFMI, the chains' own
+  // warnings), each problem once per run; the chains' warnings are not logged one by one.
+  for (const auto& w : footer.warnings()) spdlog::warn("{}", w);
   // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
   for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);
   // Runs whose mode check failed (modes/mode_occupancy.hpp).

@@ -25,7 +25,8 @@ void print_validated(const RunOptions& o, const RunPlan& plan);
 void log_start(const RunPlan& plan, const parallel::Layout& layout, int n_ranks,
                std::int64_t first_run_dim);
 
-// The chains' lines, their warnings, untrusted log Z estimates and the run's totals.
+// The chains' lines, the run-level warnings (Footer.warnings), untrusted log Z estimates, failed
+// mode checks and the run's totals.
 void log_footer(const pemc::v1::Footer& footer, const std::filesystem::path& path);
 
 // A run stopped at checkpoint `c` (sequence 0 or an error: none was written). Returns the exit

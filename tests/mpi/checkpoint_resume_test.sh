@@ -9,9 +9,16 @@ source "$(dirname "$0")/common.sh"
 export OMPI_MCA_mpi_yield_when_idle=1
 passed=0
 
+TOOL=(python3 "$PEMC_SOURCE_DIR/tests/support/record_tool.py")
 summary_json() {  # the per-chain summaries and estimates, without what may differ (wall, rank)
   "$REPORT" summarize "$1" --format json |
     grep -v -e wall_seconds -e cpu_seconds -e '"file"' -e '"path"' -e '"rank"' -e '"n_records"'
+  # What only the footer holds: the chains' tree-depth counts and E-BFMI (the chain driver's, over
+  # every transition) and the run-level warnings.
+  local footer
+  footer=$("${TOOL[@]}" kinds "$1" | awk '$2 == "footer" { print $1 }')
+  [ -n "$footer" ] || fail "$1: no footer"
+  "${TOOL[@]}" decode "$1" "$footer" | { grep -e 'e_bfmi:' -e 'n_max_tree_depth:' -e '^  warnings:' || true; }
 }
 
 # check_case NAME CONFIG N_FIRST N_RESUME K...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sampler columns and lp__ of pemc-report export, per sampler (src/report/sampler_columns.hpp,
+# The sampler columns and lp__ of pemc-report export, per sampler (src/config/sampler_columns.hpp,
 # export_lp.hpp; issue 38 item 1), on a study of every sampler kind on a 2-D Gaussian written by
 # pemc-dist under mpirun:
 #   1. CmdStan CSV read by rstan: NUTS and MALA have energy__ and a finite E-BFMI; parallel

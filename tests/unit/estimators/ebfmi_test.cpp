@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -39,6 +40,32 @@ TEST(Ebfmi, UndefinedWithoutVarianceAndRejectsNonFinite) {
   EbfmiAccumulator bad;
   EXPECT_THROW(bad.add(std::numeric_limits<double>::quiet_NaN()), NumericalError);
   EXPECT_THROW(bad.add(std::numeric_limits<double>::infinity()), NumericalError);
+}
+
+TEST(Ebfmi, SavedSumsContinueExactly) {
+  // A chain checkpointed after 3 energies and resumed gives the uninterrupted chain's value.
+  const double energies[] = {1.0, 2.5, 0.5, 4.0, 3.0, 7.5};
+  EbfmiAccumulator whole, first;
+  for (double x : energies) whole.add(x);
+  for (int i = 0; i < 3; ++i) first.add(energies[i]);
+  const auto sums = first.save();
+  auto resumed = EbfmiAccumulator::restore(sums);
+  for (int i = 3; i < 6; ++i) resumed.add(energies[i]);
+  EXPECT_EQ(resumed.count(), whole.count());
+  EXPECT_EQ(resumed.value(), whole.value());
+}
+
+TEST(Ebfmi, RestoreRejectsSumsNoAccumulatorHolds) {
+  const std::vector<double> too_short{1.0, 2.0};
+  EXPECT_THROW(EbfmiAccumulator::restore(too_short), DataError);
+  const std::vector<double> negative_count{-1.0, 0.0, 0.0, 0.0, 0.0};
+  EXPECT_THROW(EbfmiAccumulator::restore(negative_count), DataError);
+  const std::vector<double> fractional_count{1.5, 0.0, 0.0, 0.0, 0.0};
+  EXPECT_THROW(EbfmiAccumulator::restore(fractional_count), DataError);
+  const std::vector<double> negative_m2{3.0, 0.0, 1.0, 0.0, -1.0};
+  EXPECT_THROW(EbfmiAccumulator::restore(negative_m2), DataError);
+  const std::vector<double> not_finite{3.0, std::numeric_limits<double>::infinity(), 1.0, 0.0, 1.0};
+  EXPECT_THROW(EbfmiAccumulator::restore(not_finite), DataError);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #pragma once
 // Which sampler columns an export writes for a run, and where its lp__ comes from: the one place
 // that knows what each sampler's transitions record in a Draw (kernels::TransitionStats, copied by
-// runner/chain_driver.cpp fill_draw). Every export (csv, cmdstan, netcdf; export.hpp) writes
-// exactly these columns, so a field a sampler leaves at its default (0 standing for "not
+// runner/chain_driver.cpp fill_draw). Every export (csv, cmdstan, netcdf; report/export.hpp)
+// writes exactly these columns, so a field a sampler leaves at its default (0 standing for "not
 // applicable") never appears as a value, and a field whose meaning differs from CmdStan's gets a
-// name of its own. docs/reports.md lists the result per sampler, with the reasons.
+// name of its own. docs/reports.md lists the result per sampler, with the reasons. It lives with
+// the config because both ends read it: the reports, and the chain driver, which accumulates the
+// tree depth and E-BFMI of ChainSummary for exactly the samplers whose draws record them.
 //
 // By sampler (the local kernel's columns for the extended and tempering samplers):
 //   nuts                 accept_stat__ stepsize__ treedepth__ n_leapfrog__ divergent__ energy__
@@ -24,7 +26,7 @@
 #include "pemc/v1/config.pb.h"
 #include "pemc/v1/records.pb.h"
 
-namespace pemc::report {
+namespace pemc::config {
 
 // The Draw field a column reads.
 enum class DrawStat {
@@ -77,6 +79,9 @@ StatType stat_type(DrawStat stat);
 // Unset for every other sampler.
 std::optional<int> configured_max_tree_depth(const v1::SamplerConfig& sampler);
 
+// True when the run's draws record `stat` (one of its columns reads it).
+bool records_stat(const v1::SamplerConfig& sampler, DrawStat stat);
+
 // True when the run's draws record CmdStan's energy__ (the Hamiltonian of the model's own HMC
 // chain: nuts, hmc, mala), whose E-BFMI is meaningful for the model's posterior.
 bool records_model_energy(const v1::SamplerConfig& sampler);
@@ -84,4 +89,4 @@ bool records_model_energy(const v1::SamplerConfig& sampler);
 // The column's value in draw d (integers and booleans as doubles).
 double stat_value(DrawStat stat, const v1::Draw& d);
 
-}  // namespace pemc::report
+}  // namespace pemc::config

@@ -1,10 +1,10 @@
-#include "report/sampler_columns.hpp"
+#include "config/sampler_columns.hpp"
 
 #include <algorithm>
 
 #include "kernels/nuts.hpp"
 
-namespace pemc::report {
+namespace pemc::config {
 namespace {
 
 // CmdStan's columns, with ArviZ's names for them.
@@ -125,6 +125,12 @@ std::optional<int> configured_max_tree_depth(const v1::SamplerConfig& s) {
   return nuts->has_max_tree_depth() ? nuts->max_tree_depth() : kernels::NutsOptions{}.max_tree_depth;
 }
 
+bool records_stat(const v1::SamplerConfig& s, DrawStat stat) {
+  const auto stats = sampler_columns(s).stats;
+  return std::any_of(stats.begin(), stats.end(),
+                     [stat](const StatColumn& c) { return c.stat == stat; });
+}
+
 bool records_model_energy(const v1::SamplerConfig& s) {
   const auto stats = sampler_columns(s).stats;
   return std::find(stats.begin(), stats.end(), kEnergy) != stats.end();
@@ -143,4 +149,4 @@ double stat_value(DrawStat stat, const v1::Draw& d) {
   return 0.0;
 }
 
-}  // namespace pemc::report
+}  // namespace pemc::config

@@ -1,6 +1,6 @@
-// Tests of the sampler columns of exports (src/report/sampler_columns.hpp): which Draw fields each
+// Tests of the sampler columns of exports (src/config/sampler_columns.hpp): which Draw fields each
 // sampler's transitions fill, by the names the exports give them, and where lp__ comes from.
-#include "report/sampler_columns.hpp"
+#include "config/sampler_columns.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace pemc::report {
+namespace pemc::config {
 namespace {
 
 std::vector<std::string> names(const std::vector<StatColumn>& columns) {
@@ -149,4 +149,4 @@ TEST(SamplerColumns, ValuesAndTypes) {
 }
 
 }  // namespace
-}  // namespace pemc::report
+}  // namespace pemc::config
