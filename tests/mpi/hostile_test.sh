@@ -187,7 +187,7 @@ for f in h-plugin h-secret h-fifo h-stan; do
 done
 expect_exit no-config-lpd 0 "no held-out lpd: the held-out lpd needs the target of run 'hs': pass --config CONFIG" \
   "$REPORT" summarize hs.pemc --format json
-"$REPORT" summarize hs.pemc --format json --config hs.pbtxt | grep -q '"held_out_lpd"' ||
+"$REPORT" summarize hs.pemc --format json --config hs.pbtxt | grep -c '"held_out_lpd"' > /dev/null ||
   fail "summarize --config gives no held-out lpd"
 ok "pemc-report runs no plugin, compiles no model and opens no file a header names (summarize, compare, diagnose, export, plot, errors, verify)"
 
@@ -215,7 +215,7 @@ expect_exit verify-short-draw 1 "inconsistent file: a draw of run 'g' with a sta
 expect_exit verify-unknown-run 1 "inconsistent file: a record of run 'intruder', which the header does not list" "$REPORT" verify unknown-run.pemc
 expect_exit summarize-short-draw 1 "damaged at byte [0-9]+ \(record 1\): inconsistent file: a draw of run 'g' with a state of 1" "$REPORT" summarize short-draw.pemc
 expect_exit export-unknown-run 1 "inconsistent file: a record of run 'intruder'" "$REPORT" export unknown-run.pemc
-"$REPORT" verify g.pemc | grep -q ": OK (" || fail "the intact file does not verify"
+"$REPORT" verify g.pemc | grep -c ": OK (" > /dev/null || fail "the intact file does not verify"
 ok "verify checks the structure: one header, one footer counting the records, draws of the header's runs and dimension"
 
 # ---- 4. FIFOs where a regular file is expected ------------------------------------------------

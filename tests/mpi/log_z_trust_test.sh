@@ -113,13 +113,13 @@ e = [r["estimates"] for r in out["runs"]]
 assert len(e) == 2, e
 assert all(x["log_z_unchecked"] == 1 and x["log_z_chains_compared"] == 2 and x["log_z_untrusted"] == 0 for x in e), e
 PY
-"$REPORT" summarize "$WORK/gauss2.pemc" | grep -q 'run pt_gauss2: log Z: 0 of 2 chains cannot be trusted; 2 unchecked: 2 chains with a log Z and an SE' \
+"$REPORT" summarize "$WORK/gauss2.pemc" | grep -c 'run pt_gauss2: log Z: 0 of 2 chains cannot be trusted; 2 unchecked: 2 chains with a log Z and an SE' > /dev/null \
   || { "$REPORT" summarize "$WORK/gauss2.pemc"; fail "summarize unchecked line"; }
 diag=$("$REPORT" diagnose "$WORK/gauss2.pemc")
 grep -q <<< "$diag" 'log Z: 0 of 2 chains cannot be trusted; 2 unchecked' || { echo "$diag"; fail "diagnose unchecked headline"; }
 [ "$(grep -c 'note: chain .*is unchecked' <<< "$diag")" -eq 2 ] || { echo "$diag"; fail "diagnose unchecked notes"; }
 # The three-chain Gaussian run is checked: no unchecked line.
-if "$REPORT" summarize "$WORK/gauss.pemc" | grep -q unchecked; then fail "unchecked on a 3-chain run"; fi
+if "$REPORT" summarize "$WORK/gauss.pemc" | grep -c unchecked > /dev/null; then fail "unchecked on a 3-chain run"; fi
 passed=$((passed + 1))
 
 # 5. AIS with a heavy weight tail: every chain flagged weight_tail, the footer carries the pooled
@@ -136,7 +136,7 @@ assert len(e) == 4, e
 assert all(x["log_z_untrusted_weight_tail"] == 1 and x["pooled_n_runs"] == 8000 and x["pooled_log_z_untrusted"] == 1 for x in e), e
 assert len({x["pooled_log_z"] for x in e}) == 1, e
 PY
-"$REPORT" diagnose "$WORK/ais.pemc" | grep -q "note: log Z pooled over 4 chains' 8000 runs" \
+"$REPORT" diagnose "$WORK/ais.pemc" | grep -c "note: log Z pooled over 4 chains' 8000 runs" > /dev/null \
   || { "$REPORT" diagnose "$WORK/ais.pemc"; fail "diagnose pooled note"; }
 passed=$((passed + 1))
 echo "$passed passed, 0 failed"

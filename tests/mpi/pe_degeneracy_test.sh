@@ -73,7 +73,7 @@ grep -q 'WARNING: run flat, 2 of 2 chains: pseudo-extended weights degenerate' <
 "$REPORT" summarize "$WORK/default.pemc" --format json > "$WORK/default.json"
 [ "$(count_runs "$WORK/default.json" "len(degenerate(r['warnings'])) > 0")" -eq 0 ] \
   || fail "default g: summarize reports warnings"
-"$REPORT" summarize "$WORK/default.pemc" | grep -q 'weights degenerate' && fail "default g: summarize table warns"
+"$REPORT" summarize "$WORK/default.pemc" | grep -c 'weights degenerate' > /dev/null && fail "default g: summarize table warns"
 passed=$((passed + 1))
 
 # 3. diagnose: run-level warning (table, JSON, stderr) and per-chain warnings (JSON).

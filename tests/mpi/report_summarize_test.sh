@@ -112,5 +112,5 @@ if "$REPORT" summarize "$WORK/summ.pemc" --vars 'x,theta' > /dev/null 2> "$WORK/
 fi
 grep -q "run 'summ': --vars: no quantity or variable named 'theta'; the run has: lp__, x\[1..3\]" "$WORK/bad.err" \
   || { cat "$WORK/bad.err"; fail "unknown --vars message"; }
-"$REPORT" diagnose "$WORK/summ.pemc" --vars 'x[2]' 2> /dev/null | grep -q "^  x\[2\] " || fail "diagnose --vars"
+"$REPORT" diagnose "$WORK/summ.pemc" --vars 'x[2]' 2> /dev/null | grep -c "^  x\[2\] " > /dev/null || fail "diagnose --vars"
 echo "ok: summarize equals posterior::summarise_draws and rstan::get_bfmi; table, --vars, csv"
