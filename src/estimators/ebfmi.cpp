@@ -19,13 +19,14 @@ void EbfmiAccumulator::add(double energy) {
   m2_ += delta * (energy - mean_);
 }
 
-std::array<double, 5> EbfmiAccumulator::save() const {
+std::array<double, EbfmiAccumulator::kSavedSize> EbfmiAccumulator::save() const {
   return {static_cast<double>(n_), previous_, sum_sq_diff_, mean_, m2_};
 }
 
 EbfmiAccumulator EbfmiAccumulator::restore(std::span<const double> sums) {
-  if (sums.size() != 5)
-    throw DataError("E-BFMI sums: " + std::to_string(sums.size()) + " numbers, expected 5");
+  if (sums.size() != kSavedSize)
+    throw DataError("E-BFMI sums: " + std::to_string(sums.size()) + " numbers, expected " +
+                    std::to_string(kSavedSize));
   for (double v : sums)
     if (!std::isfinite(v)) throw DataError("E-BFMI sums: a sum is not finite");
   if (sums[0] < 0.0 || sums[0] != std::floor(sums[0]) || sums[2] < 0.0 || sums[4] < 0.0)

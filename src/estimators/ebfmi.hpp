@@ -7,6 +7,7 @@
 // Small values (below 0.3) say the momentum resampling moves the energy too little for the
 // chain to explore the posterior's energy distribution (typically heavy tails).
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -22,7 +23,8 @@ class EbfmiAccumulator {
 
   // The running sums (count, previous energy, sum of squared differences, mean, sum of squared
   // deviations), for chain checkpoints: restore(save()) continues exactly where it stopped.
-  std::array<double, 5> save() const;
+  static constexpr std::size_t kSavedSize = 5;
+  std::array<double, kSavedSize> save() const;
   // DataError for sums no accumulator holds (another length, a negative or fractional count, a
   // negative or non-finite sum).
   static EbfmiAccumulator restore(std::span<const double> sums);

@@ -10,7 +10,7 @@ namespace pemc::runner {
 namespace {
 
 // save()'s layout: the tree-depth count, whether every energy was finite, then the E-BFMI sums.
-constexpr std::size_t kSavedSize = 2 + 5;
+constexpr std::size_t kSavedSize = 2 + estimators::EbfmiAccumulator::kSavedSize;
 
 }  // namespace
 
