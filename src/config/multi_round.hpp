@@ -7,8 +7,8 @@
 
 namespace pemc::config {
 
-// The run's multi-round hook (continuous tempering with bootstrap rounds), or nullptr for a run
-// whose chains run once. `run_index`: the run's index in the plan.
+// The run's multi-round hook (continuous tempering with bootstrap rounds, a pooled warmup), or
+// nullptr for a run whose chains run once. `run_index`: the run's index in the plan.
 std::unique_ptr<extended::MultiRoundRun> make_multi_round_run(const pemc::v1::RunConfig& run,
                                                               int run_index);
 

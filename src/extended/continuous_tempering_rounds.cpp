@@ -39,8 +39,9 @@ class CtChainRound final : public ChainRound {
   }
   bool is_final() const override { return round_ == settings_.rounds; }
 
-  void on_record(const v1::Record& r) override {
+  const v1::Record* on_record(const v1::Record& r) override {
     if (r.has_draw() && !r.draw().warmup()) report_.log_zeta = add_ct_draw(report_.acc, r.draw());
+    return nullptr;
   }
 
   Outcome finish(v1::ChainSummary ran, bool leader) override {

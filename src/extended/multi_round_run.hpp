@@ -30,8 +30,12 @@ class ChainRound {
   virtual std::uint64_t seed() const = 0;
   // The final round: its draws are the chain's records and its summary the chain's.
   virtual bool is_final() const = 0;
-  // An earlier round: every record the chain emits (on the group's leader only).
-  virtual void on_record(const v1::Record& record) = 0;
+  // An earlier round: every record the chain emits (on the group's leader only). Returns a record
+  // to write to the output in its place (valid until the next call), or nullptr for none.
+  virtual const v1::Record* on_record(const v1::Record& record) = 0;
+  // Iterations of the run's configured length that this chain will not run (from this round on,
+  // e.g. a warmup that ended early): taken off the work left in the progress estimate.
+  virtual std::int64_t skipped_iterations() const { return 0; }
 
   // What the round leaves once the chain ran it (not stopped at a checkpoint).
   struct Outcome {

@@ -211,10 +211,13 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
   const bool leader = layout_.is_group_leader(rank_);
   if (!item->is_final()) {
     if (leader)
-      round_cb.emit = [&item](const v1::Record& r) { item->on_record(r); };
+      round_cb.emit = [&item, write = cb.emit](const v1::Record& r) {
+        if (const v1::Record* out = item->on_record(r); out && write) write(*out);
+      };
     else
       round_cb.emit = nullptr;
   }
+  if (leader) my_progress_.skipped[current_run_] += item->skipped_iterations();
   auto summary = run_chain(item->config(), target_of(task.run_index),
                            ChainTask{task.id, item->seed()}, round_cb, group, nullptr,
                            modes_[static_cast<std::size_t>(task.run_index)]);

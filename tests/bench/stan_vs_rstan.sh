@@ -4,7 +4,7 @@
 #
 # Usage:
 #   PEMC_BIN=build tests/bench/stan_vs_rstan.sh [-p PAIRS] [-f FIRST] [-d POSTERIORDB] [-w WORKDIR] \
-#       [--propto true|false] POSTERIOR...
+#       [--propto true|false] [--pooled true|false] POSTERIOR...
 #   e.g. tests/bench/stan_vs_rstan.sh -p 3 eight_schools-eight_schools_noncentered diamonds-diamonds
 #
 # Needs: pemc built (pemc-dist, pemc-report; found in $PEMC_BIN, default build/), its Stan toolchain
@@ -17,7 +17,8 @@
 #     kept iterations, diagonal metric adapted in Stan's windows, target acceptance 0.8, initial
 #     step size 1, max tree depth 10 (Stan's defaults);
 #   - pemc with propto (drops constants, as Stan's sampler does) as chosen by --propto (default
-#     true);
+#     true), and with its chains' warmup pooled (adaptation.pooled, docs/guide.md#pooled-warmup:
+#     warmup 1000 is then the maximum) as chosen by --pooled (default false: Stan's warmup);
 #   - compilation is done once, before anything is timed (pemc's cache, rstan's auto_write .rds);
 #   - PAIRS times (default 3): pemc, then RStan, interleaved so that both see the same machine
 #     load; pair i uses sampling(seed = i) and pemc seeds 4i-3..4i (one per chain); pairs are
@@ -55,6 +56,7 @@ first=1
 pdb=${POSTERIORDB:-$here/../../../shared/posteriordb}
 work=/tmp/pemc-stan-bench
 propto=true
+pooled=false
 posteriors=()
 while (($#)); do
   case $1 in
@@ -63,6 +65,7 @@ while (($#)); do
     -d) pdb=$2; shift 2 ;;
     -w) work=$2; shift 2 ;;
     --propto) propto=$2; shift 2 ;;
+    --pooled) pooled=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) posteriors+=("$1"); shift ;;
   esac
@@ -106,7 +109,7 @@ for post in "${posteriors[@]}"; do
     cat > "$cfg" <<EOF
 name: "$post"
 target { stan { model_file: "$pdb/models/$model.stan" data_file: "$data" propto: $propto } }
-sampler { nuts { step_size: 1 max_tree_depth: 10 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8 } } }
+sampler { nuts { step_size: 1 max_tree_depth: 10 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8 pooled: $pooled } } }
 warmup: 1000
 iterations: 1000
 seeds { values: [$((4 * i - 3)), $((4 * i - 2)), $((4 * i - 1)), $((4 * i))] }
@@ -126,8 +129,10 @@ EOF
     read -r p_ess p_min_name p_n < <(min_ess < "$dir/pemc-$i.reference.json")
     "$PEMC_BIN/pemc-report" summarize "$out" --no-truth --format json > "$dir/pemc-$i.summary.json"
     read -r _ p_grad < <(sum_wall < "$dir/pemc-$i.summary.json")
-    # Start-up cost: the same process with (almost) no sampling.
-    /usr/bin/time -f "%U %S" -o "$dir/pemc-$i.startup.time" "$PEMC_BIN/pemc-dist" "$cfg" --warmup 0 \
+    # Start-up cost: the same process with (almost) no sampling (and no pooled warmup, which needs
+    # a warmup).
+    sed 's/ pooled: true//' "$cfg" > "$dir/pemc-$i.startup.pbtxt"
+    /usr/bin/time -f "%U %S" -o "$dir/pemc-$i.startup.time" "$PEMC_BIN/pemc-dist" "$dir/pemc-$i.startup.pbtxt" --warmup 0 \
       --iterations 1 --output "$dir/pemc-$i.startup.pemc" --overwrite > /dev/null 2>&1
     p_samp=$(awk -v t="$p_cpu" '{ printf "%.3f", t - $1 - $2 }' "$dir/pemc-$i.startup.time")
 
@@ -151,4 +156,4 @@ EOF
   echo "| $post | pooled ($pairs pairs) | ${sums[0]} | ${sums[1]} / ${sums[2]} | ESS/grad pemc/RStan $(awk -v a="${sums[0]}" -v b="${sums[3]}" -v c="${sums[4]}" -v d="${sums[7]}" 'BEGIN { printf "%.3f", (a / b) / (c / d) }') | ${sums[4]} | ${sums[5]} / ${sums[6]} | µs/grad pemc/RStan $(awk -v a="${sums[2]}" -v b="${sums[3]}" -v c="${sums[6]}" -v d="${sums[7]}" 'BEGIN { printf "%.3f", (a / b) / (c / d) }') | $(awk -v a="${sums[0]}" -v b="${sums[1]}" -v c="${sums[4]}" -v d="${sums[5]}" 'BEGIN { printf "%.2f", (a / b) / (c / d) }') | $(awk -v a="${sums[0]}" -v b="${sums[2]}" -v c="${sums[4]}" -v d="${sums[6]}" 'BEGIN { printf "%.2f", (a / b) / (c / d) }') |"
 done
 echo
-echo "load: $(uptime | sed 's/.*load average/load average/'); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); propto: $propto"
+echo "load: $(uptime | sed 's/.*load average/load average/'); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); propto: $propto; pooled warmup: $pooled"

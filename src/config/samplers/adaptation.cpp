@@ -1,5 +1,7 @@
 #include "config/samplers/adaptation.hpp"
 
+#include "warmup/pooled_schedule.hpp"
+
 namespace pemc::config {
 
 namespace {
@@ -63,6 +65,30 @@ void check_step_size(bool has, double step_size, const v1::AdaptationConfig& a,
   } else if (*top_level_warmup <= 0) {
     p.add(path, "required when warmup is 0 (it is searched for at the start of warmup)");
   }
+}
+
+void check_pooled_warmup(const v1::AdaptationConfig& a, const std::string& pre,
+                         const v1::RunConfig* run, v1::MetricKind metric, Problems& p) {
+  if (a.has_pooled_window() && a.pooled_window() < 2)
+    p.add(pre + ".pooled_window", "must be >= 2", num(std::int64_t{a.pooled_window()}));
+  if (!a.pooled()) return;
+  const std::string path = pre + ".pooled";
+  if (!run) {
+    p.add(path,
+          "pooled warmup is for a top-level sampler.nuts or sampler.hmc only (a composite "
+          "sampler's kernel warms up inside its sampler)");
+    return;
+  }
+  if (!a.enabled()) p.add(path, "needs adaptation.enabled: pooled warmup adapts the step size");
+  if (metric == v1::UNIT)
+    p.add(path, "needs a DIAGONAL or DENSE metric: with UNIT there is no metric to pool");
+  if (const auto why = warmup::pooled_warmup_problem(run->warmup()))
+    p.add(path, *why, "warmup " + num(run->warmup()));
+  if (run->checkpoint().every_seconds() > 0 || run->checkpoint().every_iterations() > 0)
+    p.add(path,
+          "runs with a pooled warmup cannot be checkpointed yet (a checkpoint does not hold the "
+          "pooled rounds): set checkpoint.every_seconds and checkpoint.every_iterations to 0, or "
+          "leave adaptation.pooled unset");
 }
 
 std::optional<adapt::WarmupAdapterOptions> make_adaptation(const v1::AdaptationConfig& a,

@@ -35,6 +35,13 @@ void check_step_size(bool has, double step_size, const v1::AdaptationConfig& a,
                      const std::string& pre, std::optional<std::int64_t> top_level_warmup,
                      Problems& p);
 
+// Pooled warmup (adaptation.pooled, src/warmup/): only a top-level sampler (`top_level_warmup` set
+// to its warmup, `run` its config) with adaptation on, a metric to pool (`metric`: the kernel's
+// configured kind, METRIC_UNSPECIFIED resolved by the caller), a warmup long enough for its rounds
+// and no periodic checkpoints (a checkpoint does not hold the rounds' pooled state).
+void check_pooled_warmup(const v1::AdaptationConfig& a, const std::string& pre,
+                         const v1::RunConfig* run, v1::MetricKind metric, Problems& p);
+
 // The warmup adapter's options, or nullopt when adaptation is off. `default_target` is the
 // kernel's target acceptance rate when the config leaves it unset.
 std::optional<adapt::WarmupAdapterOptions> make_adaptation(const v1::AdaptationConfig& a,

@@ -26,6 +26,8 @@ void check_hmc(const v1::HmcConfig& h, const std::string& pre, std::optional<std
   in_range(p, pre + ".n_leapfrog", h.n_leapfrog(), 1, kMaxLeapfrogSteps);
   check_metric(h.metric(), h.inverse_metric(), pre, dim, p);
   check_adaptation(h.adaptation(), pre + ".adaptation", p);
+  // A top-level sampler's pooled warmup is checked with its run (hmc_sampler_kind).
+  if (!top_level_warmup) check_pooled_warmup(h.adaptation(), pre + ".adaptation", nullptr, h.metric(), p);
 }
 
 kernels::KernelPtr make_hmc_kernel(const v1::HmcConfig& h, targets::TargetPtr space,
@@ -52,7 +54,10 @@ SamplerKind hmc_sampler_kind() {
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t> dim, Problems& p) {
-            check_hmc(c.sampler().hmc(), "sampler.hmc", dim, c.warmup(), p);
+            const auto& h = c.sampler().hmc();
+            check_hmc(h, "sampler.hmc", dim, c.warmup(), p);
+            check_pooled_warmup(h.adaptation(), "sampler.hmc.adaptation", &c,
+                                h.metric() == v1::METRIC_UNSPECIFIED ? v1::UNIT : h.metric(), p);
           },
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
@@ -64,6 +69,7 @@ SamplerKind hmc_sampler_kind() {
             const auto& h = c.sampler().hmc();
             const bool adaptable = h.metric() == v1::DIAGONAL || h.metric() == v1::DENSE;
             std::vector<Problem> out;
+            if (h.adaptation().pooled()) return out;  // its own schedule (src/warmup/)
             if (auto w = short_warmup_warning(h.adaptation(), adaptable, c.warmup(), "sampler.hmc"))
               out.push_back(*w);
             return out;

@@ -20,6 +20,8 @@ SamplerKind mala_sampler_kind() {
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
             positive(p, "sampler.mala.step_size", c.sampler().mala().step_size());
             check_adaptation(c.sampler().mala().adaptation(), "sampler.mala.adaptation", p);
+            check_pooled_warmup(c.sampler().mala().adaptation(), "sampler.mala.adaptation", nullptr,
+                                v1::METRIC_UNSPECIFIED, p);
           },
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,

@@ -30,6 +30,8 @@ void check_nuts(const v1::NutsConfig& n, const std::string& pre, std::optional<s
   if (n.has_max_energy_error()) positive(p, pre + ".max_energy_error", n.max_energy_error());
   check_metric(n.metric(), n.inverse_metric(), pre, dim, p);
   check_adaptation(n.adaptation(), pre + ".adaptation", p);
+  // A top-level sampler's pooled warmup is checked with its run (nuts_sampler_kind).
+  if (!top_level_warmup) check_pooled_warmup(n.adaptation(), pre + ".adaptation", nullptr, n.metric(), p);
 }
 
 kernels::KernelPtr make_nuts_kernel(const v1::NutsConfig& n, targets::TargetPtr space,
@@ -55,7 +57,10 @@ SamplerKind nuts_sampler_kind() {
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t> dim, Problems& p) {
-            check_nuts(c.sampler().nuts(), "sampler.nuts", dim, c.warmup(), p);
+            const auto& n = c.sampler().nuts();
+            check_nuts(n, "sampler.nuts", dim, c.warmup(), p);
+            check_pooled_warmup(n.adaptation(), "sampler.nuts.adaptation", &c,
+                                n.metric() == v1::METRIC_UNSPECIFIED ? v1::DIAGONAL : n.metric(), p);
           },
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,
@@ -66,6 +71,7 @@ SamplerKind nuts_sampler_kind() {
           [](const v1::RunConfig& c, std::optional<std::int64_t>) {
             const auto& n = c.sampler().nuts();
             std::vector<Problem> out;
+            if (n.adaptation().pooled()) return out;  // its own schedule (src/warmup/)
             if (auto w = short_warmup_warning(n.adaptation(), n.metric() != v1::UNIT, c.warmup(),
                                               "sampler.nuts"))
               out.push_back(*w);

@@ -20,6 +20,8 @@ SamplerKind rwm_sampler_kind() {
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
             positive(p, "sampler.rwm.proposal_scale", c.sampler().rwm().proposal_scale());
             check_adaptation(c.sampler().rwm().adaptation(), "sampler.rwm.adaptation", p);
+            check_pooled_warmup(c.sampler().rwm().adaptation(), "sampler.rwm.adaptation", nullptr,
+                                v1::METRIC_UNSPECIFIED, p);
           },
       .make =
           [](const v1::SamplerConfig& s, targets::TargetPtr target, parallel::GroupCommPtr,

@@ -1,0 +1,60 @@
+#pragma once
+// The messages of a pooled warmup (pooled_warmup_rounds.hpp): a chain's report of the round it
+// ran, to the coordinator, and the coordinator's broadcast of the next round, to every worker.
+// Both travel as a KernelState (checkpoint.proto's generic named arrays), so a malformed message
+// is a DataError naming the missing or mis-sized entry.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+#include "warmup/pooled_schedule.hpp"
+#include "warmup/pooled_windows.hpp"
+
+namespace pemc::warmup {
+
+// What a chain costs and where it stands, summed over the rounds it ran.
+struct ChainTotals {
+  std::int64_t gradient_evals = 0;
+  std::int64_t extended_gradient_evals = 0;
+  double wall_seconds = 0.0;
+  double cpu_seconds = 0.0;
+  void add(const ChainTotals& o);
+};
+
+struct ChainRoundReport {
+  int chain_id = 0;
+  int round = 0;
+  bool ok = true;              // the round's ChainSummary status was "ok"
+  Vector last_state;           // the state after the round's last iteration
+  double final_step_size = 0;  // dual averaging's final step size
+  ChainTotals cost;            // of this round
+  std::optional<ChainWindow> window;  // window rounds
+
+  std::string encode() const;
+  static ChainRoundReport decode(const std::string& bytes);
+};
+
+// The next round for every live chain.
+struct RoundBroadcast {
+  int round = 0;
+  RoundPlan plan;
+  std::vector<double> inverse_metric;  // empty: the configured metric (no window pooled yet)
+  double step_size = 0.0;              // kSample: the pooled step size
+  struct Chain {
+    Vector state;       // where its next round starts
+    ChainTotals totals;  // its rounds so far
+  };
+  std::map<int, Chain> chains;  // live chains by id
+  // How warmup went (kSample): what the final summaries and the log say.
+  bool converged = false;
+  double rhat = 0.0;
+  double bulk_ess = 0.0;
+
+  std::string encode() const;
+  static RoundBroadcast decode(const std::string& bytes);
+};
+
+}  // namespace pemc::warmup

@@ -1,0 +1,388 @@
+#include "warmup/pooled_warmup_rounds.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace pemc::warmup {
+namespace {
+
+// ChainSummary.status of a chain that ran to the end (records.proto; the runner's kOk).
+constexpr const char* kOk = "ok";
+// EstimatesSnapshot.chain_id of the pooled records (as continuous tempering's bootstrap rounds).
+constexpr int kPooledChainId = -1;
+
+const v1::AdaptationConfig* pooled_adaptation(const v1::RunConfig& run) {
+  const auto& s = run.sampler();
+  if (s.has_nuts()) return &s.nuts().adaptation();
+  if (s.has_hmc()) return &s.hmc().adaptation();
+  return nullptr;
+}
+
+// Sets one round's kernel fields of a NutsConfig or HmcConfig (the same names in both).
+template <class KernelConfig>
+void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadcast* b) {
+  auto& a = *k.mutable_adaptation();
+  a.clear_pooled();
+  a.clear_pooled_window();
+  a.set_adapt_metric(false);  // the coordinator estimates the metric
+  if (b && !b->inverse_metric.empty())
+    k.mutable_inverse_metric()->Assign(b->inverse_metric.begin(), b->inverse_metric.end());
+  if (plan.phase == Phase::kSample) {
+    a.set_enabled(false);
+    k.set_step_size(b->step_size);
+  } else if (plan.phase != Phase::kInit) {
+    // A new metric: the chain searches its step size again, as Stan does after each window.
+    k.clear_step_size();
+  }
+}
+
+double geometric_mean_step_size(const std::map<int, ChainRoundReport>& reports) {
+  double sum = 0.0;
+  int n = 0;
+  for (const auto& [id, r] : reports)
+    if (r.ok) {
+      sum += std::log(r.final_step_size);
+      ++n;
+    }
+  return n > 0 ? std::exp(sum / n) : 0.0;
+}
+
+void add_totals(v1::ChainSummary& s, const ChainTotals& t) {
+  s.set_n_gradient_evals(s.n_gradient_evals() + t.gradient_evals);
+  s.set_n_gradient_evals_warmup(s.n_gradient_evals_warmup() + t.gradient_evals);
+  s.set_n_extended_gradient_evals(s.n_extended_gradient_evals() + t.extended_gradient_evals);
+  s.set_n_extended_gradient_evals_warmup(s.n_extended_gradient_evals_warmup() +
+                                         t.extended_gradient_evals);
+  s.set_wall_seconds(s.wall_seconds() + t.wall_seconds);
+  s.set_cpu_seconds(s.cpu_seconds() + t.cpu_seconds);
+}
+
+std::string windows_text(const WindowDecision& d) {
+  return d.first_window == d.last_window ? fmt::format("window {}", d.last_window)
+                                         : fmt::format("windows {}-{}", d.first_window,
+                                                       d.last_window);
+}
+
+// One chain's one round on its ranks.
+class PooledChainRound final : public extended::ChainRound {
+ public:
+  PooledChainRound(const v1::RunConfig& run, const ScheduleSizes& sizes, int chain_id,
+                   std::uint64_t seed, int round, std::optional<RoundBroadcast> b)
+      : run_(run), sizes_(sizes), chain_id_(chain_id), seed_(seed), round_(round),
+        broadcast_(std::move(b)) {
+    plan_ = broadcast_ ? broadcast_->plan : first_round(sizes_);
+    if (broadcast_) {
+      const auto it = broadcast_->chains.find(chain_id);
+      if (it == broadcast_->chains.end())
+        throw DataError(fmt::format("pooled warmup: round {} has no state for chain {}", round,
+                                    chain_id));
+      before_ = it->second.totals;
+    }
+    config_ = pooled_round_config(run_, plan_, broadcast_ ? &*broadcast_ : nullptr, chain_id);
+    if (plan_.phase == Phase::kWindow) {
+      const int dim = broadcast_ ? static_cast<int>(broadcast_->chains.at(chain_id).state.size())
+                                 : 0;
+      window_.emplace();
+      dense_ = metric_is_dense(run_);
+      if (dim > 0) window_->sums = WindowSums(dim, dense_);
+    }
+  }
+
+  std::optional<v1::ChainSummary> refused() const override { return std::nullopt; }
+  const v1::RunConfig& config() const override { return config_; }
+  std::uint64_t seed() const override {
+    return is_final() ? seed_ : pooled_round_seed(seed_, round_);
+  }
+  bool is_final() const override { return plan_.phase == Phase::kSample; }
+  std::int64_t skipped_iterations() const override {
+    return is_final() ? sizes_.max_warmup - plan_.warmup_before : 0;
+  }
+
+  const v1::Record* on_record(const v1::Record& r) override {
+    if (!r.has_draw()) return nullptr;
+    const auto& d = r.draw();
+    last_state_ = Eigen::Map<const Vector>(d.state().data(), d.state_size());
+    if (window_) {
+      if (window_->sums.dim() != last_state_.size())
+        window_->sums = WindowSums(static_cast<int>(last_state_.size()), dense_);
+      window_->sums.add(last_state_);
+      window_->log_density.push_back(-d.potential());
+    }
+    if (!run_.output().write_warmup()) return nullptr;
+    forward_ = r;
+    auto& f = *forward_.mutable_draw();
+    f.set_iteration(plan_.warmup_before + d.iteration());
+    f.set_seed(seed_);
+    return &forward_;
+  }
+
+  Outcome finish(v1::ChainSummary ran, bool leader) override {
+    Outcome out;
+    const ChainTotals cost{ran.n_gradient_evals(), ran.n_extended_gradient_evals(),
+                           ran.wall_seconds(), ran.cpu_seconds()};
+    add_totals(ran, before_);  // the chain's summary counts its earlier rounds as warmup
+    if (is_final()) {
+      auto& e = *ran.mutable_estimates();
+      e["pooled_warmup_iterations"] = static_cast<double>(plan_.warmup_before);
+      e["pooled_warmup_converged"] = broadcast_->converged ? 1.0 : 0.0;
+      if (std::isfinite(broadcast_->rhat)) e["pooled_warmup_rhat"] = broadcast_->rhat;
+      if (std::isfinite(broadcast_->bulk_ess)) e["pooled_warmup_ess"] = broadcast_->bulk_ess;
+      if (!broadcast_->converged)
+        ran.add_warnings(fmt::format(
+            "pooled warmup ended at the configured maximum (warmup {}) before the chains agreed: "
+            "log density R-hat {:.3f}, bulk ESS {:.0f} over the last windows (needed R-hat <= {} "
+            "and ESS >= {:.0f}); check R-hat and ESS of the draws, or raise warmup",
+            sizes_.max_warmup, broadcast_->rhat, broadcast_->bulk_ess, kRhatConverged,
+            kEssConverged));
+      out.summary = std::move(ran);
+      return out;
+    }
+    if (leader) {
+      ChainRoundReport report;
+      report.chain_id = chain_id_;
+      report.round = round_;
+      report.ok = ran.status() == kOk && last_state_.size() > 0;
+      report.last_state = last_state_;
+      report.final_step_size = ran.final_step_size();
+      report.cost = cost;
+      if (window_) report.window = std::move(*window_);
+      out.report = report.encode();
+    }
+    if (ran.status() == kOk) {
+      out.round_done = true;
+      return out;
+    }
+    ran.set_status(fmt::format("failed in pooled warmup ({} of round {}): {}",
+                               phase_name(plan_.phase), round_ + 1, ran.status()));
+    out.summary = std::move(ran);
+    return out;
+  }
+
+ private:
+  static bool metric_is_dense(const v1::RunConfig& run) {
+    const auto& s = run.sampler();
+    return (s.has_nuts() ? s.nuts().metric() : s.hmc().metric()) == v1::DENSE;
+  }
+
+  const v1::RunConfig& run_;
+  ScheduleSizes sizes_;
+  int chain_id_;
+  std::uint64_t seed_;
+  int round_;
+  std::optional<RoundBroadcast> broadcast_;
+  RoundPlan plan_;
+  ChainTotals before_;
+  v1::RunConfig config_;
+  bool dense_ = false;
+  std::optional<ChainWindow> window_;
+  Vector last_state_;
+  v1::Record forward_;
+};
+
+}  // namespace
+
+bool has_pooled_warmup(const v1::RunConfig& run) {
+  const auto* a = pooled_adaptation(run);
+  return a && a->pooled();
+}
+
+v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& plan,
+                                  const RoundBroadcast* b, int chain_id) {
+  if (plan.phase != Phase::kInit && !b)
+    throw DataError("pooled warmup: a round after the first needs the coordinator's broadcast");
+  v1::RunConfig c = run;
+  auto* s = c.mutable_sampler();
+  if (s->has_nuts())
+    set_round_kernel(*s->mutable_nuts(), plan, b);
+  else if (s->has_hmc())
+    set_round_kernel(*s->mutable_hmc(), plan, b);
+  else
+    throw ConfigError("pooled warmup needs a top-level sampler.nuts or sampler.hmc");
+  if (b) {
+    const auto& x = b->chains.at(chain_id).state;
+    c.mutable_init()->mutable_point()->mutable_x()->Assign(x.data(), x.data() + x.size());
+  }
+  if (plan.phase == Phase::kSample) {
+    c.set_warmup(0);
+    return c;
+  }
+  c.set_warmup(plan.iterations);
+  c.set_iterations(0);
+  auto* out = c.mutable_output();
+  out->set_thin(1);
+  out->set_write_warmup(true);  // the round's draws feed its report (and, if asked, the output)
+  out->set_estimates_every(0);
+  return c;
+}
+
+std::uint64_t pooled_round_seed(std::uint64_t seed, int round) {
+  // SplitMix64 of the seed moved by (round + 1) odd increments other than the CT bootstrap's.
+  std::uint64_t z = seed + 0xD1B54A32D192ED03ull * (static_cast<std::uint64_t>(round) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+PooledWarmupRounds::PooledWarmupRounds(v1::RunConfig run, int run_index)
+    : run_(std::move(run)), run_index_(run_index) {
+  const auto* a = pooled_adaptation(run_);
+  if (!a || !a->pooled()) throw ConfigError("run '" + run_.name() + "' has no pooled warmup");
+  sizes_ = schedule_sizes(*a, run_.warmup());
+  plan_ = first_round(sizes_);
+}
+
+std::string PooledWarmupRounds::describe() const {
+  return std::string("a pooled warmup (sampler.") + (run_.sampler().has_nuts() ? "nuts" : "hmc") +
+         ".adaptation.pooled)";
+}
+
+std::string PooledWarmupRounds::sampler_name() const {
+  return std::string(run_.sampler().has_nuts() ? "nuts" : "hmc") + " (with pooled warmup)";
+}
+
+void PooledWarmupRounds::set_chains(std::vector<int> chain_ids) { live_ = std::move(chain_ids); }
+
+bool PooledWarmupRounds::rounds_pending() const {
+  return plan_.phase != Phase::kSample && !live_.empty();
+}
+
+std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
+    const std::string& bytes, double wall_seconds) {
+  auto report = ChainRoundReport::decode(bytes);
+  const int id = report.chain_id;
+  if (report.round != round_)
+    throw DataError(fmt::format("pooled warmup: chain {} reports round {}, the run is at round {}",
+                                id, report.round + 1, round_ + 1));
+  if (!std::binary_search(live_.begin(), live_.end(), id) || reports_.count(id))
+    throw DataError(fmt::format("pooled warmup: unexpected report of chain {} for round {}", id,
+                                round_ + 1));
+  totals_[id].add(report.cost);
+  reports_.emplace(id, std::move(report));
+  if (reports_.size() < live_.size()) return std::nullopt;
+
+  // Complete: pool the chains that finished the round, in ascending chain id (map order).
+  std::vector<int> ok;
+  for (const auto& [cid, r] : reports_) {
+    if (r.ok)
+      ok.push_back(cid);
+    else
+      spdlog::warn("{}: chain {} failed in pooled warmup round {}; left out from now on",
+                   run_.name(), cid, round_ + 1);
+  }
+  bool converged = false;
+  if (plan_.phase == Phase::kWindow && !ok.empty()) {
+    for (int cid : ok) {
+      auto& r = reports_.at(cid);
+      if (!r.window) throw DataError(fmt::format("pooled warmup: chain {} sent no window", cid));
+      history_.add(plan_.window, cid, std::move(*r.window));
+    }
+    decision_ = history_.decide(plan_.window, ok);
+    converged = decision_->converged;
+    inverse_metric_ = decision_->inverse_metric;
+  }
+  RoundBroadcast next;
+  next.round = round_ + 1;
+  next.plan = next_round(sizes_, plan_, converged);
+  next.inverse_metric = inverse_metric_;
+  if (next.plan.phase == Phase::kSample) next.step_size = geometric_mean_step_size(reports_);
+  if (decision_) {
+    next.converged = decision_->converged;
+    next.rhat = decision_->rhat;
+    next.bulk_ess = decision_->bulk_ess;
+  }
+  for (int cid : ok) next.chains[cid] = {reports_.at(cid).last_state, totals_.at(cid)};
+  const int n_reported = static_cast<int>(reports_.size());
+  live_ = std::move(ok);
+  reports_.clear();
+  ++round_;
+  const Phase done = plan_.phase;
+  plan_ = next.plan;
+  log_round(done, next, n_reported);
+
+  RoundEnd end;
+  end.next_round = round_;
+  end.next_chains = live_;
+  end.record = round_record(next, wall_seconds);
+  end.broadcast = next.encode();
+  return end;
+}
+
+void PooledWarmupRounds::log_round(Phase done, const RoundBroadcast& next, int n_reported) const {
+  const std::string line = fmt::format(
+      "{}: pooled warmup round {} ({}) done by {} of {} chains ({} iterations each so far)",
+      run_.name(), round_, phase_name(done), live_.size(), n_reported, next.plan.warmup_before);
+  std::string pooled;
+  if (done == Phase::kWindow && decision_)
+    pooled = fmt::format("; log density R-hat {:.3f}, bulk ESS {:.0f} over {}, metric from {} draws",
+                         decision_->rhat, decision_->bulk_ess, windows_text(*decision_),
+                         decision_->n_draws);
+  std::string what_next;
+  switch (next.plan.phase) {
+    case Phase::kWindow:
+      what_next = fmt::format("next: window {} ({} iterations)", next.plan.window,
+                              next.plan.iterations);
+      break;
+    case Phase::kTerm:
+      what_next = fmt::format("next: terminal buffer ({} iterations)", next.plan.iterations);
+      break;
+    case Phase::kSample:
+      what_next = fmt::format("warmup ends after {} of at most {} iterations; sampling at step size {:.4g}",
+                              next.plan.warmup_before, sizes_.max_warmup, next.step_size);
+      break;
+    case Phase::kInit:
+      break;
+  }
+  const bool unconverged_end = done == Phase::kWindow && next.plan.phase != Phase::kWindow &&
+                              decision_ && !decision_->converged;
+  if (unconverged_end)
+    spdlog::warn("{}{}; {} (the chains did not agree before the maximum warmup)", line, pooled,
+                 what_next);
+  else
+    spdlog::info("{}{}; {}", line, pooled, what_next);
+}
+
+v1::Record PooledWarmupRounds::round_record(const RoundBroadcast& next, double wall_seconds) const {
+  v1::Record rec;
+  auto& s = *rec.mutable_estimates();
+  s.set_run_id(run_.name());
+  s.set_chain_id(kPooledChainId);
+  s.set_seed(0);
+  s.set_iteration(next.plan.warmup_before);
+  s.set_wall_seconds(wall_seconds);
+  std::int64_t grads = 0, extended = 0;
+  for (const auto& [id, t] : totals_) {
+    grads += t.gradient_evals;
+    extended += t.extended_gradient_evals;
+  }
+  s.set_n_gradient_evals(grads);
+  s.set_n_extended_gradient_evals(extended);
+  auto& e = *s.mutable_estimates();
+  e["pooled_warmup_round"] = round_;
+  e["n_chains"] = static_cast<double>(live_.size());
+  e["next_phase"] = static_cast<double>(next.plan.phase);
+  if (decision_) {
+    e["converged"] = decision_->converged ? 1.0 : 0.0;
+    if (std::isfinite(decision_->rhat)) e["rhat_log_density"] = decision_->rhat;
+    if (std::isfinite(decision_->bulk_ess)) e["ess_log_density"] = decision_->bulk_ess;
+    e["metric_draws"] = static_cast<double>(decision_->n_draws);
+  }
+  if (next.plan.phase == Phase::kSample) e["step_size"] = next.step_size;
+  return rec;
+}
+
+std::unique_ptr<extended::ChainRound> PooledWarmupRounds::start_round(
+    int chain_id, std::uint64_t seed, int round, const std::string* broadcast) const {
+  std::optional<RoundBroadcast> b;
+  if (broadcast) b = RoundBroadcast::decode(*broadcast);
+  if (round > 0 && !b)
+    throw DataError(fmt::format("pooled warmup: round {} of chain {} without its broadcast",
+                                round + 1, chain_id));
+  return std::make_unique<PooledChainRound>(run_, sizes_, chain_id, seed, round, std::move(b));
+}
+
+}  // namespace pemc::warmup

@@ -1,0 +1,70 @@
+#pragma once
+// Pooled warmup as a run whose chains run in rounds (extended/multi_round_run.hpp): round r of a
+// chain is a plain run of the configured sampler.nuts or sampler.hmc (pooled_round_config) from
+// where the chain's previous round left it; the coordinator pools the rounds' reports
+// (pooled_windows.hpp) and sends the next round (pooled_schedule.hpp) with the pooled metric,
+// and for the final round the pooled step size. Only the final round's draws are the chain's
+// post-warmup records; with output.write_warmup the earlier rounds' draws are written as its
+// warmup draws, numbered on across rounds. The chain's summary counts every round (gradients and
+// time of the earlier rounds are warmup) and its estimates add "pooled_warmup_iterations",
+// "pooled_warmup_converged" (1 or 0) and the log density's "pooled_warmup_rhat" and
+// "pooled_warmup_ess" over the windows its metric came from.
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "extended/multi_round_run.hpp"
+#include "warmup/pooled_messages.hpp"
+#include "warmup/pooled_schedule.hpp"
+#include "warmup/pooled_windows.hpp"
+
+namespace pemc::warmup {
+
+// Whether the run asks for a pooled warmup (a top-level sampler.nuts or sampler.hmc with
+// adaptation.pooled).
+bool has_pooled_warmup(const v1::RunConfig& run);
+
+// Round `plan` of a chain: the run with its sampler's adaptation, metric, step size, start and
+// lengths set for that round. `b`: the broadcast of the round (nullptr for round 0).
+v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& plan,
+                                  const RoundBroadcast* b, int chain_id);
+
+// The seed of round `round` of a chain of seed `seed` (the final round uses `seed` itself).
+std::uint64_t pooled_round_seed(std::uint64_t seed, int round);
+
+class PooledWarmupRounds final : public extended::MultiRoundRun {
+ public:
+  // `run` must have a pooled warmup (has_pooled_warmup).
+  PooledWarmupRounds(v1::RunConfig run, int run_index);
+
+  int rounds() const override { return max_rounds(sizes_); }
+  std::int64_t extra_iterations_per_chain() const override { return 0; }
+  std::string describe() const override;
+  std::string sampler_name() const override;
+
+  void set_chains(std::vector<int> chain_ids) override;
+  std::optional<RoundEnd> on_report(const std::string& report, double wall_seconds) override;
+  bool rounds_pending() const override;
+
+  std::unique_ptr<extended::ChainRound> start_round(int chain_id, std::uint64_t seed, int round,
+                                                    const std::string* broadcast) const override;
+
+ private:
+  void log_round(Phase done, const RoundBroadcast& next, int n_reported) const;
+  v1::Record round_record(const RoundBroadcast& next, double wall_seconds) const;
+
+  v1::RunConfig run_;
+  int run_index_;
+  ScheduleSizes sizes_;
+  // Coordinator state.
+  int round_ = 0;
+  RoundPlan plan_;
+  std::vector<int> live_;
+  std::map<int, ChainRoundReport> reports_;  // this round's, by chain id
+  std::map<int, ChainTotals> totals_;
+  WindowHistory history_;
+  std::optional<WindowDecision> decision_;  // after the last window
+  std::vector<double> inverse_metric_;
+};
+
+}  // namespace pemc::warmup

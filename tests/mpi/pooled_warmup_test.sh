@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Pooled warmup (adaptation.pooled; src/warmup/): the chains of a run warm up in rounds and share
+# one metric and one sampling step size.
+#  1. A badly scaled 8-D Gaussian (standard deviations 0.01 .. 100), 4 chains: the records (warmup
+#     draws included) and summaries are bit-identical on 1 and 3 ranks; warmup ends early (every
+#     chain converged, far below the configured 1000 iterations); every chain samples at the same
+#     pooled step size; the footer counts the warmup rounds' gradients; the written warmup draws
+#     are numbered on across rounds; the means and variances match the truth within their Monte
+#     Carlo errors.
+#  2. Chains that cannot agree (two modes of different widths, chains started on both sides) end
+#     warmup at the configured maximum and say so: a warning in the log, the footer and
+#     `summarize`.
+#  3. Bad configs are refused with the field named: pooled on a composite sampler's kernel or on
+#     RWM, with too short a warmup, with a UNIT metric, with periodic checkpoints.
+source "$(dirname "$0")/common.sh"
+TOOL=(python3 "$PEMC_SOURCE_DIR/tests/support/record_tool.py")
+
+footer_text() {  # FILE: the footer record in protobuf text format
+  local last
+  last=$("${TOOL[@]}" kinds "$1" | awk '$2 == "footer" { print $1 }')
+  [ -n "$last" ] || fail "$1: no footer"
+  "${TOOL[@]}" decode "$1" "$last"
+}
+# Python: the footer's chain summaries as dicts (scalars, plus the estimates map's entries).
+CHAINS_PY='
+def footer_chains(path):
+    chains, cur, depth, key = [], None, 0, None
+    for line in open(path):
+        t = line.strip()
+        if t.endswith("{"):
+            depth += 1
+            if depth == 2 and t.startswith("chains"):
+                cur = {}
+                chains.append(cur)
+            continue
+        if t == "}":
+            depth -= 1
+            continue
+        name, _, value = t.partition(": ")
+        value = value.strip(chr(34))
+        if cur is None:
+            continue
+        if depth == 2:
+            cur[name] = value
+        elif depth == 3 and name == "key":
+            key = value
+        elif depth == 3 and name == "value" and key is not None:
+            cur[key] = value
+            key = None
+    # proto3 text leaves out zero values (chain_id 0, a converged flag of 0): they read as "0".
+    return [dict(c, **{k: c.get(k, "0") for k in ("chain_id", "pooled_warmup_converged")})
+            for c in chains]
+'
+
+sds=(0.01 0.1 0.5 1 2 10 50 100)
+variances=$(printf '%s\n' "${sds[@]}" | awk '{ printf "%s%.10g", (NR > 1 ? ", " : ""), $1 * $1 }')
+cat > "$WORK/scaled.pbtxt" <<CFG
+name: "pooled"
+target { gaussian { mean: [1, 2, 3, 4, 5, 6, 7, 8] variance: [$variances] } }
+sampler { nuts { adaptation { pooled: true } } }
+warmup: 1000
+iterations: 1000
+seeds { base: 11 count: 4 }
+output { path: "out.pemc" write_warmup: true }
+CFG
+
+for n in 1 3; do
+  run_mpi "$n" "$DIST" "$WORK/scaled.pbtxt" --output "$WORK/n$n.pemc" > "$WORK/log$n.txt" 2>&1 \
+    || { cat "$WORK/log$n.txt"; fail "-n $n: run failed"; }
+  "$REPORT" verify "$WORK/n$n.pemc" > /dev/null || fail "-n $n: file does not verify"
+  "$REPORT" export "$WORK/n$n.pemc" --include-warmup > "$WORK/raw$n.csv"
+  sort "$WORK/raw$n.csv" > "$WORK/n$n.csv"
+  "$REPORT" summarize "$WORK/n$n.pemc" --format json \
+    | grep -v -e wall_seconds -e cpu_seconds -e '"file"' -e '"path"' > "$WORK/s$n.json"
+done
+cmp -s "$WORK/n1.csv" "$WORK/n3.csv" || fail "-n 1 and -n 3 draws differ"
+cmp -s "$WORK/s1.json" "$WORK/s3.json" || fail "-n 1 and -n 3 summaries differ"
+grep -q "pooled warmup round .* done by 4 of 4 chains" "$WORK/log1.txt" \
+  || { cat "$WORK/log1.txt"; fail "no pooled warmup round in the log"; }
+grep -q "warmup ends after" "$WORK/log1.txt" || fail "the log does not say when warmup ended"
+
+footer_text "$WORK/n1.pemc" > "$WORK/footer1.txt"
+python3 - "$WORK/footer1.txt" "$WORK/raw1.csv" "${sds[@]}" <<PY || fail "pooled warmup results"
+$CHAINS_PY
+import csv, math, sys
+chains = footer_chains(sys.argv[1])
+draws = list(csv.DictReader(open(sys.argv[2])))
+sds = [float(s) for s in sys.argv[3:]]
+assert len(chains) == 4, chains
+steps = {c["final_step_size"] for c in chains}
+assert len(steps) == 1, f"chains sample at different step sizes: {steps}"
+is_warmup = lambda d: d["warmup"] in ("1", "true", "True")
+for c in chains:
+    assert c["status"] == "ok", c
+    used = int(float(c["pooled_warmup_iterations"]))
+    assert float(c["pooled_warmup_converged"]) == 1, c
+    assert 225 <= used < 1000, f"chain {c['chain_id']}: warmup {used}"
+    assert 0 < int(c["n_gradient_evals_warmup"]) < int(c["n_gradient_evals"]), c
+    print(f"chain {c['chain_id']}: warmup {used} iterations, {c['n_gradient_evals_warmup']} of "
+          f"{c['n_gradient_evals']} gradients in warmup, step size {c['final_step_size']}")
+    # The warmup draws: iterations 0 .. used - 1, each once; then the 1000 draws.
+    mine = [d for d in draws if d["chain_id"] == c["chain_id"]]
+    w = sorted(int(d["iteration"]) for d in mine if is_warmup(d))
+    assert w == list(range(used)), (c["chain_id"], w[:5], len(w))
+    assert sum(1 for d in mine if not is_warmup(d)) == 1000
+# Means and variances against the truth. The draws of the 4 chains are treated as independent
+# after thinning by the largest integrated autocorrelation time we accept (NUTS on a Gaussian with
+# an adapted metric: ~1, take 2), so sd(mean) = sd sqrt(2 / n), sd(var) = sd^2 sqrt(2 * 2 / n).
+rows = [d for d in draws if not is_warmup(d)]
+n = len(rows)
+worst = 0.0
+for i, sd in enumerate(sds):
+    x = [float(d[f"x[{i + 1}]"]) for d in rows]
+    mean = sum(x) / n
+    var = sum((v - mean) ** 2 for v in x) / (n - 1)
+    z_mean = (mean - (i + 1)) / (sd * math.sqrt(2 / n))
+    z_var = (var - sd * sd) / (sd * sd * math.sqrt(4 / n))
+    worst = max(worst, abs(z_mean), abs(z_var))
+    print(f"x{i}: mean {mean:.6g} (truth {i + 1}, z {z_mean:+.2f}), var {var:.6g} "
+          f"(truth {sd * sd:.6g}, z {z_var:+.2f})")
+assert worst < 4.5, f"max |z| {worst:.2f}"
+PY
+
+# 2. Modes of different widths, 1-D: starts in (-60, -15) fall to the narrow one, the others to
+# the wide one, so the chains' log densities disagree whatever the warmup.
+cat > "$WORK/apart.pbtxt" <<'CFG'
+name: "apart"
+target { mixture { components { weight: 0.5 mean: [-30] variance: 1 }
+                   components { weight: 0.5 mean: [30] variance: 9 } } }
+sampler { nuts { adaptation { pooled: true } } }
+warmup: 300
+iterations: 200
+seeds { base: 1 count: 8 }
+init { uniform_radius: 60 }
+modes { enabled: false }
+output { path: "out.pemc" }
+CFG
+run_mpi 2 "$DIST" "$WORK/apart.pbtxt" --output "$WORK/apart.pemc" > "$WORK/apart.log" 2>&1 \
+  || { cat "$WORK/apart.log"; fail "apart: run failed"; }
+footer_text "$WORK/apart.pemc" > "$WORK/apart_footer.txt"
+"$REPORT" export "$WORK/apart.pemc" > "$WORK/apart.csv"
+python3 - "$WORK/apart.csv" "$WORK/apart_footer.txt" <<PY || fail "apart: expected both modes visited and no convergence"
+$CHAINS_PY
+import csv, sys
+draws = list(csv.DictReader(open(sys.argv[1])))
+chains = footer_chains(sys.argv[2])
+side = {}
+for d in draws:
+    side.setdefault(d["chain_id"], set()).add(float(d["x[1]"]) < 0)
+narrow = sum(1 for s in side.values() if s == {True})
+wide = sum(1 for s in side.values() if s == {False})
+print(f"chains in the narrow mode: {narrow}, in the wide one: {wide}")
+assert narrow > 0 and wide > 0, "the premise failed: every chain went to one mode"
+for c in chains:
+    assert float(c["pooled_warmup_converged"]) == 0, c
+    assert int(float(c["pooled_warmup_iterations"])) == 275, c  # 75 + 3 x 50 + 50
+PY
+grep -q "did not agree before the maximum warmup" "$WORK/apart.log" \
+  || { cat "$WORK/apart.log"; fail "apart: no warning in the log"; }
+"$REPORT" summarize "$WORK/apart.pemc" 2>&1 | grep -q "pooled warmup ended at the configured maximum" \
+  || fail "apart: summarize does not show the warning"
+
+# 3. Refused configs: the field and the reason.
+refused() {  # refused NAME EXPECTED-TEXT CONFIG
+  printf '%s\n' "$3" > "$WORK/$1.pbtxt"
+  if run_mpi 1 "$DIST" "$WORK/$1.pbtxt" --output "$WORK/$1.pemc" > "$WORK/$1.log" 2>&1; then
+    fail "$1: accepted"
+  fi
+  grep -q -- "$2" "$WORK/$1.log" || { cat "$WORK/$1.log"; fail "$1: no '$2' in the error"; }
+  [ ! -e "$WORK/$1.pemc" ] || fail "$1: wrote an output file"
+}
+base='target { gaussian { mean: [0, 0] } } iterations: 10 seeds { values: [1] }'
+refused short "sampler.nuts.adaptation.pooled.*warmup >= 40" \
+  "$base warmup: 20 sampler { nuts { adaptation { pooled: true } } }"
+refused rwm "sampler.rwm.adaptation.pooled.*top-level sampler.nuts or sampler.hmc" \
+  "$base warmup: 100 sampler { rwm { proposal_scale: 1 adaptation { pooled: true } } }"
+refused unit "sampler.hmc.adaptation.pooled.*DIAGONAL or DENSE" \
+  "$base warmup: 100 sampler { hmc { n_leapfrog: 5 adaptation { pooled: true } } }"
+refused ckpt "pooled.*cannot be checkpointed" \
+  "$base warmup: 100 sampler { nuts { adaptation { pooled: true } } } checkpoint { every_seconds: 60 }"
+echo "pooled warmup: OK"

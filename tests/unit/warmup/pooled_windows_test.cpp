@@ -1,0 +1,145 @@
+// Pooling the chains' windows: merged sums equal one pass over all draws (in any split), the
+// metric is Stan's regularised estimate, and the convergence decision tells chains in one
+// stationary distribution from chains stuck apart.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "rng/stream.hpp"
+#include "warmup/pooled_messages.hpp"
+#include "warmup/pooled_windows.hpp"
+
+namespace pemc::warmup {
+namespace {
+
+Matrix draws(int n, int d, std::uint64_t seed) {
+  rng::Stream s(seed, rng::Domain::kTest, 0, 0);
+  Matrix x(n, d);
+  Vector row(d);
+  for (int i = 0; i < n; ++i) {
+    s.fill_normal(row);
+    x.row(i) = row.transpose();
+  }
+  return x;
+}
+
+TEST(WindowSums, MergeEqualsOnePass) {
+  const Matrix x = draws(57, 3, 1);
+  for (const bool dense : {false, true}) {
+    WindowSums all(3, dense), a(3, dense), b(3, dense);
+    for (int i = 0; i < x.rows(); ++i) {
+      all.add(x.row(i).transpose());
+      (i < 20 ? a : b).add(x.row(i).transpose());
+    }
+    WindowSums merged;
+    merged.merge(a);
+    merged.merge(b);
+    EXPECT_EQ(merged.count(), 57);
+    EXPECT_LT((merged.mean() - all.mean()).cwiseAbs().maxCoeff(), 1e-13);
+    EXPECT_LT((merged.m2() - all.m2()).cwiseAbs().maxCoeff(), 1e-11);
+  }
+}
+
+TEST(WindowSums, RegularisedAsStan) {
+  const Matrix x = draws(40, 2, 2);
+  WindowSums s(2, false);
+  for (int i = 0; i < x.rows(); ++i) s.add(x.row(i).transpose());
+  const Vector mean = x.colwise().mean().transpose();
+  const double n = 40;
+  const auto inv = regularised_inverse_metric(s);
+  for (int j = 0; j < 2; ++j) {
+    const double var = (x.col(j).array() - mean[j]).square().sum() / (n - 1);
+    EXPECT_NEAR(inv[static_cast<std::size_t>(j)], n / (n + 5) * var + 1e-3 * 5 / (n + 5), 1e-12);
+  }
+  WindowSums d(2, true);
+  for (int i = 0; i < x.rows(); ++i) d.add(x.row(i).transpose());
+  const auto dense = regularised_inverse_metric(d);
+  ASSERT_EQ(dense.size(), 4u);
+  EXPECT_DOUBLE_EQ(dense[1], dense[2]);
+  EXPECT_NEAR(dense[0], inv[0], 1e-12);
+}
+
+// `chains` chains of `n` draws per window: log density N(offset_c, 1) per chain.
+void add_windows(WindowHistory& h, int windows, int chains, int n, const std::vector<double>& offset,
+                 std::uint64_t seed) {
+  for (int w = 1; w <= windows; ++w)
+    for (int c = 0; c < chains; ++c) {
+      const Matrix x = draws(n, 2, seed + 100 * w + c);
+      ChainWindow cw{WindowSums(2, false), {}};
+      for (int i = 0; i < n; ++i) {
+        cw.sums.add(x.row(i).transpose());
+        cw.log_density.push_back(offset[static_cast<std::size_t>(c)] + x(i, 0));
+      }
+      h.add(w, c, std::move(cw));
+    }
+}
+
+TEST(WindowHistory, AgreeingChainsConverge) {
+  WindowHistory h;
+  add_windows(h, 2, 4, 50, {0, 0, 0, 0}, 3);
+  const auto d = h.decide(2, {0, 1, 2, 3});
+  EXPECT_TRUE(d.converged);
+  EXPECT_LE(d.rhat, kRhatConverged);
+  EXPECT_GE(d.bulk_ess, kEssConverged);
+  EXPECT_EQ(d.first_window, 1);  // both windows qualify; together they have the larger ESS
+  EXPECT_EQ(d.n_draws, 400);
+  EXPECT_EQ(d.inverse_metric.size(), 2u);
+}
+
+TEST(WindowHistory, ChainsApartDoNotConverge) {
+  WindowHistory h;
+  add_windows(h, 3, 4, 50, {0, 0, 0, 5}, 4);  // chain 3 in another region
+  const auto d = h.decide(3, {0, 1, 2, 3});
+  EXPECT_FALSE(d.converged);
+  EXPECT_GT(d.rhat, kRhatConverged);
+  EXPECT_EQ(d.first_window, 3);  // the metric from the last window only
+  EXPECT_EQ(d.n_draws, 200);
+  // Without the stray chain the rest agree.
+  EXPECT_TRUE(h.decide(3, {0, 1, 2}).converged);
+}
+
+TEST(WindowHistory, IncompleteOrRepeatedReportsRefused) {
+  WindowHistory h;
+  add_windows(h, 1, 2, 20, {0, 0}, 5);
+  EXPECT_THROW(h.decide(1, {0, 1, 2}), DataError);
+  EXPECT_THROW(h.add(1, 0, ChainWindow{WindowSums(2, false), {}}), DataError);
+}
+
+TEST(PooledMessages, RoundTrip) {
+  ChainRoundReport r;
+  r.chain_id = 7;
+  r.round = 3;
+  r.last_state = Vector::LinSpaced(3, -1, 1);
+  r.final_step_size = 0.25;
+  r.cost = {100, 100, 1.5, 1.25};
+  r.window = ChainWindow{WindowSums(3, true), {-1.0, -2.0}};
+  r.window->sums.add(r.last_state);
+  r.window->sums.add(2 * r.last_state);
+  const auto back = ChainRoundReport::decode(r.encode());
+  EXPECT_EQ(back.chain_id, 7);
+  EXPECT_EQ(back.round, 3);
+  EXPECT_TRUE(back.ok);
+  EXPECT_EQ(back.last_state, r.last_state);
+  EXPECT_EQ(back.cost.gradient_evals, 100);
+  ASSERT_TRUE(back.window);
+  EXPECT_EQ(back.window->sums.m2(), r.window->sums.m2());
+  EXPECT_EQ(back.window->log_density, r.window->log_density);
+
+  RoundBroadcast b;
+  b.round = 4;
+  b.plan = {Phase::kSample, 0, 0, 275};
+  b.inverse_metric = {1.0, 2.0};
+  b.step_size = 0.5;
+  b.chains[2] = {Vector::Ones(2), {10, 10, 0.5, 0.5}};
+  b.chains[11] = {Vector::Zero(2), {20, 20, 1.0, 1.0}};
+  const auto bb = RoundBroadcast::decode(b.encode());
+  EXPECT_EQ(bb.plan.phase, Phase::kSample);
+  EXPECT_EQ(bb.plan.warmup_before, 275);
+  EXPECT_EQ(bb.inverse_metric, b.inverse_metric);
+  ASSERT_EQ(bb.chains.size(), 2u);
+  EXPECT_EQ(bb.chains.at(11).totals.gradient_evals, 20);
+  EXPECT_THROW(RoundBroadcast::decode("not a message"), DataError);
+  EXPECT_THROW(RoundBroadcast::decode(r.encode()), DataError);  // a report is not a broadcast
+}
+
+}  // namespace
+}  // namespace pemc::warmup
