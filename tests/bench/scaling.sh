@@ -16,7 +16,8 @@
 # (collector), in the group's collectives (PT exchanges), and those collectives' count.
 #
 # Usage: nice -n 5 tests/bench/scaling.sh [-n "2 4 8 16 32 64"] [-s "farm-strong farm-weak ..."]
-#            [-i ITERS] [-w WORKDIR]        (PEMC_BIN=build by default; about 15 CPU minutes)
+#            [-i ITERS] [-w WORKDIR]
+# PEMC_BIN=build by default. About 5 CPU minutes (35 min of wall time on the loaded 2-core machine).
 set -euo pipefail
 
 PEMC_BIN=${PEMC_BIN:-build}
