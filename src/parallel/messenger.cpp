@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "core/error.hpp"
@@ -32,6 +34,7 @@ void Messenger::wait_oldest() {
   while (!done(oldest.request)) {
     if (auto m = receive_one()) {
       inbox_.push_back(std::move(*m));
+      stats_.max_inbox = std::max(stats_.max_inbox, static_cast<std::int64_t>(inbox_.size()));
     } else {
       usleep(50);
     }
@@ -41,7 +44,17 @@ void Messenger::wait_oldest() {
 
 void Messenger::send(int dest, int tag, std::string bytes, SendMode mode) {
   reap();
-  while (in_flight_.size() >= max_in_flight_) wait_oldest();
+  const auto pending = static_cast<std::int64_t>(in_flight_.size());
+  ++stats_.sends;
+  stats_.sum_in_flight += pending;
+  stats_.max_in_flight = std::max(stats_.max_in_flight, pending);
+  if (in_flight_.size() >= max_in_flight_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (in_flight_.size() >= max_in_flight_) wait_oldest();
+    ++stats_.window_waits;
+    stats_.window_wait_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   in_flight_.push_back(Pending{MPI_REQUEST_NULL, std::move(bytes)});
   auto& p = in_flight_.back();
   // The string's heap buffer does not move when the deque grows, so the pointer stays valid.

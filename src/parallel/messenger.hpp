@@ -10,6 +10,7 @@
 // messages - a stop signal's checkpoint never started). Control messages use standard sends.
 // While a sender waits for a free slot it keeps receiving, into an inbox that poll() hands out
 // first, so two ranks that send to each other can never both block.
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
@@ -38,6 +39,18 @@ enum class SendMode {
   kSynchronous,  // bulk data: complete when the receiver matched them (flow control)
 };
 
+// What the sends of one rank met (for the end-of-run rank statistics, runner/rank_stats.hpp):
+// the sends still unmatched at each send are the queue at the receivers; a send that found
+// max_in_flight pending waited for a receiver (for record batches: the collector).
+struct SendStats {
+  std::int64_t sends = 0;
+  std::int64_t sum_in_flight = 0;  // pending sends before each send, summed (mean = / sends)
+  std::int64_t max_in_flight = 0;
+  std::int64_t window_waits = 0;        // sends that waited for a free slot
+  double window_wait_seconds = 0.0;     // wall time of those waits
+  std::int64_t max_inbox = 0;           // messages received while waiting, held at once
+};
+
 class Messenger {
  public:
   explicit Messenger(boost::mpi::communicator comm, std::size_t max_in_flight = 16)
@@ -57,6 +70,7 @@ class Messenger {
   // Completes every pending send (receiving meanwhile).
   void wait_all();
   std::size_t in_flight() const { return in_flight_.size(); }
+  const SendStats& stats() const { return stats_; }
 
  private:
   void reap();
@@ -72,6 +86,7 @@ class Messenger {
   std::size_t max_in_flight_;
   std::deque<Pending> in_flight_;
   std::deque<Message> inbox_;
+  SendStats stats_;
 };
 
 }  // namespace pemc::parallel

@@ -72,6 +72,9 @@ class Collector {
   // A stopped run: no footer (the run is not over); flushes and closes the file.
   void close_without_footer();
   const std::filesystem::path& path() const { return path_; }
+  // Records and bytes written to the output (header, footer and resumed part included).
+  std::int64_t records_written() const { return writer_.records_written(); }
+  std::int64_t bytes_written() const { return static_cast<std::int64_t>(writer_.bytes_written()); }
 
   // The abort path (an error on this rank, the job about to end): writes the records held back
   // during an open checkpoint epoch (they are whole records; a resume cuts the file back to its

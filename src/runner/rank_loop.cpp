@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
 #include "config/multi_round.hpp"
+#include "core/cpu_time.hpp"
 #include "core/error.hpp"
 #include "parallel/idle_wait.hpp"
 #include "runner/rank_messages.hpp"
@@ -66,6 +68,21 @@ RankLoop::RankLoop(boost::mpi::communicator world, parallel::Layout layout,
   if (ck_.resume)
     for (const auto& c : ck_.resume->in_progress()) resume_of_[c.chain_id()] = &c;
   for (const auto& g : layout_.groups) leaders_.push_back(g.front());
+  if (is_coordinator()) stats_.roles |= RankStats::kCoordinator;
+  if (is_collector()) stats_.roles |= RankStats::kCollector;
+  if (layout_.is_worker(rank_)) stats_.roles |= RankStats::kWorker;
+}
+
+RankStats RankLoop::stats() const {
+  RankStats s = stats_;
+  const auto& m = messenger_.stats();
+  s.sends = m.sends;
+  s.sum_in_flight = m.sum_in_flight;
+  s.max_in_flight = m.max_in_flight;
+  s.window_waits = m.window_waits;
+  s.window_wait_seconds = m.window_wait_seconds;
+  s.max_inbox = m.max_inbox;
+  return s;
 }
 
 void RankLoop::adopt_target(int run_index, targets::TargetPtr t, modes::ModeSetPtr modes) {
@@ -108,13 +125,28 @@ void RankLoop::deliver(int dest, int tag, std::string bytes) {
 }
 
 bool RankLoop::handle_pending() {
+  const double t0 = thread_cpu_seconds();
   auto m = messenger_.poll();
-  if (!m) return false;
-  handle(std::move(*m));
+  if (!m) {
+    drain_ = 0;
+    return false;
+  }
+  stats_.max_drain = std::max(stats_.max_drain, ++drain_);
+  handle(std::move(*m), thread_cpu_seconds() - t0);
   return true;
 }
 
-void RankLoop::handle(parallel::Message m) {
+// Two thread-CPU clock reads per message (about a microsecond): messages carry batches of records,
+// once-a-second progress and one request per task, so this is never per draw.
+void RankLoop::handle(parallel::Message m, double receive_cpu) {
+  const double t0 = thread_cpu_seconds();
+  const int tag = m.tag;
+  const std::size_t bytes = m.bytes.size();
+  dispatch(std::move(m));
+  stats_.count(tag, bytes, receive_cpu + thread_cpu_seconds() - t0);
+}
+
+void RankLoop::dispatch(parallel::Message m) {
   switch (m.tag) {
     case parallel::kTagRecords:
       collector_->on_records(m.source, m.bytes);

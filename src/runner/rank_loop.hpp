@@ -31,6 +31,7 @@
 #include "runner/collector.hpp"
 #include "runner/coordinator_progress.hpp"
 #include "runner/progress_model.hpp"
+#include "runner/rank_stats.hpp"
 #include "runner/task_farm.hpp"
 #include "targets/target.hpp"
 
@@ -65,6 +66,9 @@ class RankLoop {
   void run_worker(parallel::GroupCommPtr group);
   // Serves messages until every role this rank plays is complete.
   void serve_until_done();
+  // What this rank's roles did so far (rank_stats.hpp); the caller adds what the loop cannot see
+  // (the group's collectives, the collector's file, the process's CPU).
+  RankStats stats() const;
 
  private:
   // ---- the event loop (rank_loop.cpp)
@@ -74,7 +78,9 @@ class RankLoop {
   // Sends to `dest`, or hands the message to this rank's own role directly.
   void deliver(int dest, int tag, std::string bytes);
   bool handle_pending();
-  void handle(parallel::Message m);
+  // Handles `m` and counts it (rank_stats.hpp); `receive_cpu`: the CPU its receive took.
+  void handle(parallel::Message m, double receive_cpu = 0.0);
+  void dispatch(parallel::Message m);
   // Between a chain's iterations: messages, checkpoint triggers and progress, at most every 5 ms.
   void pump_if_due();
   // Waits for a message (a worker holding for a round's broadcast or a checkpoint epoch).
@@ -129,6 +135,8 @@ class RankLoop {
   CheckpointEpochs epochs_;
   bool signal_seen_ = false;
   Clock::time_point last_pump_{};
+  RankStats stats_;
+  std::int64_t drain_ = 0;  // polls in a row that found a message
   std::vector<std::unique_ptr<extended::MultiRoundRun>> rounds_;  // by run (nullptr: no rounds)
 
   // Collector.

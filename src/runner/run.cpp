@@ -20,6 +20,7 @@
 #include "runner/collector.hpp"
 #include "runner/mode_search_step.hpp"
 #include "runner/rank_loop.hpp"
+#include "runner/rank_stats.hpp"
 #include "runner/resume_command.hpp"
 #include "runner/run_header.hpp"
 #include "runner/run_log.hpp"
@@ -37,7 +38,7 @@ namespace mpi = boost::mpi;
 struct Ranks {
   parallel::Layout layout;
   int group_size = 1;
-  parallel::GroupCommPtr group;  // nullptr: this rank runs its chains alone (or runs none)
+  std::shared_ptr<parallel::MpiGroupComm> group;  // nullptr: this rank runs its chains alone (or none)
 };
 
 // Chains spanning several ranks: one group size for the job (the largest any run asks for).
@@ -244,6 +245,22 @@ RankLoop::CheckpointOptions checkpoint_options(const RunOptions& o, const RunPla
   return ck;
 }
 
+// This rank's counters at the end of the run (rank_stats.hpp).
+RankStats final_stats(const RankLoop& loop, const parallel::MpiGroupComm* group,
+                      const Collector* collector) {
+  RankStats s = loop.stats();
+  if (group) {
+    s.group_calls = group->stats().calls;
+    s.group_seconds = group->stats().seconds;
+  }
+  if (collector) {
+    s.records = collector->records_written();
+    s.record_bytes = collector->bytes_written();
+  }
+  s.cpu_seconds = process_cpu_seconds();
+  return s;
+}
+
 int run_ranks(const RunOptions& o, mpi::communicator& world) {
   const int rank = world.rank();
   const auto wall_start = Clock::now();
@@ -280,6 +297,8 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   int exit_code = collector ? finish_output(o, *plan, *collector, wall_start) : kExitOk;
   // Ranks done before the collector wait here, asleep (a blocking broadcast spins).
   parallel::broadcast_idle(world, exit_code, layout.collector);
+  if (spdlog::level::from_str(o.log_level) <= spdlog::level::debug)  // the same on every rank
+    log_rank_stats(world, final_stats(loop, ranks->group.get(), collector));
   return exit_code;
 }
 

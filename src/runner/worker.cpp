@@ -236,6 +236,7 @@ int RankLoop::request_task() {
     while ((item = farm_.take()) == TaskFarm::kWaitForRound) service_wait();
     return item;
   }
+  const auto asked = Clock::now();
   messenger_.send(layout_.coordinator, parallel::kTagTaskRequest, std::string());
   while (true) {
     auto m = messenger_.poll();
@@ -243,7 +244,11 @@ int RankLoop::request_task() {
       usleep(100);
       continue;
     }
-    if (m->tag == parallel::kTagTaskAssign) return decode_task(m->bytes);
+    if (m->tag == parallel::kTagTaskAssign) {
+      ++stats_.task_waits;
+      stats_.task_wait_seconds += std::chrono::duration<double>(Clock::now() - asked).count();
+      return decode_task(m->bytes);
+    }
     handle(std::move(*m));
   }
 }
