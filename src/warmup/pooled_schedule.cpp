@@ -36,18 +36,19 @@ ScheduleSizes schedule_sizes(const v1::AdaptationConfig& a, std::int64_t warmup)
   s.max_warmup = warmup;
   s.init = a.has_init_buffer() ? a.init_buffer() : 75;
   s.term = a.has_term_buffer() ? a.term_buffer() : 50;
+  s.first_window = a.has_base_window() ? a.base_window() : 25;
   s.window = a.has_pooled_window() ? a.pooled_window() : kDefaultWindow;
-  if (s.init + kMinWindows * s.window + s.term > warmup) {
+  if (s.init + s.first_window + (kMinWindows - 1) * s.window + s.term > warmup) {
     s.init = static_cast<std::int64_t>(kShortInitFraction * static_cast<double>(warmup));
     s.term = static_cast<std::int64_t>(kShortTermFraction * static_cast<double>(warmup));
-    s.window = (warmup - s.init - s.term) / kMinWindows;
+    s.window = s.first_window = (warmup - s.init - s.term) / kMinWindows;
   }
   return s;
 }
 
 RoundPlan first_round(const ScheduleSizes& s) {
   if (s.init > 0) return {Phase::kInit, 0, s.init, 0};
-  return {Phase::kWindow, 1, s.window, 0};
+  return {Phase::kWindow, 1, s.first_window, 0};
 }
 
 RoundPlan next_round(const ScheduleSizes& s, const RoundPlan& done, bool converged) {
@@ -56,7 +57,7 @@ RoundPlan next_round(const ScheduleSizes& s, const RoundPlan& done, bool converg
                                     : RoundPlan{Phase::kSample, 0, 0, before};
   switch (done.phase) {
     case Phase::kInit:
-      return {Phase::kWindow, 1, s.window, before};
+      return {Phase::kWindow, 1, s.first_window, before};
     case Phase::kWindow: {
       const bool room = before + s.window + s.term <= s.max_warmup;
       if (!room || (converged && done.window >= kMinWindows)) return term;
@@ -72,7 +73,8 @@ RoundPlan next_round(const ScheduleSizes& s, const RoundPlan& done, bool converg
 
 int max_rounds(const ScheduleSizes& s) {
   const std::int64_t windows = std::max<std::int64_t>(
-      kMinWindows, (s.max_warmup - s.init - s.term) / std::max<std::int64_t>(1, s.window));
+      kMinWindows, 1 + (s.max_warmup - s.init - s.first_window - s.term) /
+                           std::max<std::int64_t>(1, s.window));
   return static_cast<int>(windows) + 3;  // init, windows, term, sample
 }
 

@@ -4,9 +4,9 @@
 // the next round, which every chain then runs:
 //   init     the initial buffer (Stan's init_buffer): the step size is searched and adapted by
 //            dual averaging with the configured metric while the chains leave their starts;
-//   window   `window` iterations with the metric pooled so far (the configured one before the
-//            first window ends); each chain searches its step size again (Stan does so after
-//            every metric change) and adapts it; its draws feed the next pooled metric;
+//   window   `window` iterations (the first: Stan's base_window) with the metric pooled so far
+//            (the configured one in the first); each chain searches its step size again (Stan
+//            does so after every metric change) and adapts it; its draws feed the next metric;
 //   term     the terminal buffer (Stan's term_buffer) with the final metric, step size adapted;
 //   sample   the final round: the run's iterations at the pooled step size, no adaptation.
 // Warmup leaves the windows once at least kMinWindows windows ran and the pooled windows' log
@@ -35,6 +35,7 @@ const char* phase_name(Phase p);
 struct ScheduleSizes {
   std::int64_t max_warmup = 0;
   std::int64_t init = 0;
+  std::int64_t first_window = 0;  // runs with the configured metric: as short as Stan's first
   std::int64_t window = 0;
   std::int64_t term = 0;
 };

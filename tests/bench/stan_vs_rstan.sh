@@ -89,7 +89,7 @@ min_ess() {  # min "ess" over the "mean" rows of pemc-report reference --format 
 }
 sum_wall() {  # sums of the chains' wall_seconds and n_gradient_evals of pemc-report summarize
   Rscript -e 'j <- jsonlite::fromJSON(file("stdin"), simplifyVector = FALSE)
-    s <- 0; g <- 0; walk <- function(x) { if (is.list(x)) { if (!is.null(x$wall_seconds)) { s <<- s + as.numeric(x$wall_seconds); g <<- g + as.numeric(x$n_gradient_evals) } else for (y in x) walk(y) } }
+    s <- 0; g <- 0; walk <- function(x) { if (is.list(x)) { if (!is.null(x$wall_seconds) && !is.null(x$n_gradient_evals)) { s <<- s + as.numeric(x$wall_seconds); g <<- g + as.numeric(x$n_gradient_evals) } else for (y in x) walk(y) } }
     walk(j); cat(sprintf("%.3f %.0f\n", s, g))'
 }
 

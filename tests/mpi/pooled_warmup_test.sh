@@ -94,7 +94,7 @@ for c in chains:
     assert c["status"] == "ok", c
     used = int(float(c["pooled_warmup_iterations"]))
     assert float(c["pooled_warmup_converged"]) == 1, c
-    assert 225 <= used < 1000, f"chain {c['chain_id']}: warmup {used}"
+    assert 200 <= used < 1000, f"chain {c['chain_id']}: warmup {used}"
     assert 0 < int(c["n_gradient_evals_warmup"]) < int(c["n_gradient_evals"]), c
     print(f"chain {c['chain_id']}: warmup {used} iterations, {c['n_gradient_evals_warmup']} of "
           f"{c['n_gradient_evals']} gradients in warmup, step size {c['final_step_size']}")
@@ -153,7 +153,8 @@ print(f"chains in the narrow mode: {narrow}, in the wide one: {wide}")
 assert narrow > 0 and wide > 0, "the premise failed: every chain went to one mode"
 for c in chains:
     assert float(c["pooled_warmup_converged"]) == 0, c
-    assert int(float(c["pooled_warmup_iterations"])) == 275, c  # 75 + 3 x 50 + 50
+    # 75 + 25 + 3 x 50 + 50: no fourth 50-iteration window fits before the terminal buffer.
+    assert int(float(c["pooled_warmup_iterations"])) == 300, c
 PY
 grep -q "did not agree before the maximum warmup" "$WORK/apart.log" \
   || { cat "$WORK/apart.log"; fail "apart: no warning in the log"; }

@@ -20,6 +20,7 @@ TEST(PooledSchedule, SizesFromConfig) {
   const auto s = schedule_sizes(stan_defaults(), 1000);
   EXPECT_EQ(s.max_warmup, 1000);
   EXPECT_EQ(s.init, 75);
+  EXPECT_EQ(s.first_window, 25);
   EXPECT_EQ(s.window, kDefaultWindow);
   EXPECT_EQ(s.term, 50);
   auto a = stan_defaults();
@@ -28,12 +29,15 @@ TEST(PooledSchedule, SizesFromConfig) {
 }
 
 TEST(PooledSchedule, ShortWarmupShrinksAsStan) {
-  // 75 + 2 x 50 + 50 = 225 > 100: 15 % / 75 % (two windows) / 10 %.
+  // 75 + 25 + 50 + 50 = 200 > 100: 15 % / 75 % (two windows) / 10 %.
   const auto s = schedule_sizes(stan_defaults(), 100);
   EXPECT_EQ(s.init, 15);
   EXPECT_EQ(s.term, 10);
+  EXPECT_EQ(s.first_window, 37);
   EXPECT_EQ(s.window, 37);
   EXPECT_LE(s.init + kMinWindows * s.window + s.term, 100);
+  // 200 fits exactly.
+  EXPECT_EQ(schedule_sizes(stan_defaults(), 200).init, 75);
 }
 
 TEST(PooledSchedule, TooShortWarmupRefused) {
@@ -60,7 +64,7 @@ TEST(PooledSchedule, ConvergedChainsStopAfterMinWindows) {
   const std::vector<Phase> want{Phase::kInit, Phase::kWindow, Phase::kWindow, Phase::kTerm,
                                 Phase::kSample};
   EXPECT_EQ(phases, want);
-  EXPECT_EQ(warmup, 75 + 2 * 50 + 50);
+  EXPECT_EQ(warmup, 75 + 25 + 50 + 50);
 }
 
 TEST(PooledSchedule, UnconvergedChainsUseTheWholeWarmupAtMost) {
@@ -79,13 +83,14 @@ TEST(PooledSchedule, UnconvergedChainsUseTheWholeWarmupAtMost) {
 
 TEST(PooledSchedule, NoBuffersGoStraightToWindowsAndSampling) {
   v1::AdaptationConfig a;
+  a.set_base_window(25);
   a.set_init_buffer(0);
   a.set_term_buffer(0);
   const auto s = schedule_sizes(a, 1000);
   const auto [phases, warmup] = walk(s, true);
   const std::vector<Phase> want{Phase::kWindow, Phase::kWindow, Phase::kSample};
   EXPECT_EQ(phases, want);
-  EXPECT_EQ(warmup, 2 * kDefaultWindow);
+  EXPECT_EQ(warmup, 25 + kDefaultWindow);
 }
 
 }  // namespace
