@@ -174,7 +174,8 @@ bool ContinuousTemperingRounds::rounds_pending() const {
 }
 
 std::unique_ptr<ChainRound> ContinuousTemperingRounds::start_round(
-    int chain_id, std::uint64_t seed, int round, const std::string* broadcast) const {
+    int chain_id, std::uint64_t seed, int round, const std::string* broadcast,
+    const modes::ModeSet* /*modes: each round's sampler finds them in its own context*/) const {
   std::optional<BootstrapBroadcast> base;
   if (broadcast) base = BootstrapBroadcast::decode(*broadcast);
   return std::make_unique<CtChainRound>(run_, settings_, chain_id, seed, round, std::move(base));

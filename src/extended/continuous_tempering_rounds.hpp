@@ -26,7 +26,8 @@ class ContinuousTemperingRounds final : public MultiRoundRun {
   bool rounds_pending() const override;
 
   std::unique_ptr<ChainRound> start_round(int chain_id, std::uint64_t seed, int round,
-                                          const std::string* broadcast) const override;
+                                          const std::string* broadcast,
+                                          const modes::ModeSet* modes) const override;
 
  private:
   v1::RunConfig run_;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "modes/mode_set.hpp"
 #include "pemc/v1/config.pb.h"
 #include "pemc/v1/records.pb.h"
 
@@ -78,8 +79,10 @@ class MultiRoundRun {
   // ---- worker
   // Round `round` of a chain; `broadcast` is the coordinator's message after round - 1 (nullptr
   // for round 0).
+  // `modes`: the run's mode search (nullptr: none ran).
   virtual std::unique_ptr<ChainRound> start_round(int chain_id, std::uint64_t seed, int round,
-                                                  const std::string* broadcast) const = 0;
+                                                  const std::string* broadcast,
+                                                  const modes::ModeSet* modes) const = 0;
 };
 
 }  // namespace pemc::extended

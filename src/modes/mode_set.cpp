@@ -18,6 +18,15 @@ std::optional<double> ModeSet::best_log_density() const {
   return best;
 }
 
+std::optional<Vector> ModeSet::laplace_diagonal() const {
+  if (modes.empty() || stand_in) return std::nullopt;
+  const auto shares = laplace_shares();
+  Vector diagonal = Vector::Zero(dim);
+  for (std::size_t k = 0; k < modes.size(); ++k) diagonal += shares[k] * modes[k].covariance.diagonal();
+  if (!diagonal.allFinite() || !(diagonal.array() > 0.0).all()) return std::nullopt;
+  return diagonal;
+}
+
 std::vector<double> ModeSet::laplace_shares() const {
   std::vector<double> l;
   for (const auto& m : modes) l.push_back(m.log_mass);

@@ -59,6 +59,10 @@ struct ModeSet {
   std::optional<double> best_log_density() const;
   // Each mode's share of their summed Laplace mass, exp(log_mass_k - logsumexp), in order.
   std::vector<double> laplace_shares() const;
+  // The modes' Laplace variances weighted by their shares: a diagonal inverse metric for a kernel
+  // that starts knowing the modes. nullopt without modes, for a stand-in, or when not all
+  // finite and positive.
+  std::optional<Vector> laplace_diagonal() const;
 };
 
 using ModeSetPtr = std::shared_ptr<const ModeSet>;

@@ -196,7 +196,8 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
     while (!round_broadcasts_.count(key)) service_wait();  // sent before the item; normally here
     broadcast = &round_broadcasts_.at(key);
   }
-  const auto item = rounds.start_round(task.id, task.seed, round, broadcast);
+  const auto item = rounds.start_round(task.id, task.seed, round, broadcast,
+                                       modes_[static_cast<std::size_t>(task.run_index)].get());
   if (auto refused = item->refused()) return *refused;
   // A checkpoint holds neither the round nor the pooled results: such a chain's checkpoint fails
   // (the message names the sampler below), and --resume refuses these runs.

@@ -25,13 +25,14 @@ const v1::AdaptationConfig* pooled_adaptation(const v1::RunConfig& run) {
 
 // Sets one round's kernel fields of a NutsConfig or HmcConfig (the same names in both).
 template <class KernelConfig>
-void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadcast* b) {
+void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadcast* b,
+                      const std::vector<double>& initial_metric) {
   auto& a = *k.mutable_adaptation();
   a.clear_pooled();
   a.clear_pooled_window();
   a.set_adapt_metric(false);  // the coordinator estimates the metric
-  if (b && !b->inverse_metric.empty())
-    k.mutable_inverse_metric()->Assign(b->inverse_metric.begin(), b->inverse_metric.end());
+  const auto& metric = b && !b->inverse_metric.empty() ? b->inverse_metric : initial_metric;
+  if (!metric.empty()) k.mutable_inverse_metric()->Assign(metric.begin(), metric.end());
   if (plan.phase == Phase::kSample) {
     a.set_enabled(false);
     k.set_step_size(b->step_size);
@@ -72,7 +73,8 @@ std::string windows_text(const WindowDecision& d) {
 class PooledChainRound final : public extended::ChainRound {
  public:
   PooledChainRound(const v1::RunConfig& run, const ScheduleSizes& sizes, int chain_id,
-                   std::uint64_t seed, int round, std::optional<RoundBroadcast> b)
+                   std::uint64_t seed, int round, std::optional<RoundBroadcast> b,
+                   const std::vector<double>& initial_metric)
       : run_(run), sizes_(sizes), chain_id_(chain_id), seed_(seed), round_(round),
         broadcast_(std::move(b)) {
     plan_ = broadcast_ ? broadcast_->plan : first_round(sizes_);
@@ -83,7 +85,8 @@ class PooledChainRound final : public extended::ChainRound {
                                     chain_id));
       before_ = it->second.totals;
     }
-    config_ = pooled_round_config(run_, plan_, broadcast_ ? &*broadcast_ : nullptr, chain_id);
+    config_ = pooled_round_config(run_, plan_, broadcast_ ? &*broadcast_ : nullptr, chain_id,
+                                  initial_metric);
     if (plan_.phase == Phase::kWindow) {
       const int dim = broadcast_ ? static_cast<int>(broadcast_->chains.at(chain_id).state.size())
                                  : 0;
@@ -192,15 +195,16 @@ bool has_pooled_warmup(const v1::RunConfig& run) {
 }
 
 v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& plan,
-                                  const RoundBroadcast* b, int chain_id) {
+                                  const RoundBroadcast* b, int chain_id,
+                                  const std::vector<double>& initial_metric) {
   if (plan.phase != Phase::kInit && !b)
     throw DataError("pooled warmup: a round after the first needs the coordinator's broadcast");
   v1::RunConfig c = run;
   auto* s = c.mutable_sampler();
   if (s->has_nuts())
-    set_round_kernel(*s->mutable_nuts(), plan, b);
+    set_round_kernel(*s->mutable_nuts(), plan, b, initial_metric);
   else if (s->has_hmc())
-    set_round_kernel(*s->mutable_hmc(), plan, b);
+    set_round_kernel(*s->mutable_hmc(), plan, b, initial_metric);
   else
     throw ConfigError("pooled warmup needs a top-level sampler.nuts or sampler.hmc");
   if (b) {
@@ -218,6 +222,21 @@ v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& pla
   out->set_write_warmup(true);  // the round's draws feed its report (and, if asked, the output)
   out->set_estimates_every(0);
   return c;
+}
+
+std::vector<double> pooled_initial_metric(const v1::RunConfig& run, const modes::ModeSet* modes) {
+  const auto& s = run.sampler();
+  const bool configured = s.has_nuts() ? s.nuts().inverse_metric_size() > 0
+                                       : s.hmc().inverse_metric_size() > 0;
+  if (!modes || configured) return {};
+  const auto diagonal = modes->laplace_diagonal();
+  if (!diagonal) return {};
+  const auto d = static_cast<std::size_t>(diagonal->size());
+  const bool dense = (s.has_nuts() ? s.nuts().metric() : s.hmc().metric()) == v1::DENSE;
+  std::vector<double> out(dense ? d * d : d, 0.0);
+  for (std::size_t i = 0; i < d; ++i)
+    out[dense ? i * d + i : i] = (*diagonal)[static_cast<Eigen::Index>(i)];
+  return out;
 }
 
 std::uint64_t pooled_round_seed(std::uint64_t seed, int round) {
@@ -376,13 +395,15 @@ v1::Record PooledWarmupRounds::round_record(const RoundBroadcast& next, double w
 }
 
 std::unique_ptr<extended::ChainRound> PooledWarmupRounds::start_round(
-    int chain_id, std::uint64_t seed, int round, const std::string* broadcast) const {
+    int chain_id, std::uint64_t seed, int round, const std::string* broadcast,
+    const modes::ModeSet* modes) const {
   std::optional<RoundBroadcast> b;
   if (broadcast) b = RoundBroadcast::decode(*broadcast);
   if (round > 0 && !b)
     throw DataError(fmt::format("pooled warmup: round {} of chain {} without its broadcast",
                                 round + 1, chain_id));
-  return std::make_unique<PooledChainRound>(run_, sizes_, chain_id, seed, round, std::move(b));
+  return std::make_unique<PooledChainRound>(run_, sizes_, chain_id, seed, round, std::move(b),
+                                            pooled_initial_metric(run_, modes));
 }
 
 }  // namespace pemc::warmup

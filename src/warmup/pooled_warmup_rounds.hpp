@@ -5,7 +5,8 @@
 // (pooled_windows.hpp) and sends the next round (pooled_schedule.hpp) with the pooled metric,
 // and for the final round the pooled step size. Only the final round's draws are the chain's
 // post-warmup records; with output.write_warmup the earlier rounds' draws are written as its
-// warmup draws, numbered on across rounds. The chain's summary counts every round (gradients and
+// warmup draws, numbered on across rounds. Before the first pooled metric the chains use the
+// modes' Laplace diagonal when the run's mode search found modes (pooled_initial_metric). The chain's summary counts every round (gradients and
 // time of the earlier rounds are warmup) and its estimates add "pooled_warmup_iterations",
 // "pooled_warmup_converged" (1 or 0) and the log density's "pooled_warmup_rhat" and
 // "pooled_warmup_ess" over the windows its metric came from.
@@ -25,9 +26,19 @@ namespace pemc::warmup {
 bool has_pooled_warmup(const v1::RunConfig& run);
 
 // Round `plan` of a chain: the run with its sampler's adaptation, metric, step size, start and
-// lengths set for that round. `b`: the broadcast of the round (nullptr for round 0).
+// lengths set for that round. `b`: the broadcast of the round (nullptr for round 0). Until a
+// window has been pooled the metric is `initial_metric` when not empty (the modes' Laplace
+// diagonal, pooled_initial_metric), else the configured one.
 v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& plan,
-                                  const RoundBroadcast* b, int chain_id);
+                                  const RoundBroadcast* b, int chain_id,
+                                  const std::vector<double>& initial_metric = {});
+
+// The inverse metric a pooled warmup starts with: the mode search's Laplace variances weighted
+// by the modes' shares (diagonal, or a diagonal matrix for a DENSE metric), when the run searched,
+// found modes and configures no inverse_metric of its own; else empty (the configured metric).
+// Stan starts from the unit metric, whose long trajectories cost most of a warmup's gradients
+// on badly scaled posteriors; the search has already paid for this estimate.
+std::vector<double> pooled_initial_metric(const v1::RunConfig& run, const modes::ModeSet* modes);
 
 // The seed of round `round` of a chain of seed `seed` (the final round uses `seed` itself).
 std::uint64_t pooled_round_seed(std::uint64_t seed, int round);
@@ -47,7 +58,8 @@ class PooledWarmupRounds final : public extended::MultiRoundRun {
   bool rounds_pending() const override;
 
   std::unique_ptr<extended::ChainRound> start_round(int chain_id, std::uint64_t seed, int round,
-                                                    const std::string* broadcast) const override;
+                                                    const std::string* broadcast,
+                                                    const modes::ModeSet* modes) const override;
 
  private:
   void log_round(Phase done, const RoundBroadcast& next, int n_reported) const;

@@ -16,13 +16,7 @@ void fill_default_local_kernel(v1::NutsConfig& nuts) {
 
 std::optional<Vector> mode_inverse_metric(const SamplerContext& context) {
   if (!context.modes || context.modes->modes.empty()) return std::nullopt;
-  const auto& modes = context.modes->modes;
-  const auto shares = context.modes->laplace_shares();
-  Vector diagonal = Vector::Zero(context.modes->dim);
-  for (std::size_t k = 0; k < modes.size(); ++k)
-    diagonal += shares[k] * modes[k].covariance.diagonal();
-  if (!diagonal.allFinite() || !(diagonal.array() > 0.0).all()) return std::nullopt;
-  return diagonal;
+  return context.modes->laplace_diagonal();
 }
 
 Vector same_layout(const Vector& target_diagonal, int space_dim) {
