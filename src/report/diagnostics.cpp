@@ -237,8 +237,8 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
   return cd;
 }
 
-// lp__ = -potential where the draws' potential is the model's (config/sampler_columns.hpp), or why
-// not.
+// lp__ = -potential (minus a Stan model's lp offset: Stan's lp__) where the draws' potential is the
+// model's (config/sampler_columns.hpp), or why not.
 void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, const RunShape& sh,
                  RunDiagnostics& rd) {
   if (config::sampler_columns(meta.config.sampler()).lp != config::LpSource::kDrawPotential) {
@@ -257,9 +257,11 @@ void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, con
   for (const auto& m : members) {
     const auto pot = series(*m.chain, std::numeric_limits<std::size_t>::max(), sh.n_used);
     auto& lp = negated.emplace_back(pot.size());
-    std::transform(pot.begin(), pot.end(), lp.begin(), [](double u) { return -u; });
+    std::transform(pot.begin(), pot.end(), lp.begin(),
+                   [&meta](double u) { return lp_of_potential(meta, u); });
   }
   rd.lp = diagnose_quantity("lp__", Spans(negated.begin(), negated.end()), &rd.notes);
+  if (const auto note = lp_offset_note(meta, rd.run_id); !note.empty()) rd.notes.push_back(note);
 }
 
 // What estimators/sampler_warnings.hpp judges: every chain, and every quantity with lp__ (not the
