@@ -53,6 +53,7 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
       if (info.has_truth()) m.truth = info.truth();
       m.n_test_points = info.n_test_points();
       if (info.has_lp_offset()) m.lp_offset = info.lp_offset();
+      if (info.has_n_parameter_outputs()) m.n_parameter_outputs = info.n_parameter_outputs();
     }
   m.max_tree_depth = config::configured_max_tree_depth(m.config.sampler());
   m.sampler = config::sampler_kind_name(m.config.sampler());

@@ -52,6 +52,9 @@ struct RunMeta {
   // is -potential - lp_offset. Unset: lp__ is -potential (other targets, older files, an offset
   // pemc-dist could not trust).
   std::optional<double> lp_offset;
+  // RunInfo.n_parameter_outputs: the first output_names that are parameters and transformed
+  // parameters (the rest: generated quantities). Unset: not known.
+  std::optional<int> n_parameter_outputs;
   // The NUTS maximum tree depth when the draws record treedepth__ (config/sampler_columns.hpp).
   std::optional<int> max_tree_depth;
 };

@@ -114,6 +114,7 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
     info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
     for (const auto& name : targets[r]->output_names()) info->add_output_names(name);
     info->set_n_test_points(targets[r]->n_test_points());
+    if (const auto k = targets[r]->n_parameter_outputs()) info->set_n_parameter_outputs(*k);
     if (modes[r]) {
       const auto& target = *targets[r];
       *info->mutable_mode_search() =

@@ -15,7 +15,8 @@
 #   4. refusals: --include-warmup on a file without warmup draws, on a resampled weighted run;
 #      --log-lik of no quantity; --log-lik with csv.
 # Also (issue 38): lp__ in every export is Stan's lp__ for propto: false (the default) as for
-# propto: true (the header's lp offset, logged at debug).
+# propto: true (the header's lp offset, logged at debug), and diagnose lists the model's
+# parameters before its generated quantities.
 source "$(dirname "$0")/common.sh"
 PY="${PEMC_PYTHON:-/usr/bin/python3}"
 CHECK="$PEMC_SOURCE_DIR/tests/support/check_inference_data.py"
@@ -183,6 +184,21 @@ for (run in c("nuts", "pe", "pt", "ct", "nuts_propto")) {
     stop(run, ": lp__ is not the model's log density (largest gap ", max(abs(gap)), ")")
 }
 R
+passed=$((passed + 1))
+
+# 3b. diagnose lists the model's parameters (mu, sigma: RunInfo.n_parameter_outputs = 2) before
+# its generated quantities (y_rep, log_lik[1..5]), each group worst first; JSON says how many.
+diag=$("$REPORT" diagnose "$WORK/study.pemc" --coords 8 2> /dev/null || true)
+awk '/^run nuts /{on=1; next} /^run /{on=0} on && /^  (mu|sigma|y_rep|log_lik\[)/ { print $1 }' <<< "$diag" \
+  > "$WORK/diag_order.txt"
+[ "$(head -2 "$WORK/diag_order.txt" | sort | tr '\n' ' ')" = "mu sigma " ] \
+  && [ "$(wc -l < "$WORK/diag_order.txt")" -eq 8 ] \
+  || { echo "$diag" >&2; fail "diagnose: parameters not listed first: $(tr '\n' ' ' < "$WORK/diag_order.txt")"; }
+"$REPORT" diagnose "$WORK/study.pemc" --format json 2> /dev/null | "$PY" -c '
+import json, sys
+runs = {r["run_id"]: r for r in json.load(sys.stdin)["runs"]}
+assert all(runs[r]["n_model_parameters"] == 2 for r in ("nuts", "pe", "pt", "ct", "nuts_propto")), runs.keys()
+' || fail "diagnose --format json: n_model_parameters"
 passed=$((passed + 1))
 
 # 4. csv --resample: one plain row per draw, without sample and log_weight.
