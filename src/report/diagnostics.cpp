@@ -237,8 +237,8 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
   return cd;
 }
 
-// lp__ = -potential where the draws' potential is the model's (config/sampler_columns.hpp), or why
-// not.
+// lp__ = -potential (minus a Stan model's lp offset: Stan's lp__) where the draws' potential is the
+// model's (config/sampler_columns.hpp), or why not.
 void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, const RunShape& sh,
                  RunDiagnostics& rd) {
   if (config::sampler_columns(meta.config.sampler()).lp != config::LpSource::kDrawPotential) {
@@ -257,9 +257,11 @@ void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, con
   for (const auto& m : members) {
     const auto pot = series(*m.chain, std::numeric_limits<std::size_t>::max(), sh.n_used);
     auto& lp = negated.emplace_back(pot.size());
-    std::transform(pot.begin(), pot.end(), lp.begin(), [](double u) { return -u; });
+    std::transform(pot.begin(), pot.end(), lp.begin(),
+                   [&meta](double u) { return lp_of_potential(meta, u); });
   }
   rd.lp = diagnose_quantity("lp__", Spans(negated.begin(), negated.end()), &rd.notes);
+  if (const auto note = lp_offset_note(meta, rd.run_id); !note.empty()) rd.notes.push_back(note);
 }
 
 // What estimators/sampler_warnings.hpp judges: every chain, and every quantity with lp__ (not the
@@ -293,6 +295,11 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
   rd.n_chains = static_cast<int>(members.size());
   const RunShape sh = survey_chains(members, options, rd);
 
+  // Where the file says which named outputs are generated quantities (only the first sh.k
+  // quantities are diagnosed).
+  if (meta.n_parameter_outputs && !meta.output_names.empty())
+    rd.n_model_parameters =
+        std::min(sh.k, static_cast<std::size_t>(std::max(*meta.n_parameter_outputs, 0)));
   std::vector<std::string> names;
   const auto& first_names = members.front().chain->names;
   for (std::size_t i = 0; i < sh.k; ++i)
@@ -437,6 +444,7 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
     o["n_divergent"] = r.n_divergent;
     o["warmup"] = r.warmup;
     o["parameters"] = params(r.parameters, true);
+    if (r.n_model_parameters) o["n_model_parameters"] = *r.n_model_parameters;
     if (r.lp) o["lp"] = params({*r.lp}, true).front();
     if (!r.lp_note.empty()) o["lp_note"] = r.lp_note;
     o["chains"] = J::array();
@@ -507,7 +515,8 @@ std::string diagnostics_to_json(const DiagnosticsReport& report) {
   return j.dump(2) + "\n";
 }
 
-std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps) {
+std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps,
+                                     const std::vector<int>& group) {
   // Sort key: an undefined or infinite R-hat is the worst news, then the largest R-hat, then the
   // smallest bulk ESS (undefined last among equals), then name order.
   const auto badness = [](const ParameterDiagnostics& p) {
@@ -518,7 +527,9 @@ std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps
   };
   std::vector<std::size_t> order(ps.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto group_of = [&group](std::size_t i) { return i < group.size() ? group[i] : 0; };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (group_of(a) != group_of(b)) return group_of(a) < group_of(b);
     const double ra = badness(ps[a]), rb = badness(ps[b]);
     if (ra != rb) return ra > rb;
     return ess(ps[a]) < ess(ps[b]);
@@ -544,11 +555,22 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show,
     if (r.lp) listed.push_back(*r.lp);
     for (const auto& p : r.parameters)
       if (!(r.lp && p.name == "potential")) listed.push_back(p);
+    // A Stan model's generated quantities (group 1) come after everything else (group 0).
+    std::set<std::string> generated;
+    if (r.n_model_parameters)
+      for (std::size_t i = *r.n_model_parameters; i < r.parameters.size(); ++i)
+        if (r.parameters[i].name != "potential") generated.insert(r.parameters[i].name);
+    const auto groups = [&generated](const std::vector<ParameterDiagnostics>& ps) {
+      std::vector<int> g;
+      for (const auto& p : ps) g.push_back(generated.count(p.name) > 0 ? 1 : 0);
+      return g;
+    };
     std::vector<std::size_t> order;
     std::size_t shown = 0;
     const std::size_t pinned = vars.empty() && r.lp ? 1 : 0;
     if (vars.empty()) {
-      order = worst_first(std::vector<ParameterDiagnostics>(listed.begin() + pinned, listed.end()));
+      const std::vector<ParameterDiagnostics> ranked(listed.begin() + pinned, listed.end());
+      order = worst_first(ranked, groups(ranked));
       for (auto& i : order) i += pinned;
       if (pinned) order.insert(order.begin(), 0);
       shown = std::min(order.size(), static_cast<std::size_t>(std::max(show, 1)) + pinned);
@@ -558,7 +580,7 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show,
       const auto chosen = select_quantities(names, vars, fmt::format("run '{}': ", r.run_id));
       std::vector<ParameterDiagnostics> picked;
       for (std::size_t i : chosen) picked.push_back(listed[i]);
-      for (std::size_t i : worst_first(picked)) order.push_back(chosen[i]);
+      for (std::size_t i : worst_first(picked, groups(picked))) order.push_back(chosen[i]);
       shown = order.size();
     }
     for (std::size_t i = 0; i < shown; ++i) {
@@ -569,10 +591,12 @@ std::string diagnostics_to_table(const DiagnosticsReport& report, int show,
                          std::isfinite(p.rhat) && p.rhat > 1.01 ? "  <- R-hat > 1.01" : "");
     }
     if (shown < order.size())
-      out += fmt::format("  ... and {} more (the worst {} shown, by R-hat then bulk ESS; max R-hat "
-                         "and min ESS above cover all {}; --coords N shows more, --vars NAMES picks "
-                         "quantities, --format json lists all)\n",
-                         order.size() - shown, shown - pinned, r.parameters.size());
+      out += fmt::format("  ... and {} more (the worst {} shown, by R-hat then bulk ESS{}; max "
+                         "R-hat and min ESS above cover all {}; --coords N shows more, --vars "
+                         "NAMES picks quantities, --format json lists all)\n",
+                         order.size() - shown, shown - pinned,
+                         generated.empty() ? "" : ", parameters before generated quantities",
+                         r.parameters.size());
     out += fmt::format("  {:>5} {:>10} {:>8} {:>7} {:>5} {:>9} {:>8} {:>9} {:>9} {:>12} {:>8}  {}\n",
                        "chain", "seed", "draws", "accept", "div", "depth", "leapfrog", "step",
                        "kish ESS", "grad evals", "wall s", "status / estimates");

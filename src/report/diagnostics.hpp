@@ -18,6 +18,9 @@
 //            "parameters": [{"name" ("x[1]", ..., or "theta[1]", ..., then "potential"), "mean",
 //                            "mcse_mean", "sd", "q5", "q50", "q95", "rhat", "rhat_bulk",
 //                            "rhat_folded", "ess_bulk", "ess_tail"}],
+//            "n_model_parameters"? (a Stan model's: the first this many of "parameters" are its
+//                            parameters and transformed parameters, the named outputs after them
+//                            its generated quantities; absent where the file does not say),
 //            "lp"? (the same keys, for lp__ = -potential where that is the model's log density),
 //            "lp_note"? (why there is no lp__),
 //            "chains": [{"file", "chain_id", "seed", "n_draws", "n_draws_used", "thinned_by",
@@ -114,6 +117,10 @@ struct RunDiagnostics {
   std::int64_t n_divergent = 0;
   std::int64_t warmup = 0;  // the run's configured warmup iterations per chain
   std::vector<ParameterDiagnostics> parameters;
+  // The first this many of `parameters` are the model's parameters and transformed parameters
+  // (RunInfo.n_parameter_outputs); the named outputs after them are its generated quantities (the
+  // potential is neither). Unset where the file does not say (other targets, older files).
+  std::optional<std::size_t> n_model_parameters;
   // lp__, the model's log density (-potential) as CmdStan's export has it (export_lp.hpp), when
   // the draws' potential is the target's (config/sampler_columns.hpp LpSource::kDrawPotential) and
   // the potential was read; otherwise unset and lp_note says why.
@@ -162,13 +169,18 @@ DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths
 
 std::string diagnostics_to_json(const DiagnosticsReport& report);
 // The table lists each run's lp__ first (when there is one; it then stands for the potential),
-// then its parameters worst first (undefined or largest R-hat, then smallest bulk ESS), the first
-// `show` of them, and says how many more there are; its headline (max R-hat, min ESS) covers all
-// of them, as the JSON does. With `vars` (--vars, quantity_selection.hpp) it lists exactly those,
-// worst first; ConfigError for a name a run does not have.
+// then its quantities worst first (undefined or largest R-hat, then smallest bulk ESS): where the
+// file says which are a Stan model's generated quantities (RunDiagnostics::n_model_parameters),
+// the parameters and transformed parameters worst first, then the generated quantities worst
+// first, so that 200 log_lik entries do not hide the parameters. The first `show` of them, and how
+// many more there are; its headline (max R-hat, min ESS) covers all of them, as the JSON does.
+// With `vars` (--vars, quantity_selection.hpp) it lists exactly those, in the same order;
+// ConfigError for a name a run does not have.
 std::string diagnostics_to_table(const DiagnosticsReport& report, int show = 10,
                                  const std::vector<std::string>& vars = {});
-// The order in which the table lists parameters (indices into ps).
-std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps);
+// The order in which the table lists parameters (indices into ps): by `group` (ascending; empty:
+// one group), then worst first within each group.
+std::vector<std::size_t> worst_first(const std::vector<ParameterDiagnostics>& ps,
+                                     const std::vector<int>& group = {});
 
 }  // namespace pemc::report

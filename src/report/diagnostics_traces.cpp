@@ -1,5 +1,7 @@
 #include "report/diagnostics_traces.hpp"
 
+#include <fmt/format.h>
+
 #include "report/draw_weights.hpp"
 #include "report/gradient_counts.hpp"
 #include "report/quantities.hpp"
@@ -50,11 +52,24 @@ RunMeta run_meta(const v1::Header& header, const std::string& run_id) {
       if (info.has_mode_search()) m.mode_search = info.mode_search();
       if (info.has_truth()) m.truth = info.truth();
       m.n_test_points = info.n_test_points();
+      if (info.has_lp_offset()) m.lp_offset = info.lp_offset();
+      if (info.has_n_parameter_outputs()) m.n_parameter_outputs = info.n_parameter_outputs();
     }
   m.max_tree_depth = config::configured_max_tree_depth(m.config.sampler());
   m.sampler = config::sampler_kind_name(m.config.sampler());
   m.target = config::target_kind_name(m.config.target());
   return m;
+}
+
+std::string lp_offset_note(const RunMeta& meta, const std::string& run_id) {
+  if (meta.lp_offset || !meta.config.target().has_stan() || meta.config.target().stan().propto())
+    return "";
+  return fmt::format(
+      "run '{}': lp__ is -potential, the Stan model's log density with every constant (propto: "
+      "false), which differs from Stan's lp__ by the constants of `~` statements: the file records "
+      "no lp offset (written before pemc recorded it, or pemc-dist could not measure it; its log "
+      "said why)",
+      run_id);
 }
 
 bool draw_coordinates(const v1::Draw& d, int original_dim, int k, std::vector<double>& out,

@@ -48,10 +48,25 @@ struct RunMeta {
   // and its held-out test points.
   std::optional<pemc::v1::TargetTruth> truth;
   int n_test_points = 0;
+  // RunInfo.lp_offset: -potential minus Stan's lp__ (a Stan target, targets/lp_offset.hpp); lp__
+  // is -potential - lp_offset. Unset: lp__ is -potential (other targets, older files, an offset
+  // pemc-dist could not trust).
+  std::optional<double> lp_offset;
+  // RunInfo.n_parameter_outputs: the first output_names that are parameters and transformed
+  // parameters (the rest: generated quantities). Unset: not known.
+  std::optional<int> n_parameter_outputs;
   // The NUTS maximum tree depth when the draws record treedepth__ (config/sampler_columns.hpp).
   std::optional<int> max_tree_depth;
 };
 RunMeta run_meta(const pemc::v1::Header& header, const std::string& run_id);
+
+// lp__ of a sample whose target potential is u: -u - lp_offset (Stan's lp__), else -u.
+inline double lp_of_potential(const RunMeta& meta, double u) {
+  return -u - meta.lp_offset.value_or(0.0);
+}
+// Why a run's lp__ differs from Stan's, or "" when it does not: a Stan target sampled with
+// propto: false whose file records no lp_offset.
+std::string lp_offset_note(const RunMeta& meta, const std::string& run_id);
 
 // The first `k` diagnosed quantities of a draw (see the file comment) into out[0..k). A run with
 // named outputs (n_outputs > 0: a Stan model's, report/quantities.hpp) is diagnosed on them, each

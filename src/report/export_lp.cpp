@@ -12,6 +12,7 @@ void resolve_lp(Scan& scan, const ExportOptions& options, bool required,
                 std::vector<std::string>& notes) {
   RunTargets user_targets(options.target_config);
   for (auto& [id, run] : scan.runs) {
+    if (const auto note = lp_offset_note(run.meta, id); !note.empty()) notes.push_back(note);
     if (run.columns.lp != config::LpSource::kTargetAtSample) continue;
     if (!user_targets.has_config() && !required) {
       run.has_lp = false;
@@ -33,10 +34,11 @@ void resolve_lp(Scan& scan, const ExportOptions& options, bool required,
 }
 
 double sample_lp(const v1::Draw& d, const RunScan& run, int j, Vector& point) {
-  if (!run.lp_target) return -d.potential();
+  if (!run.lp_target) return lp_of_potential(run.meta, d.potential());
   const auto x = sample_point(d, run.meta.original_dim, j);
   point = Eigen::Map<const Vector>(x.data(), static_cast<Eigen::Index>(x.size()));
-  return -run.lp_target->potential(point);
+  // The user's --config target is the header's (RunTargets checks it): the same offset.
+  return lp_of_potential(run.meta, run.lp_target->potential(point));
 }
 
 }  // namespace pemc::report::export_detail

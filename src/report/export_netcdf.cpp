@@ -127,8 +127,11 @@ void define_stats(int grp, const std::vector<int>& dims, const RunScan& run, con
   if (run.has_lp) {
     g.lp = define_double(grp, "lp", dims, file);
     put_text(grp, g.lp, "description",
-             "the model's log density at the sample (-potential of the run's target, Jacobian "
-             "included), as Stan's lp__",
+             run.meta.lp_offset
+                 ? "the model's log density at the sample, Jacobian included, as Stan's lp__ "
+                   "(-potential of the run's target minus the constants Stan drops)"
+                 : "the model's log density at the sample (-potential of the run's target, "
+                   "Jacobian included)",
              file);
   }
   const std::vector<int> draw_dims{dims[0], dims[1]};

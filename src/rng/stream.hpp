@@ -25,6 +25,7 @@ enum class Domain : std::uint32_t {
   kDataSplit = 7,     // train/test splits
   kOutputs = 8,       // a target's named outputs (Stan's generated quantities), per draw
   kModeSearch = 9,    // the starts of the mode search before sampling (modes/mode_search.hpp)
+  kLpOffset = 10,     // the points where the header's lp offset is measured (runner/run_header.cpp)
   kTest = 100,
 };
 

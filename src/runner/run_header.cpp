@@ -4,14 +4,20 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include "config/factories.hpp"
+#include "config/init_point.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/mode_search_step.hpp"
 #include "runner/resume_command.hpp"
+#include "rng/stream.hpp"
+#include "targets/lp_offset.hpp"
 #include "targets/truth_record.hpp"
 
 namespace pemc::runner {
@@ -54,6 +60,38 @@ void record_truths(const std::vector<v1::RunConfig>& runs,
   }
 }
 
+// Each Stan run's lp offset (targets/lp_offset.hpp), measured once per distinct target at points
+// drawn from the run's init (a fixed stream: the header does not depend on the seeds), so that
+// reports export Stan's lp__. A target whose offset cannot be trusted gets none, with a warning:
+// its exports keep lp__ = -potential.
+void record_lp_offsets(const std::vector<v1::RunConfig>& runs,
+                       const std::vector<targets::TargetPtr>& targets, v1::Header& h) {
+  std::map<std::string, targets::LpOffsetMeasurement> by_target;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::string key = runs[r].target().SerializeAsString();
+    auto it = by_target.find(key);
+    if (it == by_target.end()) {
+      const auto& init = runs[r].init();
+      const auto m = targets::measure_lp_offset(*targets[r], [&init](int attempt, VectorRef x) {
+        rng::Stream stream(0, rng::Domain::kLpOffset, 0, static_cast<std::uint64_t>(attempt));
+        config::draw_initial_point(init, stream, x);
+      });
+      it = by_target.emplace(key, m).first;
+    }
+    const auto& m = it->second;
+    if (m.offset) {
+      h.mutable_runs(static_cast<int>(r))->set_lp_offset(*m.offset);
+      spdlog::debug("run '{}': lp__ offset {:.17g} (the sampled log density minus Stan's lp__, "
+                    "the same at {} points); exports write lp__ = -potential - offset",
+                    runs[r].name(), *m.offset, m.values.size());
+    } else if (!m.problem.empty()) {
+      spdlog::warn("run '{}': no lp__ offset recorded: {}; exports keep lp__ = -potential, "
+                   "which differs from Stan's lp__ by the constants of `~` statements",
+                   runs[r].name(), m.problem);
+    }
+  }
+}
+
 }  // namespace
 
 v1::Header make_header(const RunOptions& o, const RunPlan& plan,
@@ -76,6 +114,7 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
     info->set_sampler_name(config::sampler_kind_name(runs[r].sampler()));
     for (const auto& name : targets[r]->output_names()) info->add_output_names(name);
     info->set_n_test_points(targets[r]->n_test_points());
+    if (const auto k = targets[r]->n_parameter_outputs()) info->set_n_parameter_outputs(*k);
     if (modes[r]) {
       const auto& target = *targets[r];
       *info->mutable_mode_search() =
@@ -83,6 +122,7 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
     }
   }
   record_truths(runs, targets, h);
+  record_lp_offsets(runs, targets, h);
   h.set_dim(h.runs(0).dim());
   h.set_original_dim(h.runs(0).original_dim());
   h.set_target_name(h.runs(0).target_name());

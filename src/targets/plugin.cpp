@@ -30,6 +30,8 @@ struct PluginTarget::Api {
   pemc_model_write_outputs_fn write_outputs = nullptr;
   pemc_model_potential_fn potential = nullptr;    // optional
   pemc_model_last_error_fn last_error = nullptr;  // optional
+  pemc_model_lp_offset_fn lp_offset = nullptr;    // optional
+  pemc_model_parameter_output_count_fn parameter_output_count = nullptr;  // optional
 };
 
 namespace {
@@ -119,6 +121,9 @@ PluginTarget::PluginTarget(const PluginOptions& options)
         required_symbol<pemc_model_write_outputs_fn>(raw, "pemc_model_write_outputs", library_);
     api.potential = optional_symbol<pemc_model_potential_fn>(raw, "pemc_model_potential");
     api.last_error = optional_symbol<pemc_model_last_error_fn>(raw, "pemc_model_last_error");
+    api.lp_offset = optional_symbol<pemc_model_lp_offset_fn>(raw, "pemc_model_lp_offset");
+    api.parameter_output_count = optional_symbol<pemc_model_parameter_output_count_fn>(
+        raw, "pemc_model_parameter_output_count");
   }
 
   std::array<char, 1024> error{};
@@ -158,6 +163,14 @@ PluginTarget::PluginTarget(const PluginOptions& options)
         throw ConfigError(where(library_) + "pemc_model_output_name(" + std::to_string(i) +
                           ") gave no name");
       output_names_.emplace_back(name);
+    }
+    if (api.parameter_output_count != nullptr) {
+      const int k = api.parameter_output_count(model);
+      if (k < 0 || k > n)
+        throw ConfigError(where(library_) + "pemc_model_parameter_output_count returned " +
+                          std::to_string(k) + ", expected a count in [0, " + std::to_string(n) +
+                          "] (the number of outputs)");
+      n_parameter_outputs_ = k;
     }
   }
   dim_ = d;
@@ -222,6 +235,17 @@ double PluginTarget::potential_and_gradient(ConstVectorRef x, VectorRef grad) co
   check_model_error(u);
   if (std::isfinite(u) && !grad.allFinite()) return kNaN;
   return u;
+}
+
+bool PluginTarget::has_lp_offset() const { return api_->lp_offset != nullptr; }
+
+std::optional<double> PluginTarget::lp_offset(ConstVectorRef x) const {
+  if (api_->lp_offset == nullptr) return std::nullopt;
+  check_size(x.size(), dim_);
+  double offset = kNaN;
+  if (api_->lp_offset(model_, x.data(), &offset) != 0 || !std::isfinite(offset))
+    return std::nullopt;
+  return offset;
 }
 
 Truth PluginTarget::truth() const {

@@ -56,6 +56,10 @@ class PluginTarget final : public Target {
   // are kept as the plugin wrote them.
   bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override;
   std::vector<ModelMessage> take_model_messages() const override { return messages_.take(); }
+  // From the optional pemc_model_lp_offset and pemc_model_parameter_output_count (Stan's shim).
+  bool has_lp_offset() const override;
+  std::optional<double> lp_offset(ConstVectorRef x) const override;
+  std::optional<int> n_parameter_outputs() const override { return n_parameter_outputs_; }
   int abi_version() const { return abi_version_; }
 
   const std::string& library() const { return library_; }
@@ -76,6 +80,7 @@ class PluginTarget final : public Target {
   int dim_ = 0;
   int abi_version_ = 0;
   std::vector<std::string> output_names_;
+  std::optional<int> n_parameter_outputs_;
   mutable Vector scratch_grad_;
   mutable PendingModelMessages messages_;
 };

@@ -9,6 +9,8 @@
  * Stan model: parameters, transformed parameters and generated quantities, constrained), while
  * sampling runs on the d unconstrained coordinates x. Stan models are wrapped by pemc's own
  * version-2 shim (src/stan_target/shim/); a hand-written plugin may use version 1 or 2.
+ * pemc_model_lp_offset and pemc_model_parameter_output_count were added to version 2 as optional
+ * functions, so version-2 plugins built before them load as they did (without what they give).
  *
  * Lifetime and threads: pemc calls pemc_model_create once per target instance (one per process,
  * or per thread if several threads sample), uses the returned model from that one thread only,
@@ -103,6 +105,20 @@ PEMC_PLUGIN_EXPORT double pemc_model_potential(void* model, const double* x);
  * After +inf: the reason for the rejection, or "" or NULL when there is none to give. */
 PEMC_PLUGIN_EXPORT const char* pemc_model_last_error(const void* model);
 
+/* For a model whose own tools report its log density without some constants (Stan's lp__:
+ * log_prob with propto = true, the constants of `~` statements dropped, Jacobian included):
+ * write -potential(x) minus that log density into *offset and return 0; return non-zero where x
+ * is rejected or the model cannot say. The offset must not depend on x: pemc measures it at a few
+ * points, records it in the run's header (RunInfo.lp_offset) and exports lp__ = -potential -
+ * offset, so that lp__ is the one those tools report. Stan models only, through pemc's shim. */
+PEMC_PLUGIN_EXPORT int pemc_model_lp_offset(void* model, const double* x, double* offset);
+
+/* How many of the outputs, from the first, are the model's parameters (for Stan: parameters and
+ * transformed parameters), in [0, output_count]; the rest are derived quantities (Stan's generated
+ * quantities). pemc records it in the run's header (RunInfo.n_parameter_outputs); reports list
+ * the parameters first. */
+PEMC_PLUGIN_EXPORT int pemc_model_parameter_output_count(const void* model);
+
 /* Function-pointer types pemc uses after dlsym. */
 typedef int (*pemc_plugin_abi_version_fn)(void);
 typedef void* (*pemc_model_create_fn)(const char*, char*, size_t);
@@ -116,6 +132,8 @@ typedef const char* (*pemc_model_output_name_fn)(const void*, int);
 typedef int (*pemc_model_write_outputs_fn)(void*, const double*, uint64_t, double*, char*, size_t);
 typedef double (*pemc_model_potential_fn)(void*, const double*);
 typedef const char* (*pemc_model_last_error_fn)(const void*);
+typedef int (*pemc_model_lp_offset_fn)(void*, const double*, double*);
+typedef int (*pemc_model_parameter_output_count_fn)(const void*);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,15 @@ class Target {
   virtual bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const {
     return false;
   }
+  // Whether lp_offset gives anything (a Stan model loaded through pemc's shim). Default: no.
+  virtual bool has_lp_offset() const { return false; }
+  // -potential(x) minus the log density the model's own tools report (Stan's lp__: the constants
+  // of `~` statements dropped, Jacobian included), a constant of the model and its data; nullopt
+  // where x is rejected or the target has none (targets/lp_offset.hpp measures it for the header).
+  virtual std::optional<double> lp_offset(ConstVectorRef x) const { return std::nullopt; }
+  // How many of output_names(), from the first, are the model's parameters (Stan's parameters and
+  // transformed parameters; the rest are generated quantities). nullopt: not known (default).
+  virtual std::optional<int> n_parameter_outputs() const { return std::nullopt; }
   // What the model said when it rejected points or failed to write outputs since the last call
   // (model_messages.hpp), oldest first. Default: nothing (built-in targets reject silently).
   virtual std::vector<ModelMessage> take_model_messages() const { return {}; }

@@ -14,6 +14,9 @@
 #   3. csv --resample: plain draws, not the weighted rows (it was ignored before);
 #   4. refusals: --include-warmup on a file without warmup draws, on a resampled weighted run;
 #      --log-lik of no quantity; --log-lik with csv.
+# Also (issue 38): lp__ in every export is Stan's lp__ for propto: false (the default) as for
+# propto: true (the header's lp offset, logged at debug), and diagnose lists the model's
+# parameters before its generated quantities.
 source "$(dirname "$0")/common.sh"
 PY="${PEMC_PYTHON:-/usr/bin/python3}"
 CHECK="$PEMC_SOURCE_DIR/tests/support/check_inference_data.py"
@@ -51,8 +54,15 @@ iterations: 20
 seeds { values: [1] }
 output { path: "nowarm.pemc" }
 CFG
-(cd "$WORK" && run_mpi 2 "$DIST" study.pbtxt --log-level error && run_mpi 1 "$DIST" nowarm.pbtxt --log-level error) \
+(cd "$WORK" && run_mpi 2 "$DIST" study.pbtxt --log-level debug && run_mpi 1 "$DIST" nowarm.pbtxt --log-level error) \
   > "$WORK/dist.log" 2>&1 || { cat "$WORK/dist.log" >&2; fail "pemc-dist runs failed"; }
+# The constant between the full density and Stan's lp__ (RunInfo.lp_offset), logged at debug:
+# -log 10 - 3.5 log 2 pi = -8.735155 for every propto: false run, 0 for propto: true.
+for run in nuts pe pt ct; do
+  grep -q "run '$run': lp__ offset -8\.73515482542" "$WORK/dist.log" || fail "no lp__ offset logged for run $run: $(grep -m3 'lp__ offset' "$WORK/dist.log")"
+done
+grep -q "run 'nuts_propto': lp__ offset 0 " "$WORK/dist.log" || fail "propto: true did not record the offset 0"
+! grep -q "no lp__ offset recorded" "$WORK/dist.log" || fail "$(grep -m1 'no lp__ offset' "$WORK/dist.log")"
 CONFIG=(--config "$WORK/study.pbtxt")
 
 # 1. Default export.
@@ -86,6 +96,10 @@ for run in ("nuts", "pe", "pt", "ct"):
     assert np.allclose(ll.values, normal_lpdf(y, mu, sigma), rtol=1e-10, atol=1e-10), run
     lp = xr.open_dataset(f"{work}/nc/{run}.nc", group="sample_stats")["lp"]
     assert lp.dims == ("chain", "draw") and np.isfinite(lp.values).all(), run
+    # Stan's lp__ (section 3 below says why this is its formula).
+    mu, sigma = mu[..., 0], sigma[..., 0]
+    stan_lp = ll.values.sum(axis=2) - mu**2 / 200 - np.log(sigma)**2 / 2 + 2.5 * np.log(2 * np.pi)
+    assert np.allclose(lp.values, stan_lp, rtol=0, atol=1e-6), (run, np.abs(lp.values - stan_lp).max())
 # NUTS: every value is the CSV export's, in order.
 nuts, post = rows("nuts"), xr.open_dataset(f"{work}/nc/nuts.nc", group="posterior")
 ll = xr.open_dataset(f"{work}/nc/nuts.nc", group="log_likelihood")["log_lik"].values
@@ -147,11 +161,11 @@ passed=$((passed + 1))
 
 # 3. CmdStan CSV of every run, read by rstan: the model's quantities (log_lik among them) and
 # lp__, the model's log density with the Jacobian of sigma's log transform (--config:
-# pseudo-extended and continuous tempering record their extended density). With the stan target's
-# default propto: false it keeps every constant: lp__ - sum(log_lik) is exactly
-# -mu^2 / 200 - (log sigma)^2 / 2 - log 10 - log(2 pi) at every draw of every run; with
-# propto: true it is Stan's lp__ (constants of `~` dropped): -mu^2 / 200 - (log sigma)^2 / 2
-# + (N / 2) log(2 pi), N = 5.
+# pseudo-extended and continuous tempering record their extended density). lp__ is Stan's (the
+# constants of `~` dropped) whether the run sampled with the default propto: false (the full
+# density minus the recorded offset) or propto: true: lp__ - sum(log_lik) is exactly
+# -mu^2 / 200 - (log sigma)^2 / 2 + (N / 2) log(2 pi), N = 5, at every draw of every run (with
+# every constant kept it would be -mu^2 / 200 - (log sigma)^2 / 2 - log 10 - log(2 pi)).
 "$REPORT" export "$WORK/study.pemc" --format cmdstan --resample --config "$WORK/study.pbtxt" \
   --output-dir "$WORK/cmdstan" 2> "$WORK/cmdstan.err" || { cat "$WORK/cmdstan.err" >&2; fail "cmdstan export failed"; }
 Rscript - "$WORK/cmdstan" <<'R' || fail "rstan check of the CmdStan exports failed"
@@ -164,12 +178,27 @@ for (run in c("nuts", "pe", "pt", "ct", "nuts_propto")) {
   d <- as.data.frame(fit)
   if (nrow(d) != 400) stop(run, ": ", nrow(d), " draws, not 400")
   ll <- rowSums(d[, paste0("log_lik[", 1:5, "]")])
-  constant <- if (run == "nuts_propto") 2.5 * log(2 * pi) else -log(10) - log(2 * pi)
+  constant <- 2.5 * log(2 * pi)
   gap <- d$lp__ - ll + d$mu^2 / 200 + log(d$sigma)^2 / 2 - constant
   if (!all(is.finite(gap)) || max(abs(gap)) > 1e-6)
     stop(run, ": lp__ is not the model's log density (largest gap ", max(abs(gap)), ")")
 }
 R
+passed=$((passed + 1))
+
+# 3b. diagnose lists the model's parameters (mu, sigma: RunInfo.n_parameter_outputs = 2) before
+# its generated quantities (y_rep, log_lik[1..5]), each group worst first; JSON says how many.
+diag=$("$REPORT" diagnose "$WORK/study.pemc" --coords 8 2> /dev/null || true)
+awk '/^run nuts /{on=1; next} /^run /{on=0} on && /^  (mu|sigma|y_rep|log_lik\[)/ { print $1 }' <<< "$diag" \
+  > "$WORK/diag_order.txt"
+[ "$(head -2 "$WORK/diag_order.txt" | sort | tr '\n' ' ')" = "mu sigma " ] \
+  && [ "$(wc -l < "$WORK/diag_order.txt")" -eq 8 ] \
+  || { echo "$diag" >&2; fail "diagnose: parameters not listed first: $(tr '\n' ' ' < "$WORK/diag_order.txt")"; }
+"$REPORT" diagnose "$WORK/study.pemc" --format json 2> /dev/null | "$PY" -c '
+import json, sys
+runs = {r["run_id"]: r for r in json.load(sys.stdin)["runs"]}
+assert all(runs[r]["n_model_parameters"] == 2 for r in ("nuts", "pe", "pt", "ct", "nuts_propto")), runs.keys()
+' || fail "diagnose --format json: n_model_parameters"
 passed=$((passed + 1))
 
 # 4. csv --resample: one plain row per draw, without sample and log_weight.

@@ -8,7 +8,9 @@
 // parameter vector; the potential is -log p(x) on that space, with the Jacobian of the constraining
 // transforms (Stan's log_prob<propto, jacobian = true>). Outputs are what Stan writes per draw:
 // parameters, transformed parameters and generated quantities on the constrained scale, named as
-// in Stan ("theta[1]", "Sigma[2,1]").
+// in Stan ("theta[1]", "Sigma[2,1]"); pemc_model_parameter_output_count says how many of them
+// are parameters and transformed parameters. pemc_model_lp_offset gives the constant between the
+// sampled log density and Stan's lp__, so that exports write Stan's lp__.
 //
 // pemc_model_create's argument is two lines: "propto=0" or "propto=1", then the data file's path
 // (empty: a model without data). propto=1 drops the constants of `~` statements, as Stan's
@@ -51,6 +53,7 @@ struct Model {
   std::unique_ptr<stan_model> model;
   bool propto = false;
   std::vector<std::string> names;  // Stan's form, 1-based
+  int n_parameter_names = 0;       // the first names: parameters and transformed parameters
   std::vector<double> params;      // scratch: the unconstrained point
   std::vector<int> params_i;       // Stan models have no integer parameters; always empty
   std::vector<double> grad;
@@ -114,6 +117,9 @@ inline Model* create(const char* argument, char* error, size_t error_len) {
     return nullptr;
   }
   std::vector<std::string> dotted;
+  m->model->constrained_param_names(dotted, true, false);
+  m->n_parameter_names = static_cast<int>(dotted.size());
+  dotted.clear();
   m->model->constrained_param_names(dotted, true, true);
   m->names.reserve(dotted.size());
   for (const auto& name : dotted) m->names.push_back(bracket_name(name));
@@ -185,6 +191,27 @@ PEMC_PLUGIN_EXPORT double pemc_model_potential(void* model, const double* x) {
     m.last_error = "unknown exception in the log density";
   }
   return std::numeric_limits<double>::quiet_NaN();
+}
+
+// The sampled log density (propto as configured) minus Stan's lp__ (propto = true), both with the
+// Jacobian: the constants of `~` statements when propto=0, and 0 when propto=1.
+PEMC_PLUGIN_EXPORT int pemc_model_lp_offset(void* model, const double* x, double* offset) {
+  auto& m = *static_cast<pemc::stan_shim::Model*>(model);
+  std::copy(x, x + m.params.size(), m.params.begin());
+  try {
+    const double stan_lp = stan::model::log_prob_propto<true>(*m.model, m.params, m.params_i);
+    const double sampled =
+        m.propto ? stan_lp : m.model->template log_prob<false, true>(m.params, m.params_i);
+    if (!std::isfinite(stan_lp) || !std::isfinite(sampled)) return 1;
+    *offset = sampled - stan_lp;
+    return 0;
+  } catch (...) {
+    return 1;  // x is rejected: pemc tries another point
+  }
+}
+
+PEMC_PLUGIN_EXPORT int pemc_model_parameter_output_count(const void* model) {
+  return static_cast<const pemc::stan_shim::Model*>(model)->n_parameter_names;
 }
 
 PEMC_PLUGIN_EXPORT const char* pemc_model_last_error(const void* model) {

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -441,6 +443,58 @@ TEST_F(DiagnosticsTest, ADrawTooShortForItsHeaderEndsTheReadThere) {
             "inconsistent file: a draw of run 'r' with a state of 1 coordinates, the header says 2");
   ASSERT_EQ(t.chains.size(), 1u);
   EXPECT_EQ(t.chains[0].n_draws, 1);
+}
+
+// A Stan run whose header says which named outputs are parameters (RunInfo.n_parameter_outputs):
+// the table lists them (worst first) before the generated quantities (worst first), even when the
+// generated quantities mix worse; a file that does not say keeps one worst-first order.
+TEST_F(DiagnosticsTest, StanParametersAreListedBeforeGeneratedQuantities) {
+  const auto write_run = [&](const fs::path& path, std::optional<int> n_parameters) {
+    std::mt19937_64 gen(4);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    Record h = header(2);
+    auto* info = h.mutable_header()->add_runs();
+    info->set_name("r");
+    info->set_dim(2);
+    info->set_original_dim(2);
+    for (const char* n : {"mu", "sigma", "log_lik[1]", "log_lik[2]", "log_lik[3]"})
+      info->add_output_names(n);
+    if (n_parameters) info->set_n_parameter_outputs(*n_parameters);
+    std::vector<Record> v{h};
+    for (int i = 0; i < 400; ++i)
+      for (int c = 0; c < 2; ++c) {
+        Record d = draw(c, i, {normal(gen), normal(gen)});
+        d.mutable_draw()->add_outputs(normal(gen));      // mu
+        d.mutable_draw()->add_outputs(1 + normal(gen));  // sigma
+        for (int k = 1; k <= 3; ++k)  // log_lik: trends, the worst R-hats
+          d.mutable_draw()->add_outputs(k * static_cast<double>(i) + normal(gen));
+        v.push_back(d);
+      }
+    v.push_back(footer(2));
+    write(path, v);
+  };
+  write_run(dir_ / "new.pemc", 2);
+  write_run(dir_ / "old.pemc", std::nullopt);
+  const DiagnosticsReport rep = diagnose_files({dir_ / "new.pemc"}, TraceOptions{});
+  ASSERT_EQ(rep.runs[0].n_model_parameters, std::optional<std::size_t>(2));
+  const std::string table = diagnostics_to_table(rep, 2);
+  ASSERT_NE(table.find("  mu "), std::string::npos) << table;
+  ASSERT_NE(table.find("  sigma "), std::string::npos) << table;
+  EXPECT_LT(table.find("  lp__ "), table.find("  mu "));
+  EXPECT_EQ(table.find("  log_lik["), std::string::npos) << table;  // cut after the parameters
+  EXPECT_NE(table.find("parameters before generated quantities"), std::string::npos) << table;
+  const std::string all = diagnostics_to_table(rep, 10);
+  EXPECT_LT(std::max(all.find("  mu "), all.find("  sigma ")), all.find("  log_lik[")) << all;
+  const std::string picked = diagnostics_to_table(rep, 10, {"log_lik[3]", "sigma"});
+  EXPECT_LT(picked.find("  sigma "), picked.find("  log_lik[3] ")) << picked;
+  EXPECT_NE(diagnostics_to_json(rep).find("\"n_model_parameters\": 2"), std::string::npos);
+
+  const DiagnosticsReport old = diagnose_files({dir_ / "old.pemc"}, TraceOptions{});
+  EXPECT_FALSE(old.runs[0].n_model_parameters.has_value());
+  const std::string old_table = diagnostics_to_table(old, 2);
+  EXPECT_NE(old_table.find("  log_lik["), std::string::npos) << old_table;  // worst first only
+  EXPECT_EQ(old_table.find("  mu "), std::string::npos) << old_table;
+  EXPECT_EQ(diagnostics_to_json(old).find("n_model_parameters"), std::string::npos);
 }
 
 // Every quantity is diagnosed by default (here 12 coordinates, more than the table shows); the

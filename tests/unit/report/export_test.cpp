@@ -12,8 +12,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -473,6 +475,53 @@ TEST_F(ExportTest, NamedOutputsAreTheQuantities) {
   std::ostringstream bad;
   EXPECT_THROW(export_csv(dir_ / "bad.pemc", bad, ExportOptions{}), DataError);
   EXPECT_TRUE(bad.str().empty());
+}
+
+// A Stan run sampled with the full density (propto: false): where the header records its lp offset
+// (RunInfo.lp_offset, the constants Stan drops) every export writes Stan's lp__ = -potential -
+// offset; a file without it (older, or an offset pemc-dist could not trust) keeps -potential and a
+// note says that lp__ then differs from Stan's.
+TEST_F(ExportTest, StanLpIsThePotentialMinusTheRecordedOffset) {
+  const auto write_stan = [&](const fs::path& path, std::optional<double> offset) {
+    Record h = study_header();
+    auto* run = h.mutable_header()->mutable_config()->mutable_runs(0);
+    run->mutable_target()->mutable_stan()->set_model_file("m.stan");
+    auto* info = h.mutable_header()->mutable_runs(0);
+    info->add_output_names("mu");
+    if (offset) info->set_lp_offset(*offset);
+    std::vector<Record> v{h};
+    Record d = plain_draw(0, 0, 2.0, 4.0);  // potential 10
+    d.mutable_draw()->add_outputs(2.0);
+    v.push_back(d);
+    write_file(path, v);
+  };
+  write_stan(dir_ / "offset.pemc", -8.5);
+  write_stan(dir_ / "old.pemc", std::nullopt);
+  for (const auto& [file, lp, noted] :
+       {std::tuple{"offset.pemc", "-1.5", false}, std::tuple{"old.pemc", "-10", true}}) {
+    std::ostringstream out;
+    ExportOptions csv;
+    csv.run_filter = "nuts";
+    const auto r = export_draws(dir_ / file, out, csv);
+    const auto lines = lines_of(out.str());
+    ASSERT_EQ(lines.size(), 2u) << file;
+    EXPECT_NE(lines[1].find(std::string(",") + lp + ",0.75,"), std::string::npos)
+        << file << ": " << lines[1];
+    const bool has_note =
+        !r.notes.empty() && r.notes[0].find("run 'nuts': lp__ is -potential, the Stan model's log "
+                                            "density with every constant") != std::string::npos;
+    EXPECT_EQ(has_note, noted) << file;
+
+    ExportOptions cmdstan;
+    cmdstan.format = "cmdstan";
+    cmdstan.run_filter = "nuts";
+    cmdstan.output_dir = dir_ / (std::string("cmdstan_") + file);
+    const auto c = export_draws(dir_ / file, out, cmdstan);
+    ASSERT_EQ(c.files.size(), 1u);
+    const auto rows = data_lines(read_text(c.files[0]));
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_TRUE(rows[1].starts_with(std::string(lp) + ",0.75,")) << file << ": " << rows[1];
+  }
 }
 
 // Global weights (continuous tempering: one weighted sample per draw): --resample draws as many

@@ -14,12 +14,14 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "pemc/v1/config.pb.h"
 #include "stan_target/model_builder.hpp"
+#include "targets/lp_offset.hpp"
 
 namespace pemc::stan_target {
 namespace {
@@ -107,6 +109,39 @@ TEST(StanTarget, ProptoDropsOnlyConstants) {
   const double shift_b = full->potential(b) - propto->potential(b);
   EXPECT_GT(std::fabs(shift_a), 1.0);  // the constants are really dropped
   EXPECT_NEAR(shift_a, shift_b, 1e-10);
+}
+
+// The shim's lp offset: -potential minus Stan's lp__, the constants of `~` statements. For
+// normal_model (N = 4): log 10 + (1/2) log 2 pi from mu ~ normal(0, 10), (1/2) log 2 pi from
+// sigma ~ lognormal(0, 1) (its -log sigma depends on sigma and stays), (N/2) log 2 pi from y.
+// measure_lp_offset finds the same from random points; with propto it is 0.
+TEST(StanTarget, LpOffsetIsTheConstantsStanDrops) {
+  const auto full = make_stan_target(config("normal_model.stan", kData + "normal_model.json"));
+  const auto propto =
+      make_stan_target(config("normal_model.stan", kData + "normal_model.json", true));
+  const double expected = -std::log(10.0) - 3.0 * std::log(2 * std::numbers::pi);
+  EXPECT_TRUE(full->has_lp_offset());
+  for (const auto& x : {Eigen::Vector2d(0.3, -0.2), Eigen::Vector2d(-1.0, 0.7)}) {
+    ASSERT_TRUE(full->lp_offset(x).has_value());
+    EXPECT_NEAR(*full->lp_offset(x), expected, 1e-12);
+    // Stan's lp__ is what the propto target samples: -potential - offset.
+    EXPECT_NEAR(-full->potential(x) - *full->lp_offset(x), -propto->potential(x), 1e-12);
+    EXPECT_EQ(propto->lp_offset(x), std::optional<double>(0.0));
+  }
+  EXPECT_FALSE(full->lp_offset(Eigen::Vector2d(2e6, 0.0)).has_value());  // reject(): no value
+  const auto m = targets::measure_lp_offset(*full, [](int attempt, VectorRef x) {
+    x[0] = -1.5 + attempt;
+    x[1] = 0.5 * attempt;
+  });
+  ASSERT_TRUE(m.offset.has_value()) << m.problem;
+  EXPECT_NEAR(*m.offset, expected, 1e-12);
+}
+
+// Parameters and transformed parameters (mu, sigma, log_sigma) come before the generated
+// quantity y_rep; the shim says how many they are.
+TEST(StanTarget, ParameterOutputsAreCounted) {
+  const auto t = make_stan_target(config("normal_model.stan", kData + "normal_model.json"));
+  EXPECT_EQ(t->n_parameter_outputs(), std::optional<int>(3));
 }
 
 TEST(StanTarget, NamedConstrainedOutputsAndSeededGeneratedQuantities) {

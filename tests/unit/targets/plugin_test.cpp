@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -254,6 +255,10 @@ double pemc_model_potential_gradient(void* m, const double* x, double* g) {
   const auto t = load("", std::nullopt, so);
   EXPECT_EQ(t->abi_version(), 2);
   EXPECT_EQ(t->output_names(), (std::vector<std::string>{"sigma", "z[1]"}));
+  // Without the optional functions: no lp offset, no split of the outputs.
+  EXPECT_FALSE(t->has_lp_offset());
+  EXPECT_FALSE(t->lp_offset(Eigen::Vector2d(0.0, 1.0)).has_value());
+  EXPECT_FALSE(t->n_parameter_outputs().has_value());
   std::vector<double> out(2);
   EXPECT_TRUE(t->write_outputs(Eigen::Vector2d(0.0, 1.0), 10, out));
   EXPECT_EQ(out[0], 1.0);
@@ -282,6 +287,40 @@ double pemc_model_potential_gradient(void* m, const double* x, double* g) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("index 3 out of range"), std::string::npos) << e.what();
   }
+}
+
+// The optional lp offset and parameter count (what pemc's Stan shim exports): an offset the model
+// cannot give (rc != 0, or not finite) is none; a count outside [0, output count] is refused.
+TEST_F(PluginScratch, LpOffsetAndParameterOutputCount) {
+  const std::string outputs = R"(
+#include <stdint.h>
+static const char* names[2] = {"mu", "y_rep"};
+int pemc_plugin_abi_version(void) { return 2; }
+int pemc_model_output_count(const void* m) { return 2; }
+const char* pemc_model_output_name(const void* m, int i) { return names[i]; }
+int pemc_model_write_outputs(void* m, const double* x, uint64_t s, double* o, char* e, size_t n) {
+  o[0] = x[0]; o[1] = x[1]; return 0;
+}
+int pemc_model_lp_offset(void* m, const double* x, double* offset) {
+  if (x[0] > 10) return 1;
+  *offset = x[0] < -10 ? 1.0 / 0.0 : -3.5;
+  return 0;
+}
+)";
+  const std::string so = build("offset", std::string(kModelBody) + kGaussianGradient + outputs +
+                                             "int pemc_model_parameter_output_count(const void* "
+                                             "m) { return 1; }\n");
+  const auto t = load("", std::nullopt, so);
+  EXPECT_TRUE(t->has_lp_offset());
+  EXPECT_EQ(t->lp_offset(Eigen::Vector2d(0.0, 1.0)), std::optional<double>(-3.5));
+  EXPECT_FALSE(t->lp_offset(Eigen::Vector2d(20.0, 1.0)).has_value());
+  EXPECT_FALSE(t->lp_offset(Eigen::Vector2d(-20.0, 1.0)).has_value());
+  EXPECT_EQ(t->n_parameter_outputs(), std::optional<int>(1));
+  const std::string bad = build("bad_count", std::string(kModelBody) + kGaussianGradient + outputs +
+                                                 "int pemc_model_parameter_output_count(const "
+                                                 "void* m) { return 3; }\n");
+  expect_config_error([&] { load("", std::nullopt, bad); },
+                      {bad, "pemc_model_parameter_output_count returned 3", "[0, 2]"});
 }
 
 TEST_F(PluginScratch, VersionOneHasNoOutputs) {
