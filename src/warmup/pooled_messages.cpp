@@ -109,6 +109,7 @@ std::string RoundBroadcast::encode() const {
     auto& one = put_child(cs, std::to_string(id));
     put_vector(one, "state", c.state);
     put_totals(one, c.totals);
+    put_real(one, "step_size", c.step_size);
   }
   return s.SerializeAsString();
 }
@@ -131,6 +132,7 @@ RoundBroadcast RoundBroadcast::decode(const std::string& bytes) {
     Chain c;
     get_vector(one, "state", c.state);
     c.totals = get_totals(one);
+    c.step_size = get_real(one, "step_size");
     b.chains.emplace(std::stoi(key), std::move(c));
   }
   return b;

@@ -42,10 +42,11 @@ struct RoundBroadcast {
   int round = 0;
   RoundPlan plan;
   std::vector<double> inverse_metric;  // empty: the configured metric (no window pooled yet)
-  double step_size = 0.0;              // kSample: the pooled step size
+  double step_size = 0.0;              // kSample: the pooled step size (0: none, see Chain)
   struct Chain {
-    Vector state;       // where its next round starts
-    ChainTotals totals;  // its rounds so far
+    Vector state;          // where its next round starts
+    ChainTotals totals;    // its rounds so far
+    double step_size = 0;  // kSample: the step size it samples with
   };
   std::map<int, Chain> chains;  // live chains by id
   // How warmup went (kSample): what the final summaries and the log say.

@@ -8,7 +8,8 @@
 //            (the configured one in the first); each chain searches its step size again (Stan
 //            does so after every metric change) and adapts it; its draws feed the next metric;
 //   term     the terminal buffer (Stan's term_buffer) with the final metric, step size adapted;
-//   sample   the final round: the run's iterations at the pooled step size, no adaptation.
+//   sample   the final round: the run's iterations, no adaptation, at the pooled step size (each
+//            chain at its own when they did not agree).
 // Warmup leaves the windows once at least kMinWindows windows ran and the pooled windows' log
 // density has converged (pooled_windows.hpp), and at the latest when one more window and the
 // terminal buffer would exceed the configured warmup, which is the maximum.

@@ -26,7 +26,7 @@ const v1::AdaptationConfig* pooled_adaptation(const v1::RunConfig& run) {
 // Sets one round's kernel fields of a NutsConfig or HmcConfig (the same names in both).
 template <class KernelConfig>
 void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadcast* b,
-                      const std::vector<double>& initial_metric) {
+                      int chain_id, const std::vector<double>& initial_metric) {
   auto& a = *k.mutable_adaptation();
   a.clear_pooled();
   a.clear_pooled_window();
@@ -35,22 +35,23 @@ void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadca
   if (!metric.empty()) k.mutable_inverse_metric()->Assign(metric.begin(), metric.end());
   if (plan.phase == Phase::kSample) {
     a.set_enabled(false);
-    k.set_step_size(b->step_size);
+    k.set_step_size(b->chains.at(chain_id).step_size);
   } else if (plan.phase != Phase::kInit) {
     // A new metric: the chain searches its step size again, as Stan does after each window.
     k.clear_step_size();
   }
 }
 
-double geometric_mean_step_size(const std::map<int, ChainRoundReport>& reports) {
-  double sum = 0.0;
-  int n = 0;
+// The median of the chains' adapted step sizes (the geometric mean of the middle two for an even
+// count): one chain stuck where only tiny steps are accepted must not set every chain's step.
+double median_step_size(const std::map<int, ChainRoundReport>& reports) {
+  std::vector<double> logs;
   for (const auto& [id, r] : reports)
-    if (r.ok) {
-      sum += std::log(r.final_step_size);
-      ++n;
-    }
-  return n > 0 ? std::exp(sum / n) : 0.0;
+    if (r.ok) logs.push_back(std::log(r.final_step_size));
+  if (logs.empty()) return 0.0;
+  std::sort(logs.begin(), logs.end());
+  const std::size_t n = logs.size();
+  return std::exp(n % 2 ? logs[n / 2] : 0.5 * (logs[n / 2 - 1] + logs[n / 2]));
 }
 
 void add_totals(v1::ChainSummary& s, const ChainTotals& t) {
@@ -202,9 +203,9 @@ v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& pla
   v1::RunConfig c = run;
   auto* s = c.mutable_sampler();
   if (s->has_nuts())
-    set_round_kernel(*s->mutable_nuts(), plan, b, initial_metric);
+    set_round_kernel(*s->mutable_nuts(), plan, b, chain_id, initial_metric);
   else if (s->has_hmc())
-    set_round_kernel(*s->mutable_hmc(), plan, b, initial_metric);
+    set_round_kernel(*s->mutable_hmc(), plan, b, chain_id, initial_metric);
   else
     throw ConfigError("pooled warmup needs a top-level sampler.nuts or sampler.hmc");
   if (b) {
@@ -308,13 +309,19 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   next.round = round_ + 1;
   next.plan = next_round(sizes_, plan_, converged);
   next.inverse_metric = inverse_metric_;
-  if (next.plan.phase == Phase::kSample) next.step_size = geometric_mean_step_size(reports_);
   if (decision_) {
     next.converged = decision_->converged;
     next.rhat = decision_->rhat;
     next.bulk_ess = decision_->bulk_ess;
   }
-  for (int cid : ok) next.chains[cid] = {reports_.at(cid).last_state, totals_.at(cid)};
+  // Chains that agree sample at one step size; chains that did not (warmup ended at its maximum)
+  // keep their own, as Stan's would: a pooled step there would carry one chain's trouble to all.
+  if (next.plan.phase == Phase::kSample && next.converged) next.step_size = median_step_size(reports_);
+  for (int cid : ok) {
+    const auto& r = reports_.at(cid);
+    next.chains[cid] = {r.last_state, totals_.at(cid),
+                        next.step_size > 0 ? next.step_size : r.final_step_size};
+  }
   const int n_reported = static_cast<int>(reports_.size());
   live_ = std::move(ok);
   reports_.clear();
@@ -350,8 +357,13 @@ void PooledWarmupRounds::log_round(Phase done, const RoundBroadcast& next, int n
       what_next = fmt::format("next: terminal buffer ({} iterations)", next.plan.iterations);
       break;
     case Phase::kSample:
-      what_next = fmt::format("warmup ends after {} of at most {} iterations; sampling at step size {:.4g}",
-                              next.plan.warmup_before, sizes_.max_warmup, next.step_size);
+      what_next =
+          next.step_size > 0
+              ? fmt::format("warmup ends after {} of at most {} iterations; sampling at step size {:.4g}",
+                            next.plan.warmup_before, sizes_.max_warmup, next.step_size)
+              : fmt::format("warmup ends after {} of at most {} iterations; each chain samples at "
+                            "its own step size",
+                            next.plan.warmup_before, sizes_.max_warmup);
       break;
     case Phase::kInit:
       break;
@@ -390,7 +402,7 @@ v1::Record PooledWarmupRounds::round_record(const RoundBroadcast& next, double w
     if (std::isfinite(decision_->bulk_ess)) e["ess_log_density"] = decision_->bulk_ess;
     e["metric_draws"] = static_cast<double>(decision_->n_draws);
   }
-  if (next.plan.phase == Phase::kSample) e["step_size"] = next.step_size;
+  if (next.plan.phase == Phase::kSample && next.step_size > 0) e["step_size"] = next.step_size;
   return rec;
 }
 

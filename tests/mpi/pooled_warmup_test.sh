@@ -151,6 +151,8 @@ narrow = sum(1 for s in side.values() if s == {True})
 wide = sum(1 for s in side.values() if s == {False})
 print(f"chains in the narrow mode: {narrow}, in the wide one: {wide}")
 assert narrow > 0 and wide > 0, "the premise failed: every chain went to one mode"
+# Chains that did not agree sample at their own step sizes (one would not suit both modes).
+assert len({c["final_step_size"] for c in chains}) > 1, chains
 for c in chains:
     assert float(c["pooled_warmup_converged"]) == 0, c
     # 75 + 25 + 3 x 50 + 50: no fourth 50-iteration window fits before the terminal buffer.

@@ -129,14 +129,15 @@ TEST(PooledMessages, RoundTrip) {
   b.plan = {Phase::kSample, 0, 0, 275};
   b.inverse_metric = {1.0, 2.0};
   b.step_size = 0.5;
-  b.chains[2] = {Vector::Ones(2), {10, 10, 0.5, 0.5}};
-  b.chains[11] = {Vector::Zero(2), {20, 20, 1.0, 1.0}};
+  b.chains[2] = {Vector::Ones(2), {10, 10, 0.5, 0.5}, 0.5};
+  b.chains[11] = {Vector::Zero(2), {20, 20, 1.0, 1.0}, 0.25};
   const auto bb = RoundBroadcast::decode(b.encode());
   EXPECT_EQ(bb.plan.phase, Phase::kSample);
   EXPECT_EQ(bb.plan.warmup_before, 275);
   EXPECT_EQ(bb.inverse_metric, b.inverse_metric);
   ASSERT_EQ(bb.chains.size(), 2u);
   EXPECT_EQ(bb.chains.at(11).totals.gradient_evals, 20);
+  EXPECT_EQ(bb.chains.at(11).step_size, 0.25);
   EXPECT_THROW(RoundBroadcast::decode("not a message"), DataError);
   EXPECT_THROW(RoundBroadcast::decode(r.encode()), DataError);  // a report is not a broadcast
 }
