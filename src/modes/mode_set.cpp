@@ -19,7 +19,7 @@ std::optional<double> ModeSet::best_log_density() const {
 }
 
 std::optional<Vector> ModeSet::laplace_diagonal() const {
-  if (modes.empty() || stand_in) return std::nullopt;
+  if (modes.empty()) return std::nullopt;
   const auto shares = laplace_shares();
   Vector diagonal = Vector::Zero(dim);
   for (std::size_t k = 0; k < modes.size(); ++k) diagonal += shares[k] * modes[k].covariance.diagonal();

@@ -60,8 +60,8 @@ struct ModeSet {
   // Each mode's share of their summed Laplace mass, exp(log_mass_k - logsumexp), in order.
   std::vector<double> laplace_shares() const;
   // The modes' Laplace variances weighted by their shares: a diagonal inverse metric for a kernel
-  // that starts knowing the modes. nullopt without modes, for a stand-in, or when not all
-  // finite and positive.
+  // that starts knowing the modes (a stand-in's is the identity). nullopt without modes or when
+  // not all finite and positive.
   std::optional<Vector> laplace_diagonal() const;
 };
 

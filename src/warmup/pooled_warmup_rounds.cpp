@@ -229,7 +229,7 @@ std::vector<double> pooled_initial_metric(const v1::RunConfig& run, const modes:
   const auto& s = run.sampler();
   const bool configured = s.has_nuts() ? s.nuts().inverse_metric_size() > 0
                                        : s.hmc().inverse_metric_size() > 0;
-  if (!modes || configured) return {};
+  if (!modes || modes->stand_in || configured) return {};
   const auto diagonal = modes->laplace_diagonal();
   if (!diagonal) return {};
   const auto d = static_cast<std::size_t>(diagonal->size());
