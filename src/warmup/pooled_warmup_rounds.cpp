@@ -89,11 +89,8 @@ class PooledChainRound final : public extended::ChainRound {
     config_ = pooled_round_config(run_, plan_, broadcast_ ? &*broadcast_ : nullptr, chain_id,
                                   initial_metric);
     if (plan_.phase == Phase::kWindow) {
-      const int dim = broadcast_ ? static_cast<int>(broadcast_->chains.at(chain_id).state.size())
-                                 : 0;
-      window_.emplace();
+      window_.emplace();  // its sums are sized by the first draw
       dense_ = metric_is_dense(run_);
-      if (dim > 0) window_->sums = WindowSums(dim, dense_);
     }
   }
 
