@@ -80,12 +80,14 @@ grep -q "pooled warmup round .* done by 4 of 4 chains" "$WORK/log1.txt" \
 grep -q "warmup ends after" "$WORK/log1.txt" || fail "the log does not say when warmup ended"
 
 footer_text "$WORK/n1.pemc" > "$WORK/footer1.txt"
-python3 - "$WORK/footer1.txt" "$WORK/raw1.csv" "${sds[@]}" <<PY || fail "pooled warmup results"
+"$REPORT" summarize "$WORK/n1.pemc" --format json > "$WORK/summary1.json"
+python3 - "$WORK/footer1.txt" "$WORK/raw1.csv" "$WORK/summary1.json" "${sds[@]}" <<PY || fail "pooled warmup results"
 $CHAINS_PY
-import csv, math, sys
+import csv, json, math, sys
 chains = footer_chains(sys.argv[1])
 draws = list(csv.DictReader(open(sys.argv[2])))
-sds = [float(s) for s in sys.argv[3:]]
+quantities = {q["name"]: q for q in json.load(open(sys.argv[3]))["posterior"][0]["quantities"]}
+sds = [float(s) for s in sys.argv[4:]]
 assert len(chains) == 4, chains
 steps = {c["final_step_size"] for c in chains}
 assert len(steps) == 1, f"chains sample at different step sizes: {steps}"
@@ -103,18 +105,27 @@ for c in chains:
     w = sorted(int(d["iteration"]) for d in mine if is_warmup(d))
     assert w == list(range(used)), (c["chain_id"], w[:5], len(w))
     assert sum(1 for d in mine if not is_warmup(d)) == 1000
-# Means and variances against the truth. The draws of the 4 chains are treated as independent
-# after thinning by the largest integrated autocorrelation time we accept (NUTS on a Gaussian with
-# an adapted metric: ~1, take 2), so sd(mean) = sd sqrt(2 / n), sd(var) = sd^2 sqrt(2 * 2 / n).
+# Means and variances against the truth, in Monte Carlo standard errors: the mean's is summarize's
+# MCSE (posterior's mcse_mean); the variance, the mean of (x - truth)^2, gets batch means' (each
+# chain's draws in iteration order, in batches of 100: 40 batches).
 rows = [d for d in draws if not is_warmup(d)]
 n = len(rows)
+batch = 100
 worst = 0.0
 for i, sd in enumerate(sds):
-    x = [float(d[f"x[{i + 1}]"]) for d in rows]
+    name = f"x[{i + 1}]"
+    x = [float(d[name]) for d in rows]
     mean = sum(x) / n
-    var = sum((v - mean) ** 2 for v in x) / (n - 1)
-    z_mean = (mean - (i + 1)) / (sd * math.sqrt(2 / n))
-    z_var = (var - sd * sd) / (sd * sd * math.sqrt(4 / n))
+    z_mean = (mean - (i + 1)) / quantities[name]["mcse_mean"]
+    means = []
+    for c in chains:
+        mine = sorted((int(d["iteration"]), float(d[name])) for d in rows
+                      if d["chain_id"] == c["chain_id"])
+        y = [(v - (i + 1)) ** 2 for _, v in mine]
+        means += [sum(y[k:k + batch]) / batch for k in range(0, len(y) - batch + 1, batch)]
+    var = sum(means) / len(means)
+    se = math.sqrt(sum((m - var) ** 2 for m in means) / (len(means) - 1) / len(means))
+    z_var = (var - sd * sd) / se
     worst = max(worst, abs(z_mean), abs(z_var))
     print(f"x{i}: mean {mean:.6g} (truth {i + 1}, z {z_mean:+.2f}), var {var:.6g} "
           f"(truth {sd * sd:.6g}, z {z_var:+.2f})")
