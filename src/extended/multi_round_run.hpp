@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "modes/mode_set.hpp"
 #include "pemc/v1/config.pb.h"
 #include "pemc/v1/records.pb.h"
@@ -55,8 +56,8 @@ class MultiRoundRun {
   virtual int rounds() const = 0;
   // Iterations per chain (warmup included) that the earlier rounds add to the run's own.
   virtual std::int64_t extra_iterations_per_chain() const = 0;
-  // What the run has, naming its config fields ("... rounds (sampler.x.y)"): such runs neither
-  // checkpoint nor resume, since a checkpoint holds neither the round nor the pooled results.
+  // What the run has, naming its config fields ("... rounds (sampler.x.y)"), for the messages
+  // refusing checkpoints of runs that cannot save one (checkpoint_state() below).
   virtual std::string describe() const = 0;
   // The sampler's name in a message saying that a chain of this run cannot save a checkpoint.
   virtual std::string sampler_name() const = 0;
@@ -75,6 +76,31 @@ class MultiRoundRun {
   virtual std::optional<RoundEnd> on_report(const std::string& report, double wall_seconds) = 0;
   // A round still running will hand out more items when it completes.
   virtual bool rounds_pending() const = 0;
+
+  // ---- checkpoints
+  // Whether a checkpoint can hold the run (checkpoint_state() and restore() below).
+  virtual bool can_checkpoint() const { return false; }
+  // Coordinator: what a checkpoint holds of the pooling, taken while no round completes (the
+  // coordinator holds reports back during a checkpoint epoch).
+  virtual std::string checkpoint_state() const { return {}; }
+  // Where a run restored from checkpoint_state()'s bytes continues.
+  struct ResumePoint {
+    int round = 0;            // the round its chains run (their task farm items)
+    std::vector<int> chains;  // the chains that run it, ascending
+    std::string broadcast;    // the broadcast that started it (empty for round 0)
+    // The round starts again: what its chains did in it before the checkpoint is void (their
+    // states, final summaries of chains that failed in it, and their warmup draws numbered from
+    // `warmup_before` on). Otherwise (the final round) each chain resumes from its own state.
+    bool restarts = false;
+    std::int64_t warmup_before = 0;  // warmup iterations each chain ran in earlier rounds
+  };
+  // Any rank (the coordinator's continues pooling from it); call after set_chains(). DataError on
+  // bytes that are not such a state.
+  virtual ResumePoint restore(const std::string& state) {
+    (void)state;
+    throw DataError("a checkpoint holds the rounds of a run (" + describe() +
+                    ") that cannot be checkpointed");
+  }
 
   // ---- worker
   // Round `round` of a chain; `broadcast` is the coordinator's message after round - 1 (nullptr

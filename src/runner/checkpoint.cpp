@@ -353,7 +353,8 @@ void check_record_prefix(const std::filesystem::path& path, std::int64_t bytes,
 
 records::RecordWriter reopen_record_file(const std::filesystem::path& path, std::int64_t bytes,
                                          std::int64_t n_records,
-                                         std::optional<std::uint32_t> crc32) {
+                                         std::optional<std::uint32_t> crc32,
+                                         const RecordDropFilter& drop) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError(path.string() + ": cannot resume: " + ec.message());
@@ -374,13 +375,17 @@ records::RecordWriter reopen_record_file(const std::filesystem::path& path, std:
     throw IoError(io_message(tmp, "cannot remove the old copy", errno));
   records::RecordWriter writer(tmp, records::RecordWriter::Options{/*overwrite=*/false});
   try {
-    // Copy whole frames in chunks of about 8 MiB (write_frames takes whole frames only).
+    // Copy whole frames in chunks of about 8 MiB (write_frames takes whole frames only). `read_crc`
+    // is the crc32 of the file as it was (the copy's differs when records are dropped).
     std::int64_t pos = magic, copied = 0;
+    std::uint32_t read_crc = static_cast<std::uint32_t>(
+        ::crc32(0L, reinterpret_cast<const Bytef*>(head.data()), static_cast<uInt>(head.size())));
+    v1::Record record;
     std::string chunk;
     char header[records::kFrameHeaderBytes];
     while (pos < bytes) {
       chunk.clear();
-      std::int64_t in_chunk = 0;
+      std::int64_t in_chunk = 0, kept_in_chunk = 0;
       while (pos < bytes && chunk.size() < (std::size_t{8} << 20)) {
         if (bytes - pos < static_cast<std::int64_t>(records::kFrameHeaderBytes) ||
             !in.read(header, sizeof header))
@@ -405,18 +410,29 @@ records::RecordWriter reopen_record_file(const std::filesystem::path& path, std:
                           ": checksum mismatch (pemc-report verify shows the damage)");
         pos += frame;
         ++in_chunk;
+        read_crc = static_cast<std::uint32_t>(
+            ::crc32(read_crc, reinterpret_cast<const Bytef*>(chunk.data() + at),
+                    static_cast<uInt>(frame)));
+        if (drop) {
+          if (!record.ParseFromArray(chunk.data() + at + sizeof header, h.payload_bytes))
+            throw DataError(path.string() + ": cannot resume: record " +
+                            std::to_string(copied + in_chunk - 1) + " at byte " +
+                            std::to_string(pos - frame) + " does not parse");
+          if (drop(record)) chunk.resize(at);
+          else ++kept_in_chunk;
+        }
       }
-      writer.write_frames(chunk, in_chunk);
+      writer.write_frames(chunk, drop ? kept_in_chunk : in_chunk);
       copied += in_chunk;
     }
     if (copied != n_records)
       throw DataError(path.string() + ": cannot resume: the first " + std::to_string(bytes) +
                       " bytes hold " + std::to_string(copied) + " records, the checkpoint says " +
                       std::to_string(n_records));
-    if (crc32 && writer.crc32() != *crc32)
+    if (crc32 && read_crc != *crc32)
       throw DataError(path.string() + ": cannot resume: its first " + std::to_string(bytes) +
                       " bytes are not the records the checkpoint covers (crc32 " +
-                      hex32(writer.crc32()) + ", the checkpoint says " + hex32(*crc32) +
+                      hex32(read_crc) + ", the checkpoint says " + hex32(*crc32) +
                       "): another record file, or a damaged one");
     writer.flush();
     fsync_file(tmp);

@@ -8,6 +8,7 @@
 // saying why: a damaged checkpoint never resumes a run.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/config.pb.h"
+#include "pemc/v1/records.pb.h"
 #include "records/record_writer.hpp"
 
 namespace pemc::runner {
@@ -74,9 +76,13 @@ void fsync_file(const std::filesystem::path& path);
 // intact until the copy is complete. DataError
 // when the file is shorter than the checkpoint says, the prefix does not hold n_records frames, or
 // (when `crc32` is given) the prefix's crc32 differs from it: another or a damaged record file.
+// `drop`, when given, says which of those records the rebuilt file leaves out (records written in
+// a round that restarts: rounds_resume.hpp); the checks above are of the file as it was.
+using RecordDropFilter = std::function<bool(const pemc::v1::Record&)>;
 records::RecordWriter reopen_record_file(const std::filesystem::path& path, std::int64_t bytes,
                                          std::int64_t n_records,
-                                         std::optional<std::uint32_t> crc32 = std::nullopt);
+                                         std::optional<std::uint32_t> crc32 = std::nullopt,
+                                         const RecordDropFilter& drop = nullptr);
 
 // Checks, without changing anything, that `path` holds the records a checkpoint covers: at least
 // `bytes` bytes whose crc32 is `crc32`. DataError naming the file otherwise.

@@ -48,6 +48,8 @@ class CheckpointEpochs {
   EpochBegin open(bool stop);
   // The run stops: a stop epoch was opened.
   bool stopping() const { return stopping_; }
+  // An epoch is open (until on_written).
+  bool epoch_open() const { return epoch_active_; }
   // The collector's answer to the open epoch; logs it.
   void on_written(const pemc::v1::CheckpointPart& written, Clock::time_point now,
                   std::int64_t done_iterations);

@@ -27,16 +27,16 @@ Collector::Collector(const std::filesystem::path& path, bool overwrite)
     : path_(path), writer_(path, records::RecordWriter::Options{overwrite}) {}
 
 Collector::Collector(const std::filesystem::path& path, const v1::Checkpoint& resume_from,
-                     const std::filesystem::path& checkpoint_file)
+                     const std::filesystem::path& checkpoint_file, const RecordDropFilter& drop)
     : path_(path),
       writer_(reopen_record_file(path, resume_from.record_bytes(), resume_from.n_records(),
-                                 resume_from.records_crc32())),
+                                 resume_from.records_crc32(), drop)),
       resumed_completed_(resume_from.completed().begin(), resume_from.completed().end()),
       sequence_(resume_from.sequence()),
       earlier_wall_seconds_(resume_from.wall_seconds()),
       disk_sequence_(resume_from.sequence()),
-      disk_records_(resume_from.n_records()),
-      disk_bytes_(resume_from.record_bytes()),
+      disk_records_(writer_.records_written()),
+      disk_bytes_(static_cast<std::int64_t>(writer_.bytes_written())),
       disk_checkpoint_(checkpoint_file) {
   for (const auto& c : resumed_completed_) chains_[c.chain_id()] = c;
 }
@@ -113,9 +113,21 @@ std::optional<std::int64_t> Collector::on_checkpoint_part(int source, const v1::
   return try_complete_epoch();
 }
 
+std::optional<std::int64_t> Collector::on_rounds_part(const v1::CheckpointPart& part) {
+  if (!checkpoint_ || !checkpoint_->rounds_part)
+    throw IoError("collector: a pooling state but no run with rounds is checkpointed");
+  if (epoch_ < 0) epoch_ = part.epoch();
+  if (part.epoch() != epoch_)
+    throw IoError("collector: the pooling state of epoch " + std::to_string(part.epoch()) +
+                  " while epoch " + std::to_string(epoch_) + " is open");
+  rounds_part_ = part;
+  return try_complete_epoch();
+}
+
 std::optional<std::int64_t> Collector::try_complete_epoch() {
   for (int leader : checkpoint_->leaders)
     if (!parts_.count(leader) && !done_lists_.count(leader)) return std::nullopt;
+  if (checkpoint_->rounds_part && !rounds_part_) return std::nullopt;
   const auto t0 = std::chrono::steady_clock::now();
   const std::int64_t epoch = epoch_;
   checkpoint_error_.clear();
@@ -137,6 +149,7 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
     for (const auto& s : p.completed()) add_completed(s);
     for (const auto& k : p.in_progress()) *c.add_in_progress() = k;
   }
+  if (rounds_part_) *c.mutable_rounds() = rounds_part_->rounds();
   if (checkpoint_error_.empty()) {
     try {
       writer_.flush();
@@ -168,6 +181,7 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
   // Records held back belong after the checkpoint's position.
   epoch_ = -1;
   parts_.clear();
+  rounds_part_.reset();
   for (auto& [frames, n] : held_) writer_.write_frames(frames, n);
   held_.clear();
   try {

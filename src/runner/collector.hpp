@@ -22,6 +22,7 @@
 #include "pemc/v1/config.pb.h"
 #include "pemc/v1/records.pb.h"
 #include "records/record_file.hpp"
+#include "runner/checkpoint.hpp"
 #include "runner/mode_checks.hpp"
 
 namespace pemc::runner {
@@ -34,13 +35,17 @@ class Collector {
     std::vector<int> leaders;              // the ranks that answer an epoch
     std::chrono::steady_clock::time_point started;  // this attempt's start (wall time)
     std::string resume_command;  // how to continue from a checkpoint (for messages)
+    // The coordinator sends the pooling state of runs with rounds (kTagCkptRounds) to every epoch.
+    bool rounds_part = false;
   };
 
   Collector(const std::filesystem::path& path, bool overwrite);
   // Resume: the file cut back to the checkpoint's records (checked against its crc32); its finished
   // chains carried over. `checkpoint_file` is where it was read from (for messages).
+  // `drop`: records of the checkpointed file that the resumed run writes again (restarting
+  // rounds: rounds_resume.hpp), left out of the rebuilt file.
   Collector(const std::filesystem::path& path, const pemc::v1::Checkpoint& resume_from,
-            const std::filesystem::path& checkpoint_file);
+            const std::filesystem::path& checkpoint_file, const RecordDropFilter& drop = nullptr);
 
   void set_checkpointing(CheckpointSetup setup) { checkpoint_ = std::move(setup); }
   // The runs' mode searches, for the footer's mode check (mode_checks.hpp).
@@ -63,6 +68,9 @@ class Collector {
   // A leader's part of checkpoint epoch `part.epoch()`. Returns the epoch when that part completed
   // it (the checkpoint was written, or failed: see last_checkpoint_error()).
   std::optional<std::int64_t> on_checkpoint_part(int source, const pemc::v1::CheckpointPart& part);
+  // The coordinator's part of epoch `part.epoch()`: the runs' pooling states (CheckpointSetup's
+  // rounds_part). Returns as on_checkpoint_part.
+  std::optional<std::int64_t> on_rounds_part(const pemc::v1::CheckpointPart& part);
   const std::string& last_checkpoint_error() const { return checkpoint_error_; }
   double last_checkpoint_seconds() const { return checkpoint_seconds_; }
   const pemc::v1::Checkpoint& last_checkpoint() const { return last_; }
@@ -101,6 +109,7 @@ class Collector {
   // The epoch being assembled: parts by leader, and frames held back from leaders that answered.
   std::int64_t epoch_ = -1;
   std::map<int, pemc::v1::CheckpointPart> parts_;
+  std::optional<pemc::v1::CheckpointPart> rounds_part_;
   std::vector<std::pair<std::string, std::int64_t>> held_;
   std::int64_t sequence_ = 0;
   double earlier_wall_seconds_ = 0.0;

@@ -26,14 +26,35 @@ void RankLoop::open_epoch(bool stop) {
     farm_.stop();
     assign_waiting();  // ranks waiting for a round: none left
   }
+  send_rounds_state(begin.epoch);
   const std::string bytes = begin.encode();
   for (int l : leaders_) deliver(l, kTagCkptBegin, bytes);
+}
+
+// The pooling state of every run with rounds, for epoch `epoch`'s checkpoint. No round completes
+// while the epoch is open (on_round_report holds reports back), so the state stays true for it.
+void RankLoop::send_rounds_state(std::int64_t epoch) {
+  if (!any_rounds()) return;
+  v1::CheckpointPart part;
+  part.set_epoch(epoch);
+  for (std::size_t r = 0; r < rounds_.size(); ++r) {
+    if (!rounds_[r] || !rounds_[r]->can_checkpoint()) continue;
+    auto& s = *part.add_rounds();
+    s.set_run_index(static_cast<int>(r));
+    s.set_run_id(runs_[r].name());
+    s.set_state(rounds_[r]->checkpoint_state());
+  }
+  deliver(layout_.collector, kTagCkptRounds, part.SerializeAsString());
 }
 
 void RankLoop::on_checkpoint_written(const std::string& bytes) {
   v1::CheckpointPart w;
   w.ParseFromString(bytes);
   epochs_.on_written(w, Clock::now(), progress_.done_iterations());
+  // The round reports that arrived during the epoch, in arrival order.
+  auto held = std::move(held_round_reports_);
+  held_round_reports_.clear();
+  for (const auto& report : held) on_round_report(report);
 }
 
 void RankLoop::on_task_request(int source) {
@@ -67,18 +88,18 @@ void RankLoop::log_progress_if_due() {
 // sending its broadcast to every worker. Workers asking meanwhile wait for an answer.
 
 void RankLoop::init_rounds() {
-  std::map<int, std::vector<int>> chains;
-  for (std::size_t i = 0; i < tasks_.size(); ++i) {
-    const auto& t = tasks_[i];
-    if (!has_rounds(t.run_index)) continue;
-    chains[t.run_index].push_back(t.id);
-    round_task_of_[t.id] = static_cast<int>(i);
-  }
-  for (auto& [r, ids] : chains) rounds_[static_cast<std::size_t>(r)]->set_chains(std::move(ids));
+  for (std::size_t i = 0; i < tasks_.size(); ++i)
+    if (has_rounds(tasks_[i].run_index)) round_task_of_[tasks_[i].id] = static_cast<int>(i);
 }
 
 bool RankLoop::has_rounds(int run_index) const {
   return rounds_[static_cast<std::size_t>(run_index)] != nullptr;
+}
+
+bool RankLoop::any_rounds() const {
+  for (const auto& rounds : rounds_)
+    if (rounds) return true;
+  return false;
 }
 
 bool RankLoop::rounds_pending() const {
@@ -88,6 +109,10 @@ bool RankLoop::rounds_pending() const {
 }
 
 void RankLoop::on_round_report(const std::string& bytes) {
+  if (epochs_.epoch_open()) {  // pooled after the checkpoint: its state is the round's start
+    held_round_reports_.push_back(bytes);
+    return;
+  }
   const int run_index = int_prefix(bytes, 0);
   if (run_index < 0 || run_index >= static_cast<int>(runs_.size()) || !has_rounds(run_index))
     throw IoError("round report for run " + std::to_string(run_index) + ", which has no rounds");

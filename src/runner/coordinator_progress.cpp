@@ -13,7 +13,7 @@ CoordinatorProgress::CoordinatorProgress(const std::vector<v1::RunConfig>& runs,
                                          const std::vector<config::Task>& tasks,
                                          const std::vector<std::int64_t>& extra_iterations,
                                          int n_ranks, const v1::Checkpoint* resume,
-                                         Clock::time_point start)
+                                         const RoundsResume& rounds, Clock::time_point start)
     : iterations_(static_cast<std::size_t>(n_ranks), 0),
       finished_(static_cast<std::size_t>(n_ranks), false),
       rank_progress_(static_cast<std::size_t>(n_ranks), WorkerProgress(runs.size())),
@@ -30,7 +30,8 @@ CoordinatorProgress::CoordinatorProgress(const std::vector<v1::RunConfig>& runs,
     run_remaining_[r] += length;
   }
   if (!resume) return;
-  // Resumed runs have no earlier rounds (run_plan.cpp refuses them): a chain's length is its own.
+  // A resumed run's earlier rounds add no iterations (those that do cannot be checkpointed): a
+  // chain's length is its own.
   std::map<int, std::int64_t> length;
   std::map<int, std::size_t> run_of;
   for (const auto& t : tasks) {
@@ -45,6 +46,11 @@ CoordinatorProgress::CoordinatorProgress(const std::vector<v1::RunConfig>& runs,
   for (const auto& c : resume->in_progress()) {
     total_iterations_ -= c.next_iteration();
     run_remaining_[run_of[c.chain_id()]] -= c.next_iteration();
+  }
+  for (const auto& [r, point] : rounds) {
+    const auto before = point.warmup_before * static_cast<std::int64_t>(point.chains.size());
+    total_iterations_ -= before;
+    run_remaining_[static_cast<std::size_t>(r)] -= before;
   }
 }
 

@@ -10,6 +10,7 @@
 #include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/config.pb.h"
 #include "runner/progress_model.hpp"
+#include "runner/rounds_resume.hpp"
 
 namespace pemc::runner {
 
@@ -19,11 +20,13 @@ class CoordinatorProgress {
 
   // `extra_iterations[r]`: iterations per chain that run r's earlier rounds add (0 for most runs).
   // With `resume`, the work counts what is left: finished chains and the checkpointed part of
-  // running ones are taken off.
+  // running ones are taken off, and for runs with rounds (`rounds`) the warmup of the rounds
+  // before the one each resumes in.
   CoordinatorProgress(const std::vector<pemc::v1::RunConfig>& runs,
                       const std::vector<config::Task>& tasks,
                       const std::vector<std::int64_t>& extra_iterations, int n_ranks,
-                      const pemc::v1::Checkpoint* resume, Clock::time_point start);
+                      const pemc::v1::Checkpoint* resume, const RoundsResume& rounds,
+                      Clock::time_point start);
 
   // A rank's report (parallel::kTagProgress).
   void on_report(int rank, WorkerProgress progress);

@@ -17,12 +17,27 @@
 namespace pemc::runner {
 namespace {
 
+// Every run's rounds (nullptr: none), told their chains.
 std::vector<std::unique_ptr<extended::MultiRoundRun>> make_rounds(
-    const std::vector<v1::RunConfig>& runs) {
+    const std::vector<v1::RunConfig>& runs, const std::vector<config::Task>& tasks) {
   std::vector<std::unique_ptr<extended::MultiRoundRun>> rounds;
   for (std::size_t r = 0; r < runs.size(); ++r)
     rounds.push_back(config::make_multi_round_run(runs[r], static_cast<int>(r)));
+  std::map<int, std::vector<int>> chains;
+  for (const auto& t : tasks)
+    if (rounds[static_cast<std::size_t>(t.run_index)]) chains[t.run_index].push_back(t.id);
+  for (auto& [r, ids] : chains) rounds[static_cast<std::size_t>(r)]->set_chains(std::move(ids));
   return rounds;
+}
+
+// Runs with rounds continue the checkpoint's pooling (rounds_resume.hpp).
+RoundsResume restore_rounds(std::vector<std::unique_ptr<extended::MultiRoundRun>>& rounds,
+                            const v1::Checkpoint* resume) {
+  RoundsResume points;
+  if (!resume) return points;
+  for (const auto& s : resume->rounds())
+    points[s.run_index()] = rounds.at(static_cast<std::size_t>(s.run_index()))->restore(s.state());
+  return points;
 }
 
 std::vector<std::int64_t> extra_iterations(
@@ -32,14 +47,20 @@ std::vector<std::int64_t> extra_iterations(
   return extra;
 }
 
-// The task farm hands out what the checkpoint did not finish (running chains continue).
-std::vector<int> tasks_to_do(const std::vector<config::Task>& tasks, const v1::Checkpoint* resume) {
+// The task farm hands out what the checkpoint did not finish (running chains continue): items
+// of the round a run with rounds resumes in.
+std::vector<int> tasks_to_do(const std::vector<config::Task>& tasks, const v1::Checkpoint* resume,
+                             const RoundsResume& rounds) {
   std::set<int> finished;
   if (resume)
     for (const auto& c : resume->completed()) finished.insert(c.chain_id());
+  const int n_chains = static_cast<int>(tasks.size());
   std::vector<int> todo;
-  for (std::size_t i = 0; i < tasks.size(); ++i)
-    if (!finished.count(tasks[i].id)) todo.push_back(static_cast<int>(i));
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (finished.count(tasks[i].id)) continue;
+    const auto point = rounds.find(tasks[i].run_index);
+    todo.push_back(static_cast<int>(i) + (point == rounds.end() ? 0 : n_chains * point->second.round));
+  }
   return todo;
 }
 
@@ -56,10 +77,12 @@ RankLoop::RankLoop(boost::mpi::communicator world, parallel::Layout layout,
       ck_(ck),
       epochs_(ck.every_seconds, ck.every_iterations, Clock::now(),
               ck.resume ? ck.resume->sequence() : 0, ck.resume ? ck.resume->record_bytes() : 0),
-      rounds_(make_rounds(runs_)),
+      rounds_(make_rounds(runs_, tasks_)),
+      resumed_rounds_(restore_rounds(rounds_, ck.resume)),
       collector_(collector),
-      farm_(tasks_to_do(tasks_, ck.resume), [this] { return rounds_pending(); }),
-      progress_(runs_, tasks_, extra_iterations(rounds_), layout_.n_ranks, ck.resume, Clock::now()),
+      farm_(tasks_to_do(tasks_, ck.resume, resumed_rounds_), [this] { return rounds_pending(); }),
+      progress_(runs_, tasks_, extra_iterations(rounds_), layout_.n_ranks, ck.resume,
+                resumed_rounds_, Clock::now()),
       targets_(runs_.size()),
       modes_(runs_.size()),
       my_progress_(runs_.size()),
@@ -67,6 +90,8 @@ RankLoop::RankLoop(boost::mpi::communicator world, parallel::Layout layout,
   init_rounds();
   if (ck_.resume)
     for (const auto& c : ck_.resume->in_progress()) resume_of_[c.chain_id()] = &c;
+  for (const auto& [r, point] : resumed_rounds_)
+    if (point.round > 0) round_broadcasts_[{r, point.round}] = point.broadcast;
   for (const auto& g : layout_.groups) leaders_.push_back(g.front());
   if (is_coordinator()) stats_.roles |= RankStats::kCoordinator;
   if (is_collector()) stats_.roles |= RankStats::kCollector;
@@ -165,6 +190,9 @@ void RankLoop::dispatch(parallel::Message m) {
     case kTagCkptPart:
       on_checkpoint_part(m.source, m.bytes);
       break;
+    case kTagCkptRounds:
+      on_checkpoint_rounds(m.bytes);
+      break;
     case kTagCkptWritten:
       on_checkpoint_written(m.bytes);
       break;
@@ -260,6 +288,13 @@ void RankLoop::on_checkpoint_part(int source, const std::string& bytes) {
   if (!part.ParseFromString(bytes))
     throw IoError("collector: malformed checkpoint part from rank " + std::to_string(source));
   if (collector_->on_checkpoint_part(source, part)) report_written();
+}
+
+void RankLoop::on_checkpoint_rounds(const std::string& bytes) {
+  v1::CheckpointPart part;
+  if (!part.ParseFromString(bytes))
+    throw IoError("collector: malformed pooling state from the coordinator");
+  if (collector_->on_rounds_part(part)) report_written();
 }
 
 void RankLoop::report_written() {

@@ -32,6 +32,7 @@
 #include "runner/coordinator_progress.hpp"
 #include "runner/progress_model.hpp"
 #include "runner/rank_stats.hpp"
+#include "runner/rounds_resume.hpp"
 #include "runner/task_farm.hpp"
 #include "targets/target.hpp"
 
@@ -58,6 +59,8 @@ class RankLoop {
   // The ranks that answer a checkpoint epoch (one per group).
   const std::vector<int>& leaders() const { return leaders_; }
   int n_chains() const { return static_cast<int>(tasks_.size()); }
+  // Some run's chains run in rounds (the coordinator sends their pooling state to each epoch).
+  bool any_rounds() const;
   // A target this rank built already (each rank otherwise builds its own on first use), and the
   // run's mode search (nullptr: none).
   void adopt_target(int run_index, targets::TargetPtr t, modes::ModeSetPtr modes = nullptr);
@@ -92,11 +95,13 @@ class RankLoop {
   // ---- collector role (rank_loop.cpp)
   void on_worker_done(int source, const std::string& bytes);
   void on_checkpoint_part(int source, const std::string& bytes);
+  void on_checkpoint_rounds(const std::string& bytes);
   void report_written();
 
   // ---- coordinator role (coordinator.cpp)
   void check_checkpoint_triggers();
   void open_epoch(bool stop);
+  void send_rounds_state(std::int64_t epoch);
   void on_checkpoint_written(const std::string& bytes);
   void on_task_request(int source);
   void assign_waiting();
@@ -113,7 +118,8 @@ class RankLoop {
                  pemc::v1::Footer& mine, RecordBatch& batch);
   void flush_before_failing(RecordBatch& batch);
   pemc::v1::ChainSummary run_round_item(const config::Task& task, int round,
-                                        const ChainCallbacks& cb, parallel::GroupCommPtr group);
+                                        const ChainCallbacks& cb, parallel::GroupCommPtr group,
+                                        const pemc::v1::ChainCheckpoint* resume);
   int request_task();
   void send_progress(bool finished);
   void start_run_timing(std::size_t run_index);
@@ -138,6 +144,7 @@ class RankLoop {
   RankStats stats_;
   std::int64_t drain_ = 0;  // polls in a row that found a message
   std::vector<std::unique_ptr<extended::MultiRoundRun>> rounds_;  // by run (nullptr: no rounds)
+  RoundsResume resumed_rounds_;  // where they continue a checkpoint's pooling (empty: fresh)
 
   // Collector.
   Collector* collector_;
@@ -146,6 +153,7 @@ class RankLoop {
   TaskFarm farm_;
   CoordinatorProgress progress_;
   std::map<int, int> round_task_of_;  // chain id -> task index (runs with rounds)
+  std::vector<std::string> held_round_reports_;  // arrived during a checkpoint epoch
 
   // Worker.
   std::vector<targets::TargetPtr> targets_;               // by run, built on first use
@@ -156,6 +164,7 @@ class RankLoop {
   bool in_chain_ = false, done_sent_ = false;
   const pemc::v1::Footer* mine_ = nullptr;  // the chains this rank finished, while run_worker runs
   std::string current_sampler_;             // for the message when a chain cannot checkpoint
+  bool round_starts_again_ = false;         // the running chain's round restarts on resume
   std::int64_t local_iterations_ = 0;       // a group's chain counts once, on its leader
   WorkerProgress my_progress_;              // this rank's chains, per run
   std::size_t current_run_ = 0;             // the run of the chain this rank is running

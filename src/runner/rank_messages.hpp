@@ -14,6 +14,7 @@ enum RunnerTag : int {
   kTagCkptBegin = 22,    // coordinator -> group leaders: EpochBegin
   kTagCkptPart = 23,     // group leader -> collector: CheckpointPart
   kTagCkptWritten = 24,  // collector -> coordinator: CheckpointPart {epoch, error}
+  kTagCkptRounds = 25,   // coordinator -> collector: CheckpointPart {epoch, rounds}
   // Runs whose chains run in rounds (extended/multi_round_run.hpp).
   kTagRoundReport = 31,     // group leader -> coordinator: int32 run index, then the chain's report
   kTagRoundBroadcast = 32,  // coordinator -> every worker: int32 run index, int32 round, then what

@@ -156,7 +156,14 @@ void build_rank_setup(const RunOptions& o, const RunPlan& plan, bool is_collecto
   if (!is_collector) return;
   const auto ckpt = checkpoint_path(plan.config);
   if (plan.resume) {
-    setup.collector = std::make_unique<Collector>(plan.config.output().path(), *plan.resume, ckpt);
+    RecordDropFilter drop;
+    for (const auto& [r, point] : plan.rounds_resume)
+      if (point.restarts)
+        drop = [&plan](const v1::Record& record) {
+          return written_in_restarted_round(record, plan.rounds_resume, plan.runs);
+        };
+    setup.collector =
+        std::make_unique<Collector>(plan.config.output().path(), *plan.resume, ckpt, drop);
   } else {
     setup.collector = std::make_unique<Collector>(plan.config.output().path(), o.overwrite);
     // A checkpoint left by an earlier run of this output no longer describes the file.
@@ -283,9 +290,12 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   Collector* collector = setup->collector.get();
 
   RankLoop loop(world, layout, plan->runs, plan->tasks, collector, checkpoint_options(o, *plan));
-  if (collector)
-    collector->set_checkpointing(checkpoint_setup(o, *plan, loop.leaders(), world.size(),
-                                                  ranks->group_size, wall_start));
+  if (collector) {
+    auto ck = checkpoint_setup(o, *plan, loop.leaders(), world.size(), ranks->group_size,
+                               wall_start);
+    ck.rounds_part = loop.any_rounds();
+    collector->set_checkpointing(std::move(ck));
+  }
   for (std::size_t r = 0; r < plan->runs.size(); ++r)
     loop.adopt_target(static_cast<int>(r), setup->targets[r], setup->modes[r]);
   if (collector) collector->set_mode_shares(mode_shares(*plan, setup->modes));

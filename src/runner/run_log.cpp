@@ -80,6 +80,17 @@ void log_start(const RunPlan& plan, const parallel::Layout& layout, int n_ranks,
                  "records cut back to {} bytes", r->sequence(),
                  checkpoint_path(plan.config).string(), r->completed_size(),
                  r->in_progress_size(), r->record_bytes());
+  for (const auto& [run, point] : plan.rounds_resume) {
+    const auto& name = plan.runs[static_cast<std::size_t>(run)].name();
+    if (point.restarts)
+      spdlog::info("{}: round {} of the pooled warmup runs again from its start for {} chain(s): "
+                   "their warmup draws from iteration {} on are dropped from the file and "
+                   "written again",
+                   name, point.round + 1, point.chains.size(), point.warmup_before);
+    else
+      spdlog::info("{}: resumes in its final round (sampling after {} pooled warmup iterations)",
+                   name, point.warmup_before);
+  }
   // The run itself, not the plan: a study of one run keeps its sampler (and maybe its lengths) there.
   const auto& c = plan.runs.front();
   if (plan.runs.size() == 1)

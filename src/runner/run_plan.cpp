@@ -262,15 +262,25 @@ void validate_outputs(const v1::RunConfig& plan, const RunOptions& o, AgreedPlan
                          "to replace it, or --resume to continue it)");
 }
 
-// Runs whose chains run in rounds cannot be resumed: a checkpoint holds neither the round nor what
-// the coordinator pooled (and chains of one round are pooled before the next starts).
-void refuse_multi_round_resume(const std::vector<v1::RunConfig>& runs,
-                               const std::filesystem::path& ckpt) {
+// Runs whose rounds a checkpoint cannot hold (continuous tempering's bootstrap) cannot resume:
+// said before the checkpoint is read, whatever it holds.
+void refuse_rounds_without_checkpoints(const std::vector<v1::RunConfig>& runs,
+                                       const std::filesystem::path& ckpt) {
   for (std::size_t r = 0; r < runs.size(); ++r)
-    if (const auto rounds = config::make_multi_round_run(runs[r], static_cast<int>(r)))
+    if (const auto rounds = config::make_multi_round_run(runs[r], static_cast<int>(r));
+        rounds && !rounds->can_checkpoint())
       throw ConfigError(ckpt.string() + ": run '" + runs[r].name() + "' has " +
                         rounds->describe() +
                         ", which cannot be resumed from a checkpoint; start over with --overwrite");
+}
+
+// The checkpoint's pooling states of runs whose chains run in rounds (rounds_resume.hpp) fit this
+// job's chains.
+void check_rounds_states(const std::vector<v1::RunConfig>& runs, config::TaskRange range,
+                         const v1::Checkpoint& c, const std::filesystem::path& ckpt) {
+  const auto all = config::enumerate_tasks(runs);
+  const std::vector<config::Task> tasks(all.begin() + range.begin, all.begin() + range.end);
+  rounds_resume(runs, tasks, c, ckpt.string());
 }
 
 // The checkpoint must be of this plan, these options and this task range.
@@ -303,9 +313,10 @@ void agree_on_resume(const v1::RunConfig& plan, const std::vector<v1::RunConfig>
   const auto ckpt = checkpoint_path(plan);
   std::error_code ec;
   if (std::filesystem::exists(ckpt, ec)) {
-    refuse_multi_round_resume(runs, ckpt);
+    refuse_rounds_without_checkpoints(runs, ckpt);
     auto c = read_checkpoint(ckpt);
     check_checkpoint_matches(c, ckpt, plan, range);
+    check_rounds_states(runs, range, c, ckpt);
     check_input_files(c.inputs(), inputs, ckpt);
     if (!std::filesystem::exists(plan.output().path(), ec))
       throw ConfigError(ckpt.string() + ": the checkpoint's record file " + plan.output().path() +
@@ -427,6 +438,10 @@ std::optional<RunPlan> share_plan(mpi::communicator& world, AgreedPlan& agreed) 
   p.task_begin = agreed.task_begin;
   p.task_end = agreed.task_end;
   p.tasks.assign(p.all_tasks.begin() + p.task_begin, p.all_tasks.begin() + p.task_end);
+  if (p.resume) {
+    p.rounds_resume = rounds_resume(p.runs, p.tasks, *p.resume, checkpoint_path(p.config).string());
+    drop_restarted_rounds(*p.resume, p.rounds_resume, p.runs);
+  }
   return p;
 }
 

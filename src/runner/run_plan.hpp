@@ -14,6 +14,7 @@
 #include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/config.pb.h"
 #include "runner/output_lock.hpp"
+#include "runner/rounds_resume.hpp"
 #include "runner/run.hpp"
 
 namespace pemc::runner {
@@ -42,7 +43,9 @@ AgreedPlan agree_on_rank0(const RunOptions& o);
 // The plan as every rank holds it after the broadcast.
 struct RunPlan {
   pemc::v1::RunConfig config;
+  // The checkpoint to continue from, without what restarting rounds make void (rounds_resume.hpp).
   std::optional<pemc::v1::Checkpoint> resume;
+  RoundsResume rounds_resume;  // where runs with rounds resume (empty for a fresh run)
   pemc::v1::InputFiles inputs;            // what the run reads, by content (input_files.hpp)
   std::vector<pemc::v1::RunConfig> runs;  // one for a plain config
   std::vector<config::Task> all_tasks;    // of every run

@@ -103,10 +103,14 @@ ChainCallbacks RankLoop::chain_callbacks(bool leader, RecordBatch& batch, v1::Fo
   cb.on_checkpoint = [this, &batch, &mine](const v1::ChainCheckpoint& ck) {
     batch.ship();
     v1::CheckpointPart part;
-    if (ck.kernel().kind().empty())
+    // A chain in an earlier round of a pooled warmup saves no state: the resumed run runs that
+    // round again (rounds_resume.hpp).
+    if (round_starts_again_) {
+    } else if (ck.kernel().kind().empty()) {
       part.set_error("the " + current_sampler_ + " sampler cannot save a checkpoint");
-    else
+    } else {
       *part.add_in_progress() = ck;
+    }
     answer_epoch(part, mine);
   };
   return cb;
@@ -148,7 +152,7 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
     start_run_timing(static_cast<std::size_t>(task.run_index));
     const std::int64_t done_before = my_progress_.iterations[current_run_];
     auto summary = has_rounds(task.run_index)
-                       ? run_round_item(task, round, cb, group)
+                       ? run_round_item(task, round, cb, group, resume)
                        : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
                                    cb, group, resume, modes_[static_cast<std::size_t>(task.run_index)]);
     account_run_time(Clock::now());
@@ -188,7 +192,8 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
 // the chain's recorded run. Returns the chain's final summary (its final round, or the failure
 // that ended it), or one with status ChainStatus::kRoundDone after an earlier round.
 v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
-                                          const ChainCallbacks& cb, parallel::GroupCommPtr group) {
+                                          const ChainCallbacks& cb, parallel::GroupCommPtr group,
+                                          const v1::ChainCheckpoint* resume) {
   const auto& rounds = *rounds_[static_cast<std::size_t>(task.run_index)];
   const std::string* broadcast = nullptr;
   if (round > 0) {
@@ -199,16 +204,20 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
   const auto item = rounds.start_round(task.id, task.seed, round, broadcast,
                                        modes_[static_cast<std::size_t>(task.run_index)].get());
   if (auto refused = item->refused()) return *refused;
-  // A checkpoint holds neither the round nor the pooled results: such a chain's checkpoint fails
-  // (the message names the sampler below), and --resume refuses these runs.
   current_sampler_ = rounds.sampler_name();
   ChainCallbacks round_cb = cb;
-  if (cb.on_checkpoint)
+  // Checkpoints (rounds_resume.hpp): a chain in its final round saves its state like any chain; one
+  // in an earlier round saves none, since the resumed run runs that round again from its start.
+  // A run whose checkpoint cannot hold its rounds fails to save (the message names the sampler).
+  if (cb.on_checkpoint && !rounds.can_checkpoint())
     round_cb.on_checkpoint = [orig = cb.on_checkpoint](const v1::ChainCheckpoint& ck) {
       v1::ChainCheckpoint unusable = ck;
       unusable.mutable_kernel()->Clear();
       orig(unusable);
     };
+  if (resume && !item->is_final())
+    throw DataError("the checkpoint holds the state of chain " + std::to_string(task.id) +
+                    " in a round that starts again");
   const bool leader = layout_.is_group_leader(rank_);
   if (!item->is_final()) {
     if (leader)
@@ -219,9 +228,11 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
       round_cb.emit = nullptr;
   }
   if (leader) my_progress_.skipped[current_run_] += item->skipped_iterations();
+  round_starts_again_ = rounds.can_checkpoint() && !item->is_final();
   auto summary = run_chain(item->config(), target_of(task.run_index),
-                           ChainTask{task.id, item->seed()}, round_cb, group, nullptr,
+                           ChainTask{task.id, item->seed()}, round_cb, group, resume,
                            modes_[static_cast<std::size_t>(task.run_index)]);
+  round_starts_again_ = false;
   if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
   auto outcome = item->finish(std::move(summary), leader);
   if (!outcome.report.empty())

@@ -32,6 +32,38 @@ ChainTotals get_totals(const KernelState& s) {
           get_real(s, "wall_seconds"), get_real(s, "cpu_seconds")};
 }
 
+void put_window(KernelState& w, const ChainWindow& window) {
+  put_int(w, "n", window.sums.count());
+  put_int(w, "dense", window.sums.dense() ? 1 : 0);
+  put_vector(w, "mean", window.sums.mean());
+  put_matrix(w, "m2", window.sums.m2());
+  put_reals(w, "log_density", window.log_density);
+}
+
+ChainWindow get_window(const KernelState& w) {
+  Vector mean;
+  Matrix m2;
+  get_vector(w, "mean", mean);
+  get_matrix(w, "m2", m2);
+  return ChainWindow{WindowSums::from_parts(get_int(w, "n"), std::move(mean), std::move(m2),
+                                            get_int(w, "dense") != 0),
+                     get_real_vector(w, "log_density")};
+}
+
+// Map keys of the state's children: window numbers and chain ids.
+int key_number(const std::string& key, const char* what) {
+  std::size_t used = 0;
+  int n = 0;
+  try {
+    n = std::stoi(key, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != key.size())
+    throw DataError(std::string("pooled warmup: malformed ") + what + " '" + key + "'");
+  return n;
+}
+
 KernelState parse(const std::string& bytes, const char* kind) {
   KernelState s;
   if (!s.ParseFromString(bytes) || s.kind() != kind)
@@ -57,14 +89,7 @@ std::string ChainRoundReport::encode() const {
   put_vector(s, "last_state", last_state);
   put_real(s, "final_step_size", final_step_size);
   put_totals(put_child(s, "cost"), cost);
-  if (window) {
-    auto& w = put_child(s, "window");
-    put_int(w, "n", window->sums.count());
-    put_int(w, "dense", window->sums.dense() ? 1 : 0);
-    put_vector(w, "mean", window->sums.mean());
-    put_matrix(w, "m2", window->sums.m2());
-    put_reals(w, "log_density", window->log_density);
-  }
+  if (window) put_window(put_child(s, "window"), *window);
   return s.SerializeAsString();
 }
 
@@ -77,17 +102,7 @@ ChainRoundReport ChainRoundReport::decode(const std::string& bytes) {
   get_vector(s, "last_state", r.last_state);
   r.final_step_size = get_real(s, "final_step_size");
   r.cost = get_totals(get_child(s, "cost"));
-  if (has_child(s, "window")) {
-    const auto& w = get_child(s, "window");
-    Vector mean;
-    Matrix m2;
-    get_vector(w, "mean", mean);
-    get_matrix(w, "m2", m2);
-    r.window = ChainWindow{
-        WindowSums::from_parts(get_int(w, "n"), std::move(mean), std::move(m2),
-                               get_int(w, "dense") != 0),
-        get_real_vector(w, "log_density")};
-  }
+  if (has_child(s, "window")) r.window = get_window(get_child(s, "window"));
   return r;
 }
 
@@ -133,9 +148,63 @@ RoundBroadcast RoundBroadcast::decode(const std::string& bytes) {
     get_vector(one, "state", c.state);
     c.totals = get_totals(one);
     c.step_size = get_real(one, "step_size");
-    b.chains.emplace(std::stoi(key), std::move(c));
+    b.chains.emplace(key_number(key, "chain id"), std::move(c));
   }
   return b;
+}
+
+std::string CoordinatorState::encode() const {
+  KernelState s;
+  s.set_kind("pooled_warmup_coordinator");
+  if (!broadcast.empty()) {
+    KernelState b;
+    if (!b.ParseFromString(broadcast)) throw DataError("pooled warmup: malformed broadcast");
+    put_child(s, "broadcast") = std::move(b);
+  }
+  auto& ts = put_child(s, "totals");
+  for (const auto& [id, t] : totals) put_totals(put_child(ts, std::to_string(id)), t);
+  auto& ws = put_child(s, "windows");
+  for (const auto& [window, chains] : windows) {
+    auto& one = put_child(ws, std::to_string(window));
+    for (const auto& [id, w] : chains) put_window(put_child(one, std::to_string(id)), w);
+  }
+  if (decision) {
+    auto& d = put_child(s, "decision");
+    put_int(d, "converged", decision->converged ? 1 : 0);
+    put_int(d, "first_window", decision->first_window);
+    put_int(d, "last_window", decision->last_window);
+    put_real(d, "rhat", decision->rhat);
+    put_real(d, "bulk_ess", decision->bulk_ess);
+    put_int(d, "n_draws", decision->n_draws);
+    put_reals(d, "inverse_metric", decision->inverse_metric);
+  }
+  return s.SerializeAsString();
+}
+
+CoordinatorState CoordinatorState::decode(const std::string& bytes) {
+  const KernelState s = parse(bytes, "pooled_warmup_coordinator");
+  CoordinatorState c;
+  if (has_child(s, "broadcast")) c.broadcast = get_child(s, "broadcast").SerializeAsString();
+  for (const auto& [id, t] : get_child(s, "totals").children())
+    c.totals.emplace(key_number(id, "chain id"), get_totals(t));
+  for (const auto& [window, chains] : get_child(s, "windows").children()) {
+    auto& one = c.windows[key_number(window, "window number")];
+    for (const auto& [id, w] : chains.children())
+      one.emplace(key_number(id, "chain id"), get_window(w));
+  }
+  if (has_child(s, "decision")) {
+    const auto& d = get_child(s, "decision");
+    WindowDecision w;
+    w.converged = get_int(d, "converged") != 0;
+    w.first_window = static_cast<int>(get_int(d, "first_window"));
+    w.last_window = static_cast<int>(get_int(d, "last_window"));
+    w.rhat = get_real(d, "rhat");
+    w.bulk_ess = get_real(d, "bulk_ess");
+    w.n_draws = get_int(d, "n_draws");
+    w.inverse_metric = get_real_vector(d, "inverse_metric");
+    c.decision = std::move(w);
+  }
+  return c;
 }
 
 }  // namespace pemc::warmup

@@ -58,4 +58,18 @@ struct RoundBroadcast {
   static RoundBroadcast decode(const std::string& bytes);
 };
 
+// What a checkpoint holds of the coordinator's side of a pooled warmup, taken between round
+// completions: the broadcast that started the current round (empty for round 0), every window
+// pooled so far and the decision after the last one. The current round's reports are not part of
+// it: a resumed run runs that round again (pooled_warmup_rounds.hpp).
+struct CoordinatorState {
+  std::string broadcast;
+  std::map<int, ChainTotals> totals;  // every chain that reported a round, failed ones included
+  WindowHistory::Windows windows;
+  std::optional<WindowDecision> decision;
+
+  std::string encode() const;
+  static CoordinatorState decode(const std::string& bytes);
+};
+
 }  // namespace pemc::warmup

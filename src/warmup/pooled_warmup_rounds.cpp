@@ -278,13 +278,15 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   if (!std::binary_search(live_.begin(), live_.end(), id) || reports_.count(id))
     throw DataError(fmt::format("pooled warmup: unexpected report of chain {} for round {}", id,
                                 round_ + 1));
-  totals_[id].add(report.cost);
   reports_.emplace(id, std::move(report));
   if (reports_.size() < live_.size()) return std::nullopt;
 
-  // Complete: pool the chains that finished the round, in ascending chain id (map order).
+  // Complete: pool the chains that finished the round, in ascending chain id (map order). The
+  // costs join the totals only now, so that between completions the totals are those at the
+  // round's start (checkpoint_state()).
   std::vector<int> ok;
   for (const auto& [cid, r] : reports_) {
+    totals_[cid].add(r.cost);
     if (r.ok)
       ok.push_back(cid);
     else
@@ -332,7 +334,48 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   end.next_chains = live_;
   end.record = round_record(next, wall_seconds);
   end.broadcast = next.encode();
+  broadcast_ = end.broadcast;
   return end;
+}
+
+std::string PooledWarmupRounds::checkpoint_state() const {
+  return CoordinatorState{broadcast_, totals_, history_.windows(), decision_}.encode();
+}
+
+extended::MultiRoundRun::ResumePoint PooledWarmupRounds::restore(const std::string& state) {
+  auto c = CoordinatorState::decode(state);
+  reports_.clear();
+  totals_ = std::move(c.totals);
+  history_ = WindowHistory::from_windows(std::move(c.windows));
+  decision_ = std::move(c.decision);
+  broadcast_ = std::move(c.broadcast);
+  if (broadcast_.empty()) {
+    round_ = 0;
+    plan_ = first_round(sizes_);
+    inverse_metric_.clear();
+  } else {
+    const auto b = RoundBroadcast::decode(broadcast_);
+    round_ = b.round;
+    plan_ = b.plan;
+    inverse_metric_ = b.inverse_metric;
+    std::vector<int> live;
+    for (const auto& entry : b.chains) {
+      const int id = entry.first;
+      if (!std::binary_search(live_.begin(), live_.end(), id))
+        throw DataError(fmt::format("pooled warmup: the checkpoint's round {} has chain {}, "
+                                    "which is not a chain of run '{}' here",
+                                    round_ + 1, id, run_.name()));
+      live.push_back(id);
+    }
+    live_ = std::move(live);
+  }
+  ResumePoint p;
+  p.round = round_;
+  p.chains = live_;
+  p.broadcast = broadcast_;
+  p.restarts = plan_.phase != Phase::kSample;
+  p.warmup_before = plan_.warmup_before;
+  return p;
 }
 
 void PooledWarmupRounds::log_round(Phase done, const RoundBroadcast& next, int n_reported) const {

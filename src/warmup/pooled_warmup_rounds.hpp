@@ -57,6 +57,13 @@ class PooledWarmupRounds final : public extended::MultiRoundRun {
   std::optional<RoundEnd> on_report(const std::string& report, double wall_seconds) override;
   bool rounds_pending() const override;
 
+  // Checkpoints: the coordinator's state at the start of the current round. A resumed run runs
+  // that round again from its broadcast (a warmup round: every chain's state at its start is in
+  // the broadcast) or, in the final round, each chain from its own checkpointed state.
+  bool can_checkpoint() const override { return true; }
+  std::string checkpoint_state() const override;
+  ResumePoint restore(const std::string& state) override;
+
   std::unique_ptr<extended::ChainRound> start_round(int chain_id, std::uint64_t seed, int round,
                                                     const std::string* broadcast,
                                                     const modes::ModeSet* modes) const override;
@@ -77,6 +84,7 @@ class PooledWarmupRounds final : public extended::MultiRoundRun {
   WindowHistory history_;
   std::optional<WindowDecision> decision_;  // after the last window
   std::vector<double> inverse_metric_;
+  std::string broadcast_;  // the one that started the current round (empty in round 0)
 };
 
 }  // namespace pemc::warmup

@@ -78,6 +78,12 @@ void WindowHistory::add(int window, int chain_id, ChainWindow w) {
                     std::to_string(window) + " twice");
 }
 
+WindowHistory WindowHistory::from_windows(Windows windows) {
+  WindowHistory h;
+  h.windows_ = std::move(windows);
+  return h;
+}
+
 namespace {
 
 // R-hat and bulk ESS of the log density over windows first..last of the live chains.

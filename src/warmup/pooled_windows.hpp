@@ -80,8 +80,13 @@ class WindowHistory {
   // reported every window it is asked about: windows before a chain joined are skipped).
   WindowDecision decide(int last, const std::vector<int>& live) const;
 
+  // Every report so far (window -> chain id -> report), for checkpoints.
+  using Windows = std::map<int, std::map<int, ChainWindow>>;
+  const Windows& windows() const { return windows_; }
+  static WindowHistory from_windows(Windows windows);
+
  private:
-  std::map<int, std::map<int, ChainWindow>> windows_;  // window -> chain id -> report
+  Windows windows_;
 };
 
 }  // namespace pemc::warmup

@@ -100,6 +100,25 @@ write_cfg pt "parallel_tempering { hmc { step_size: 0.05 n_leapfrog: 10 jitter_n
   max_replicas: 12 ranks_per_chain: 2 }" 'mixture { preset: KOU_A }'
 check_case pt "$WORK/pt.pbtxt" 3 3 9 60 100
 
+# Pooled warmup (adaptation.pooled): 4 chains on 2 ranks warm up in rounds (initial buffer 20,
+# windows of 25 and 50, terminal buffer 20, then 90 sampling iterations), so at a stop some chains
+# have reported the round and others have not started it. Stops in window 1 (K 22: only windows
+# run that long), in window 2 (K 40) and while sampling (K 60), with periodic checkpoints between:
+# a warmup round runs again from its start on resume, the final round resumes chain by chain.
+cat > "$WORK/pooled.pbtxt" <<CFG
+name: "pooled"
+target { $GAUSS }
+sampler { nuts { adaptation { pooled: true init_buffer: 20 term_buffer: 20 } } }
+warmup: 300
+iterations: 90
+seeds { base: 3 count: 2 }
+chains_per_seed: 2
+init { uniform_radius: 2.0 }
+output { path: "$WORK/pooled.pemc" write_warmup: true }
+checkpoint { every_iterations: 10 }
+CFG
+check_case pooled "$WORK/pooled.pbtxt" 2 3 22 40 60
+
 # A study (task farm over runs x seeds) with periodic checkpoints every few iterations interleaved
 # with the stop: finished, running and not-yet-started tasks all resume; the stop hits the
 # first chain to reach K while the others are anywhere.

@@ -11,7 +11,7 @@
 #     warmup at the configured maximum and say so: a warning in the log, the footer and
 #     `summarize`.
 #  3. Bad configs are refused with the field named: pooled on a composite sampler's kernel or on
-#     RWM, with too short a warmup, with a UNIT metric, with periodic checkpoints.
+#     RWM, with too short a warmup, with a UNIT metric.
 source "$(dirname "$0")/common.sh"
 TOOL=(python3 "$PEMC_SOURCE_DIR/tests/support/record_tool.py")
 
@@ -190,6 +190,4 @@ refused rwm "sampler.rwm.adaptation.pooled.*top-level sampler.nuts or sampler.hm
   "$base warmup: 100 sampler { rwm { proposal_scale: 1 adaptation { pooled: true } } }"
 refused unit "sampler.hmc.adaptation.pooled.*DIAGONAL or DENSE" \
   "$base warmup: 100 sampler { hmc { n_leapfrog: 5 adaptation { pooled: true } } }"
-refused ckpt "pooled.*cannot be checkpointed" \
-  "$base warmup: 100 sampler { nuts { adaptation { pooled: true } } } checkpoint { every_seconds: 60 }"
 echo "pooled warmup: OK"

@@ -84,11 +84,6 @@ void check_pooled_warmup(const v1::AdaptationConfig& a, const std::string& pre,
     p.add(path, "needs a DIAGONAL or DENSE metric: with UNIT there is no metric to pool");
   if (const auto why = warmup::pooled_warmup_problem(run->warmup()))
     p.add(path, *why, "warmup " + num(run->warmup()));
-  if (run->checkpoint().every_seconds() > 0 || run->checkpoint().every_iterations() > 0)
-    p.add(path,
-          "runs with a pooled warmup cannot be checkpointed yet (a checkpoint does not hold the "
-          "pooled rounds): set checkpoint.every_seconds and checkpoint.every_iterations to 0, or "
-          "leave adaptation.pooled unset");
 }
 
 std::optional<adapt::WarmupAdapterOptions> make_adaptation(const v1::AdaptationConfig& a,

@@ -26,7 +26,7 @@ std::vector<pemc::v1::RunConfig> two_runs() {
 TEST(CoordinatorProgress, CountsReportsAndFinishedWorkers) {
   const auto runs = two_runs();
   const std::vector<config::Task> tasks{{0, 0, 1}, {1, 1, 1}};
-  CoordinatorProgress p(runs, tasks, {0, 0}, 3, nullptr, CoordinatorProgress::Clock::now());
+  CoordinatorProgress p(runs, tasks, {0, 0}, 3, nullptr, {}, CoordinatorProgress::Clock::now());
   WorkerProgress w(2);
   w.iterations = {30, 5};
   p.on_report(1, w);
@@ -42,7 +42,7 @@ TEST(CoordinatorProgress, CountsReportsAndFinishedWorkers) {
 TEST(CoordinatorProgress, EarlierRoundsAddToTheWork) {
   const auto runs = two_runs();
   const std::vector<config::Task> tasks{{0, 0, 1}, {1, 0, 2}, {2, 1, 1}};
-  CoordinatorProgress p(runs, tasks, {5, 0}, 2, nullptr, CoordinatorProgress::Clock::now());
+  CoordinatorProgress p(runs, tasks, {5, 0}, 2, nullptr, {}, CoordinatorProgress::Clock::now());
   EXPECT_EQ(p.total_iterations(), 105 + 105 + 50);
 }
 
@@ -55,7 +55,7 @@ TEST(CoordinatorProgress, AResumeTakesOffWhatTheCheckpointHolds) {
   running->set_chain_id(2);
   running->set_next_iteration(20);
   const auto t0 = CoordinatorProgress::Clock::now();
-  CoordinatorProgress p(runs, tasks, {0, 0}, 2, &resume, t0);
+  CoordinatorProgress p(runs, tasks, {0, 0}, 2, &resume, {}, t0);
   // Chain 0 (100 iterations) finished, chain 2 is 20 of 50 in: 100 + 30 left.
   EXPECT_EQ(p.total_iterations(), 130);
   // Nothing reported yet: the progress line does not divide by zero.
@@ -81,7 +81,7 @@ TEST(CoordinatorProgress, NoEtaBeforeTheCostIsMeasuredAndSlowRatesShowAsSuch) {
   const auto runs = two_runs();  // 100 + 50 iterations
   const std::vector<config::Task> tasks{{0, 0, 1}, {1, 1, 1}};
   const auto t0 = CoordinatorProgress::Clock::now();
-  CoordinatorProgress p(runs, tasks, {0, 0}, 2, nullptr, t0);
+  CoordinatorProgress p(runs, tasks, {0, 0}, 2, nullptr, {}, t0);
   WorkerProgress w(2);
   w.iterations = {3, 0};
   w.seconds = {1.0, 0.0};  // 1 chain-second, 2 % of the work: not measured yet
@@ -104,7 +104,7 @@ TEST(CoordinatorProgress, AFailedChainsIterationsLeaveTheTotal) {
   const auto runs = two_runs();
   const std::vector<config::Task> tasks{{0, 0, 1}, {1, 1, 1}};
   const auto t0 = CoordinatorProgress::Clock::now();
-  CoordinatorProgress p(runs, tasks, {0, 0}, 2, nullptr, t0);
+  CoordinatorProgress p(runs, tasks, {0, 0}, 2, nullptr, {}, t0);
   WorkerProgress w(2);
   w.iterations = {20, 10};
   w.seconds = {10.0, 5.0};
