@@ -37,8 +37,8 @@ void check_step_size(bool has, double step_size, const v1::AdaptationConfig& a,
 
 // Pooled warmup (adaptation.pooled, src/warmup/): only a top-level sampler (`top_level_warmup` set
 // to its warmup, `run` its config) with adaptation on, a metric to pool (`metric`: the kernel's
-// configured kind, METRIC_UNSPECIFIED resolved by the caller), a warmup long enough for its rounds
-// and no periodic checkpoints (a checkpoint does not hold the rounds' pooled state).
+// configured kind, METRIC_UNSPECIFIED resolved by the caller) and a warmup long enough for its
+// rounds.
 void check_pooled_warmup(const v1::AdaptationConfig& a, const std::string& pre,
                          const v1::RunConfig* run, v1::MetricKind metric, Problems& p);
 
