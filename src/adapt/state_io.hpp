@@ -1,8 +1,8 @@
 #pragma once
 // Helpers to save and restore a sampler's members in a generic KernelState (checkpoint.proto):
-// named double and int64 arrays, checked on the way back in (a missing entry or a wrong length is a
-// DataError naming the kernel and the entry, never a silent default). Lives in adapt, the lowest
-// module with state to save (kernels, extended and tempering build on it).
+// named double and int64 arrays and texts, checked on the way back in (a missing entry or a wrong
+// length is a DataError naming the kernel and the entry, never a silent default). Lives in adapt,
+// the lowest module with state to save (kernels, extended and tempering build on it).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -99,6 +99,14 @@ inline void get_matrix(const KernelState& s, const std::string& key, Matrix& m) 
     state_error(s, key, "malformed matrix");
   m.resize(shape[0], shape[1]);
   std::copy(v.begin(), v.end(), m.data());
+}
+inline void put_text(KernelState& s, const std::string& key, const std::string& text) {
+  (*s.mutable_texts())[key] = text;
+}
+inline const std::string& get_text(const KernelState& s, const std::string& key) {
+  const auto it = s.texts().find(key);
+  if (it == s.texts().end()) state_error(s, key, "missing text");
+  return it->second;
 }
 inline bool has_child(const KernelState& s, const std::string& key) {
   return s.children().count(key) > 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "records/describe_model_messages.hpp"
+#include "records/model_message_list.hpp"
 
 namespace pemc::runner {
 
@@ -24,37 +25,8 @@ void ModelMessageTally::add(const std::vector<targets::ModelMessage>& messages, 
       spdlog::warn("chain {}: further messages of this kind are counted in the chain's summary "
                    "(pemc-report summarize)",
                    chain_id_);
-    add_one(kind, m.text, m.count);
+    records::add_model_message(entries_, kind, m.text, m.count);
   }
-}
-
-void ModelMessageTally::add_one(Kind kind, const std::string& text, std::int64_t count) {
-  int distinct = 0;
-  v1::ModelMessage* other = nullptr;
-  for (auto& e : entries_) {
-    if (e.kind() != kind) continue;
-    if (e.text().empty()) {
-      other = &e;
-      continue;
-    }
-    ++distinct;
-    if (e.text() == text) {
-      e.set_count(e.count() + count);
-      return;
-    }
-  }
-  if (distinct < kDistinctKept) {
-    auto& e = entries_.emplace_back();
-    e.set_kind(kind);
-    e.set_text(text);
-    e.set_count(count);
-    return;
-  }
-  if (other == nullptr) {
-    other = &entries_.emplace_back();
-    other->set_kind(kind);
-  }
-  other->set_count(other->count() + count);
 }
 
 void ModelMessageTally::write(google::protobuf::RepeatedPtrField<v1::ModelMessage>& out) const {

@@ -3,7 +3,7 @@
 // initial point or a proposal, or could not compute a draw's outputs. The chain drains its target
 // after each step and adds the messages here; the first few of each kind are logged as they come
 // (as Stan prints its "proposal is about to be rejected" messages), and the summary keeps the
-// first distinct texts with their counts (records.proto ChainSummary.model_messages).
+// first distinct texts with their counts (records/model_message_list.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +15,6 @@ namespace pemc::runner {
 
 class ModelMessageTally {
  public:
-  static constexpr int kDistinctKept = 5;  // distinct texts kept per kind
   static constexpr int kLogged = 3;        // messages logged per kind
 
   // The chain's id, for the log lines.
@@ -33,7 +32,6 @@ class ModelMessageTally {
   std::string first_text(v1::ModelMessage::Kind kind) const;
 
  private:
-  void add_one(v1::ModelMessage::Kind kind, const std::string& text, std::int64_t count);
   int chain_id_;
   std::vector<v1::ModelMessage> entries_;  // kept texts and the per-kind "other texts" entries
 };

@@ -1,6 +1,7 @@
 #include "warmup/pooled_messages.hpp"
 
 #include "adapt/state_io.hpp"
+#include "records/model_message_list.hpp"
 
 namespace pemc::warmup {
 namespace {
@@ -16,20 +17,52 @@ using adapt::put_child;
 using adapt::put_int;
 using adapt::put_matrix;
 using adapt::put_real;
+using adapt::get_text;
 using adapt::put_reals;
+using adapt::put_text;
 using adapt::put_vector;
 using v1::KernelState;
+
+// Model messages as children "0", "1", ... in their order (absent: none).
+void put_model_messages(KernelState& s, const std::vector<v1::ModelMessage>& messages) {
+  if (messages.empty()) return;
+  auto& list = put_child(s, "model_messages");
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    auto& one = put_child(list, std::to_string(i));
+    put_int(one, "kind", messages[i].kind());
+    put_int(one, "count", messages[i].count());
+    put_text(one, "text", messages[i].text());
+  }
+}
+
+std::vector<v1::ModelMessage> get_model_messages(const KernelState& s) {
+  std::vector<v1::ModelMessage> out;
+  if (!has_child(s, "model_messages")) return out;
+  const auto& list = get_child(s, "model_messages");
+  for (std::size_t i = 0; i < list.children().size(); ++i) {
+    const auto& one = get_child(list, std::to_string(i));
+    const auto kind = get_int(one, "kind");
+    if (!v1::ModelMessage::Kind_IsValid(static_cast<int>(kind)) || kind == 0)
+      throw DataError("pooled warmup: model message of unknown kind " + std::to_string(kind));
+    auto& m = out.emplace_back();
+    m.set_kind(static_cast<v1::ModelMessage::Kind>(kind));
+    m.set_count(get_int(one, "count"));
+    m.set_text(get_text(one, "text"));
+  }
+  return out;
+}
 
 void put_totals(KernelState& s, const ChainTotals& t) {
   put_int(s, "gradient_evals", t.gradient_evals);
   put_int(s, "extended_gradient_evals", t.extended_gradient_evals);
   put_real(s, "wall_seconds", t.wall_seconds);
   put_real(s, "cpu_seconds", t.cpu_seconds);
+  put_model_messages(s, t.model_messages);
 }
 
 ChainTotals get_totals(const KernelState& s) {
   return {get_int(s, "gradient_evals"), get_int(s, "extended_gradient_evals"),
-          get_real(s, "wall_seconds"), get_real(s, "cpu_seconds")};
+          get_real(s, "wall_seconds"), get_real(s, "cpu_seconds"), get_model_messages(s)};
 }
 
 void put_window(KernelState& w, const ChainWindow& window) {
@@ -78,6 +111,7 @@ void ChainTotals::add(const ChainTotals& o) {
   extended_gradient_evals += o.extended_gradient_evals;
   wall_seconds += o.wall_seconds;
   cpu_seconds += o.cpu_seconds;
+  records::merge_model_messages(model_messages, o.model_messages);
 }
 
 std::string ChainRoundReport::encode() const {

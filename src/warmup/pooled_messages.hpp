@@ -10,17 +10,21 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "pemc/v1/records.pb.h"
 #include "warmup/pooled_schedule.hpp"
 #include "warmup/pooled_windows.hpp"
 
 namespace pemc::warmup {
 
-// What a chain costs and where it stands, summed over the rounds it ran.
+// What a chain costs and what its model said, summed over the rounds it ran.
 struct ChainTotals {
   std::int64_t gradient_evals = 0;
   std::int64_t extended_gradient_evals = 0;
   double wall_seconds = 0.0;
   double cpu_seconds = 0.0;
+  // Its rounds' ChainSummary.model_messages, merged (records/model_message_list.hpp): the final
+  // summary shows what the model rejected during warmup, as a chain's summary does without rounds.
+  std::vector<v1::ModelMessage> model_messages;
   void add(const ChainTotals& o);
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "records/model_message_list.hpp"
 
 namespace pemc::warmup {
 namespace {
@@ -62,6 +63,10 @@ void add_totals(v1::ChainSummary& s, const ChainTotals& t) {
                                          t.extended_gradient_evals);
   s.set_wall_seconds(s.wall_seconds() + t.wall_seconds);
   s.set_cpu_seconds(s.cpu_seconds() + t.cpu_seconds);
+  // The earlier rounds' model messages first, then this round's.
+  std::vector<v1::ModelMessage> messages = t.model_messages;
+  records::merge_model_messages(messages, {s.model_messages().begin(), s.model_messages().end()});
+  s.mutable_model_messages()->Assign(messages.begin(), messages.end());
 }
 
 std::string windows_text(const WindowDecision& d) {
@@ -125,7 +130,8 @@ class PooledChainRound final : public extended::ChainRound {
   Outcome finish(v1::ChainSummary ran, bool leader) override {
     Outcome out;
     const ChainTotals cost{ran.n_gradient_evals(), ran.n_extended_gradient_evals(),
-                           ran.wall_seconds(), ran.cpu_seconds()};
+                           ran.wall_seconds(), ran.cpu_seconds(),
+                           {ran.model_messages().begin(), ran.model_messages().end()}};
     add_totals(ran, before_);  // the chain's summary counts its earlier rounds as warmup
     if (is_final()) {
       auto& e = *ran.mutable_estimates();

@@ -142,5 +142,46 @@ TEST(PooledMessages, RoundTrip) {
   EXPECT_THROW(RoundBroadcast::decode(r.encode()), DataError);  // a report is not a broadcast
 }
 
+v1::ModelMessage model_message(v1::ModelMessage::Kind kind, const std::string& text,
+                               std::int64_t count) {
+  v1::ModelMessage m;
+  m.set_kind(kind);
+  m.set_text(text);
+  m.set_count(count);
+  return m;
+}
+
+// A chain's model messages travel with its totals (report, broadcast, checkpoint) and add up over
+// rounds: the final summary says what the model rejected during warmup.
+TEST(PooledMessages, ModelMessagesTravelAndAddUp) {
+  ChainTotals first{10, 10, 0.5, 0.5,
+                    {model_message(v1::ModelMessage::PROPOSAL, "max_num_steps exceeded", 3),
+                     model_message(v1::ModelMessage::INITIAL_POINT, "log(0)", 1)}};
+  RoundBroadcast b;
+  b.plan = {Phase::kWindow, 1, 50, 75};
+  b.chains[4] = {Vector::Ones(2), first, 0.0};
+  const auto back = RoundBroadcast::decode(b.encode()).chains.at(4).totals.model_messages;
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].kind(), v1::ModelMessage::PROPOSAL);
+  EXPECT_EQ(back[0].text(), "max_num_steps exceeded");
+  EXPECT_EQ(back[0].count(), 3);
+  EXPECT_EQ(back[1].kind(), v1::ModelMessage::INITIAL_POINT);
+
+  ChainTotals second{5, 5, 0.25, 0.25,
+                     {model_message(v1::ModelMessage::PROPOSAL, "max_num_steps exceeded", 2),
+                      model_message(v1::ModelMessage::PROPOSAL, "step size too small", 1)}};
+  first.add(second);
+  ASSERT_EQ(first.model_messages.size(), 3u);
+  EXPECT_EQ(first.model_messages[0].count(), 5);
+  EXPECT_EQ(first.model_messages[2].text(), "step size too small");
+
+  CoordinatorState c;
+  c.totals[4] = first;
+  const auto restored = CoordinatorState::decode(c.encode()).totals.at(4).model_messages;
+  ASSERT_EQ(restored.size(), 3u);
+  EXPECT_EQ(restored[2].text(), "step size too small");
+  EXPECT_EQ(restored[0].count(), 5);
+}
+
 }  // namespace
 }  // namespace pemc::warmup
