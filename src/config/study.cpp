@@ -1,5 +1,6 @@
 #include "config/study.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <string>
@@ -7,6 +8,7 @@
 #include "config/limits.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
+#include "warmup/pooled_warmup_rounds.hpp"
 
 namespace pemc::config {
 
@@ -140,16 +142,57 @@ TaskRange parse_task_range(std::string_view text, int n_tasks) {
   return r;
 }
 
-TaskRange array_task_range(int array_index, int tasks_per_array_task, int n_tasks) {
-  if (tasks_per_array_task < 1)
-    throw ConfigError("--array-task-size must be >= 1, got " + std::to_string(tasks_per_array_task));
-  const long begin = static_cast<long>(array_index) * tasks_per_array_task;
-  if (array_index < 0 || begin >= n_tasks)
-    throw ConfigError("SLURM_ARRAY_TASK_ID " + std::to_string(array_index) + " with " +
-                      std::to_string(tasks_per_array_task) + " tasks per array task is past the " +
-                      std::to_string(n_tasks) + " tasks of the study");
-  return TaskRange{static_cast<int>(begin),
-                   static_cast<int>(std::min<long>(n_tasks, begin + tasks_per_array_task))};
+std::vector<TaskRange> task_blocks(const std::vector<v1::RunConfig>& runs) {
+  std::vector<TaskRange> blocks;
+  const auto tasks = enumerate_tasks(runs);
+  for (std::size_t i = 0; i < tasks.size();) {
+    std::size_t end = i + 1;
+    if (warmup::has_pooled_warmup(runs[static_cast<std::size_t>(tasks[i].run_index)]))
+      while (end < tasks.size() && tasks[end].run_index == tasks[i].run_index) ++end;
+    blocks.push_back({static_cast<int>(i), static_cast<int>(end)});
+    i = end;
+  }
+  return blocks;
+}
+
+void check_range_keeps_blocks(TaskRange range, const std::vector<v1::RunConfig>& runs,
+                              const std::string& option) {
+  const auto tasks = enumerate_tasks(runs);
+  for (const auto& b : task_blocks(runs)) {
+    const int begin = std::max(b.begin, range.begin), end = std::min(b.end, range.end);
+    if (begin >= end || (begin == b.begin && end == b.end)) continue;
+    const auto& run = runs[static_cast<std::size_t>(tasks[static_cast<std::size_t>(b.begin)].run_index)];
+    throw ConfigError(
+        option + " holds " + std::to_string(end - begin) + " of the " +
+        std::to_string(b.end - b.begin) + " chains of run '" + run.name() + "' (tasks " +
+        std::to_string(b.begin) + ".." + std::to_string(b.end - 1) +
+        "), which pool their warmup (sampler." + (run.sampler().has_nuts() ? "nuts" : "hmc") +
+        ".adaptation.pooled; the default for NUTS and HMC runs of 2 or more chains): a job "
+        "holding only some of them cannot draw what the whole study draws. Hold all of them or "
+        "none (e.g. --task-range " +
+        std::to_string(b.begin) + ":" + std::to_string(b.end) +
+        "), or set adaptation { pooled: false } in that run");
+  }
+}
+
+TaskRange array_task_range(int array_index, int blocks_per_array_task,
+                           const std::vector<TaskRange>& blocks) {
+  if (blocks_per_array_task < 1)
+    throw ConfigError("--array-task-size must be >= 1, got " +
+                      std::to_string(blocks_per_array_task));
+  const long n_blocks = static_cast<long>(blocks.size());
+  const long first = static_cast<long>(array_index) * blocks_per_array_task;
+  if (array_index < 0 || first >= n_blocks)
+    throw ConfigError(
+        "SLURM_ARRAY_TASK_ID " + std::to_string(array_index) + " with " +
+        std::to_string(blocks_per_array_task) + " tasks per array task is past the " +
+        std::to_string(n_blocks) + " tasks of the study (a run whose chains pool their warmup " +
+        "counts as one task; the array needs " +
+        std::to_string((n_blocks + blocks_per_array_task - 1) / blocks_per_array_task) +
+        " array tasks)");
+  const long last = std::min(n_blocks, first + blocks_per_array_task) - 1;
+  return TaskRange{blocks[static_cast<std::size_t>(first)].begin,
+                   blocks[static_cast<std::size_t>(last)].end};
 }
 
 }  // namespace pemc::config

@@ -5,6 +5,7 @@
 // --task-range index, so a slice of a study draws exactly what the whole study would.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,7 +41,18 @@ struct TaskRange {
   int end = 0;
 };
 TaskRange parse_task_range(std::string_view text, int n_tasks);
-// The slice of a job array: tasks [i * size, (i + 1) * size) clipped to n_tasks.
-TaskRange array_task_range(int array_index, int tasks_per_array_task, int n_tasks);
+
+// The tasks a job holds all or none of, in task order: a run whose chains pool their warmup
+// (warmup/pooled_warmup_rounds.hpp) is one block, since its chains adapt together and a job
+// holding some of them could not draw what the whole study draws; every other task is a block of
+// its own.
+std::vector<TaskRange> task_blocks(const std::vector<pemc::v1::RunConfig>& runs);
+// ConfigError naming `option` (e.g. "--task-range 3:7") when `range` holds part of a block.
+void check_range_keeps_blocks(TaskRange range, const std::vector<pemc::v1::RunConfig>& runs,
+                              const std::string& option);
+// The slice of a job array: blocks [i * size, (i + 1) * size) of task_blocks(), clipped to their
+// number (so with no pooled run, tasks [i * size, (i + 1) * size)).
+TaskRange array_task_range(int array_index, int blocks_per_array_task,
+                           const std::vector<TaskRange>& blocks);
 
 }  // namespace pemc::config

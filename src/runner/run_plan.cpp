@@ -193,9 +193,15 @@ void build_each_run(std::vector<v1::RunConfig>& runs, bool study, AgreedPlan& a)
   }
 }
 
-// The tasks this job runs: --task-range, a Slurm array's share, or all.
-config::TaskRange choose_task_range(const RunOptions& o, int n_tasks) {
-  if (!o.task_range.empty()) return config::parse_task_range(o.task_range, n_tasks);
+// The tasks this job runs: --task-range, a Slurm array's share, or all. A range holds all or none
+// of the chains of a run with pooled warmup (config::task_blocks).
+config::TaskRange choose_task_range(const RunOptions& o, const std::vector<v1::RunConfig>& runs) {
+  const int n_tasks = static_cast<int>(config::enumerate_tasks(runs).size());
+  if (!o.task_range.empty()) {
+    const auto range = config::parse_task_range(o.task_range, n_tasks);
+    config::check_range_keeps_blocks(range, runs, "--task-range " + o.task_range);
+    return range;
+  }
   if (o.array_task_size > 0) {
     const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
     if (!id) throw ConfigError("--array-task-size needs SLURM_ARRAY_TASK_ID (a job array)");
@@ -206,7 +212,7 @@ config::TaskRange choose_task_range(const RunOptions& o, int n_tasks) {
       throw ConfigError("SLURM_ARRAY_TASK_ID '" + std::string(text) +
                         "' is not a whole number (--array-task-size takes the task's index from "
                         "it)");
-    return config::array_task_range(index, o.array_task_size, n_tasks);
+    return config::array_task_range(index, o.array_task_size, config::task_blocks(runs));
   }
   return config::TaskRange{0, n_tasks};
 }
@@ -360,8 +366,7 @@ void agree(const RunOptions& o, AgreedPlan& a) {
     runs.push_back(resolve_plain_run(loaded, o));
   if (o.resume) check_named_inputs_first(runs);
   build_each_run(runs, study, a);
-  const auto range =
-      choose_task_range(o, static_cast<int>(config::enumerate_tasks(runs).size()));
+  const auto range = choose_task_range(o, runs);
   const v1::RunConfig plan = plan_of(loaded, runs, study);
   a.plan_bytes = plan.SerializeAsString();
   a.task_begin = range.begin;

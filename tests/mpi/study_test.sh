@@ -11,11 +11,19 @@ run_mpi 4 "$DIST" "$cfg" --output "$WORK/n4.pemc" "${common[@]}"
 cmp -s "$WORK/n1.csv" "$WORK/n4.csv" || fail "study draws differ between -n 1 and -n 4"
 # 3 runs x 4 seeds = 12 tasks; the mala run overrides iterations? --iterations overrides every run.
 [ "$(grep -c '^mala,' "$WORK/n1.csv")" -eq $((4 * 300)) ] || fail "mala rows"
-# A slice: tasks 3..6 (hmc seed 103, nuts seeds 100-102).
-run_mpi 2 "$DIST" "$cfg" --output "$WORK/slice.pemc" --task-range 3:7 "${common[@]}"
+# A slice: tasks 4..9 (the nuts run, whose 4 chains pool their warmup by default, and mala seeds
+# 100-101).
+run_mpi 2 "$DIST" "$cfg" --output "$WORK/slice.pemc" --task-range 4:10 "${common[@]}"
 "$REPORT" export "$WORK/slice.pemc" | sort > "$WORK/slice.csv"
-awk -F, '$1 == "run_id" || ($2 >= 3 && $2 <= 6)' "$WORK/n1.csv" | sort > "$WORK/expected.csv"
-cmp -s "$WORK/slice.csv" "$WORK/expected.csv" || fail "--task-range 3:7 differs from tasks 3..6 of the full study"
+awk -F, '$1 == "run_id" || ($2 >= 4 && $2 <= 9)' "$WORK/n1.csv" | sort > "$WORK/expected.csv"
+cmp -s "$WORK/slice.csv" "$WORK/expected.csv" || fail "--task-range 4:10 differs from tasks 4..9 of the full study"
+# A slice that splits a pooled run's chains could not draw what the full study draws: refused.
+set +e
+"$DIST" "$cfg" --validate --output "$WORK/v.pemc" --task-range 3:7 > "$WORK/log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "holds 1 of the 4 chains of run 'hmc' (tasks 0..3)" "$WORK/log" ||
+  { cat "$WORK/log" >&2; fail "--task-range 3:7, which splits the pooled runs, not refused"; }
 # Summaries name each run's sampler and compare with the banana's exact truth.
 json=$("$REPORT" summarize "$WORK/n4.pemc" --format json)
 for s in hmc nuts mala; do

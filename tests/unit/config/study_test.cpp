@@ -73,5 +73,64 @@ TEST(IncludeRunFiles, ErrorsNameTheEntryAndTheFile) {
   EXPECT_THAT(config_error([&] { expand_runs(study3.config); }), HasSubstr("duplicate run name 'same'"));
 }
 
+// Runs of 3, 4 and 2 chains: the first and last pool their warmup.
+std::vector<v1::RunConfig> runs_for_blocks() {
+  std::vector<v1::RunConfig> runs(3);
+  const char* names[] = {"pooled_a", "alone", "pooled_b"};
+  const int seeds[] = {3, 4, 2};
+  for (int r = 0; r < 3; ++r) {
+    runs[r].set_name(names[r]);
+    runs[r].set_chains_per_seed(1);
+    for (int s = 0; s < seeds[r]; ++s) runs[r].mutable_seeds()->add_values(10 * r + s);
+    auto& a = *runs[r].mutable_sampler()->mutable_nuts()->mutable_adaptation();
+    a.set_pooled(r != 1);
+  }
+  return runs;
+}
+
+TEST(TaskBlocks, APooledRunIsOneBlock) {
+  const auto blocks = task_blocks(runs_for_blocks());
+  ASSERT_EQ(blocks.size(), 6u);  // [0,3) 3 4 5 6 [7,9)
+  EXPECT_EQ(blocks[0].begin, 0);
+  EXPECT_EQ(blocks[0].end, 3);
+  EXPECT_EQ(blocks[1].begin, 3);
+  EXPECT_EQ(blocks[1].end, 4);
+  EXPECT_EQ(blocks[5].begin, 7);
+  EXPECT_EQ(blocks[5].end, 9);
+}
+
+TEST(TaskBlocks, RangesHoldWholePooledRuns) {
+  const auto runs = runs_for_blocks();
+  EXPECT_NO_THROW(check_range_keeps_blocks({0, 3}, runs, "--task-range 0:3"));
+  EXPECT_NO_THROW(check_range_keeps_blocks({3, 5}, runs, "--task-range 3:5"));
+  EXPECT_NO_THROW(check_range_keeps_blocks({0, 9}, runs, "--task-range 0:9"));
+  const std::string msg =
+      config_error([&] { check_range_keeps_blocks({2, 5}, runs, "--task-range 2:5"); });
+  EXPECT_THAT(msg, HasSubstr("--task-range 2:5 holds 1 of the 3 chains of run 'pooled_a' "
+                             "(tasks 0..2)"));
+  EXPECT_THAT(msg, HasSubstr("--task-range 0:3"));
+  EXPECT_THAT(msg, HasSubstr("pooled: false"));
+  EXPECT_THAT(config_error([&] { check_range_keeps_blocks({6, 8}, runs, "x"); }),
+              HasSubstr("run 'pooled_b'"));
+}
+
+// An array task runs K blocks: a pooled run counts as one task.
+TEST(TaskBlocks, ArrayTasksCountAPooledRunAsOneTask) {
+  const auto blocks = task_blocks(runs_for_blocks());
+  const auto first = array_task_range(0, 1, blocks);
+  EXPECT_EQ(first.begin, 0);
+  EXPECT_EQ(first.end, 3);
+  const auto second = array_task_range(1, 2, blocks);  // blocks 2, 3: tasks 4, 5
+  EXPECT_EQ(second.begin, 4);
+  EXPECT_EQ(second.end, 6);
+  const auto last = array_task_range(2, 2, blocks);  // blocks 4, 5: task 6 and run pooled_b
+  EXPECT_EQ(last.begin, 6);
+  EXPECT_EQ(last.end, 9);
+  EXPECT_THAT(config_error([&] { array_task_range(3, 2, blocks); }),
+              HasSubstr("the array needs 3 array tasks"));
+  EXPECT_THAT(config_error([&] { array_task_range(0, 0, blocks); }),
+              HasSubstr("--array-task-size must be >= 1"));
+}
+
 }  // namespace
 }  // namespace pemc::config
