@@ -460,7 +460,7 @@ void ChainRun::write_draw(std::int64_t t, std::int64_t i, bool warmup,
   gather_state();
   fill_draw(draw, state_, stats);
   const bool has_view = fill_weighted_view(draw, *space_, state_, view_);
-  if (n_outputs_ > 0 && cb_.emit)
+  if (n_outputs_ > 0 && cb_.emit && cb_.compute_outputs)
     fill_outputs(draw, *target_, n_outputs_, state_, view_, has_view, task_, t);
   if (cb_.emit) call_runner(cb_.emit, record_);
   if (!warmup && occupancy_) add_to_occupancy(has_view);

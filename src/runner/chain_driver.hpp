@@ -32,6 +32,10 @@ struct ChainCallbacks {
   std::function<CheckpointAction(std::int64_t next_iteration)> checkpoint_due;
   // Receives the chain's checkpoint (the leader only), after every record before it was emitted.
   std::function<void(const pemc::v1::ChainCheckpoint&)> on_checkpoint;
+  // Whether emitted draws carry the target's named outputs (a Stan model's generated quantities).
+  // false for draws that only feed the runner (a pooled warmup round whose draws are not written):
+  // no outputs computed, so none can fail.
+  bool compute_outputs = true;
 };
 
 // Runs the chain to completion (or to a kSaveAndStop checkpoint: status ChainStatus::kCheckpointed). With `resume`, continues from

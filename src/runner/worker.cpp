@@ -226,6 +226,9 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
       };
     else
       round_cb.emit = nullptr;
+    // The round's draws feed its report; they carry outputs only when written as warmup draws.
+    round_cb.compute_outputs =
+        runs_[static_cast<std::size_t>(task.run_index)].output().write_warmup();
   }
   if (leader) my_progress_.skipped[current_run_] += item->skipped_iterations();
   round_starts_again_ = rounds.can_checkpoint() && !item->is_final();
