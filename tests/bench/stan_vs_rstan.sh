@@ -4,7 +4,7 @@
 #
 # Usage:
 #   PEMC_BIN=build tests/bench/stan_vs_rstan.sh [-p PAIRS] [-f FIRST] [-d POSTERIORDB] [-w WORKDIR] \
-#       [--propto true|false] [--pooled true|false] POSTERIOR...
+#       [--propto true|false] [--pooled default|true|false] POSTERIOR...
 #   e.g. tests/bench/stan_vs_rstan.sh -p 3 eight_schools-eight_schools_noncentered diamonds-diamonds
 #
 # Needs: pemc built (pemc-dist, pemc-report; found in $PEMC_BIN, default build/), its Stan toolchain
@@ -18,7 +18,8 @@
 #     step size 1, max tree depth 10 (Stan's defaults);
 #   - pemc with propto (drops constants, as Stan's sampler does) as chosen by --propto (default
 #     true), and with its chains' warmup pooled (adaptation.pooled, docs/guide.md#pooled-warmup:
-#     warmup 1000 is then the maximum) as chosen by --pooled (default false: Stan's warmup);
+#     warmup 1000 is then the maximum) as chosen by --pooled: default (pemc's default, pooled for
+#     these 4-chain runs), true, or false (each chain adapts alone, as Stan does);
 #   - compilation is done once, before anything is timed (pemc's cache, rstan's auto_write .rds);
 #   - PAIRS times (default 3): pemc, then RStan, interleaved so that both see the same machine
 #     load; pair i uses sampling(seed = i) and pemc seeds 4i-3..4i (one per chain); pairs are
@@ -56,7 +57,7 @@ first=1
 pdb=${POSTERIORDB:-$here/../../../shared/posteriordb}
 work=/tmp/pemc-stan-bench
 propto=true
-pooled=false
+pooled=default
 posteriors=()
 while (($#)); do
   case $1 in
@@ -70,6 +71,11 @@ while (($#)); do
     *) posteriors+=("$1"); shift ;;
   esac
 done
+case $pooled in
+  default) pooled_field="" ;;
+  true|false) pooled_field=" pooled: $pooled" ;;
+  *) echo "stan_vs_rstan.sh: --pooled must be default, true or false, got '$pooled'" >&2; exit 2 ;;
+esac
 ((${#posteriors[@]})) || { echo "no posterior given (try --help)" >&2; exit 2; }
 for b in pemc-dist pemc-report; do
   [[ -x $PEMC_BIN/$b ]] || { echo "$PEMC_BIN/$b not found: set PEMC_BIN" >&2; exit 2; }
@@ -109,7 +115,7 @@ for post in "${posteriors[@]}"; do
     cat > "$cfg" <<EOF
 name: "$post"
 target { stan { model_file: "$pdb/models/$model.stan" data_file: "$data" propto: $propto } }
-sampler { nuts { step_size: 1 max_tree_depth: 10 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8 pooled: $pooled } } }
+sampler { nuts { step_size: 1 max_tree_depth: 10 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8$pooled_field } } }
 warmup: 1000
 iterations: 1000
 seeds { values: [$((4 * i - 3)), $((4 * i - 2)), $((4 * i - 1)), $((4 * i))] }

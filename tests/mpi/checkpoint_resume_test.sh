@@ -69,13 +69,14 @@ CFG
 }
 
 GAUSS='gaussian { mean: [1.0, -2.0, 0.5] covariance: [1.0, 0.6, 0.0, 0.6, 2.0, -0.3, 0.0, -0.3, 0.5] }'
-# HMC with step-size and metric adaptation (stops inside a metric window, at the end of warmup,
-# and while sampling); resumed on a different number of ranks.
+# HMC with each chain adapting its step size and metric alone (stops inside a metric window, at
+# the end of warmup, and while sampling); resumed on a different number of ranks. (Pooled warmup,
+# the default for these chains, has its own case below.)
 write_cfg hmc "hmc { step_size: 0.2 n_leapfrog: 8 jitter_step_size: true metric: DIAGONAL
-  adaptation { enabled: true adapt_metric: true } }" "$GAUSS"
+  adaptation { enabled: true adapt_metric: true pooled: false } }" "$GAUSS"
 check_case hmc "$WORK/hmc.pbtxt" 2 4 25 60 100
-# NUTS, dense metric.
-write_cfg nuts "nuts { step_size: 0.2 metric: DENSE adaptation { enabled: true adapt_metric: true } }" "$GAUSS"
+# NUTS, dense metric, each chain adapting alone.
+write_cfg nuts "nuts { step_size: 0.2 metric: DENSE adaptation { enabled: true adapt_metric: true pooled: false } }" "$GAUSS"
 check_case nuts "$WORK/nuts.pbtxt" 4 1 33 130
 # Pseudo-extended NUTS with each chain spread over 2 ranks (-n 3: one group of 2 workers); the
 # resumed run needs the same group size (-n 5: two groups of 2).

@@ -1,5 +1,7 @@
 #include "config/samplers/adaptation.hpp"
 
+#include <algorithm>
+
 #include "warmup/pooled_schedule.hpp"
 
 namespace pemc::config {
@@ -29,6 +31,16 @@ void fill_adaptation(v1::AdaptationConfig& a, double target_accept) {
 void fill_top_level_adaptation(v1::AdaptationConfig& a, bool adapt_metric) {
   if (!a.has_enabled()) a.set_enabled(true);
   if (!a.has_adapt_metric()) a.set_adapt_metric(adapt_metric);
+}
+
+void fill_pooled_default(v1::AdaptationConfig& a, const v1::RunConfig& run,
+                         v1::MetricKind metric) {
+  if (a.has_pooled()) return;
+  const std::int64_t seeds =
+      run.seeds().values_size() > 0 ? run.seeds().values_size() : run.seeds().count();
+  const std::int64_t chains = seeds * std::max(1, run.chains_per_seed());
+  a.set_pooled(chains >= 2 && a.enabled() && a.adapt_metric() && metric != v1::UNIT &&
+               !warmup::pooled_warmup_problem(run.warmup()));
 }
 
 void check_adaptation(const v1::AdaptationConfig& a, const std::string& pre, Problems& p) {

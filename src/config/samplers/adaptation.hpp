@@ -27,6 +27,13 @@ void fill_adaptation(v1::AdaptationConfig& a, double target_accept);
 // `adapt_metric` (NUTS; HMC's default unit metric has nothing to adapt).
 void fill_top_level_adaptation(v1::AdaptationConfig& a, bool adapt_metric);
 
+// Pooled warmup is the default of a top-level sampler (its adaptation `a` in `run`) when the run
+// has 2 or more chains (seeds x chains_per_seed), adapts its step size and a metric (`metric`:
+// the kernel's, METRIC_UNSPECIFIED resolved by the caller) and its warmup fits the pooled rounds;
+// a config that sets `pooled` keeps its choice. Call after fill_top_level_adaptation.
+void fill_pooled_default(v1::AdaptationConfig& a, const v1::RunConfig& run,
+                         v1::MetricKind metric);
+
 void check_adaptation(const v1::AdaptationConfig& a, const std::string& pre, Problems& p);
 
 // step_size is required, except where the first step size can be searched for: a top-level

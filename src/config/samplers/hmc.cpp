@@ -50,7 +50,10 @@ SamplerKind hmc_sampler_kind() {
       .name = "hmc",
       .apply_defaults =
           [](v1::RunConfig& c) {
-            fill_hmc_defaults(*c.mutable_sampler()->mutable_hmc(), Placement::kTopLevel);
+            auto& h = *c.mutable_sampler()->mutable_hmc();
+            fill_hmc_defaults(h, Placement::kTopLevel);
+            fill_pooled_default(*h.mutable_adaptation(), c,
+                                h.metric() == v1::METRIC_UNSPECIFIED ? v1::UNIT : h.metric());
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t> dim, Problems& p) {

@@ -53,7 +53,10 @@ SamplerKind nuts_sampler_kind() {
       .name = "nuts",
       .apply_defaults =
           [](v1::RunConfig& c) {
-            fill_nuts_defaults(*c.mutable_sampler()->mutable_nuts(), Placement::kTopLevel);
+            auto& n = *c.mutable_sampler()->mutable_nuts();
+            fill_nuts_defaults(n, Placement::kTopLevel);
+            fill_pooled_default(*n.mutable_adaptation(), c,
+                                n.metric() == v1::METRIC_UNSPECIFIED ? v1::DIAGONAL : n.metric());
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t> dim, Problems& p) {

@@ -103,6 +103,37 @@ TEST(ApplyDefaults, ExplicitAdaptationSwitchesAreKept) {
   EXPECT_FALSE(step_only.adaptation().adapt_metric());
 }
 
+// Pooled warmup is the default where it applies: a top-level NUTS/HMC run of 2 or more chains
+// adapting a diagonal or dense metric over a warmup long enough for its rounds.
+TEST(ApplyDefaults, PooledWarmupWhereItApplies) {
+  const auto pooled = [](const std::string& text) {
+    const auto c = defaulted(text.find("warmup") == std::string::npos ? text + " warmup: 1000" : text)
+                       .config;
+    const auto& a = c.sampler().has_nuts() ? c.sampler().nuts().adaptation()
+                                           : c.sampler().hmc().adaptation();
+    EXPECT_TRUE(a.has_pooled()) << text;
+    return a.pooled();
+  };
+  EXPECT_TRUE(pooled("sampler { nuts {} } seeds { values: [1, 2, 3, 4] }"));
+  EXPECT_TRUE(pooled("sampler { nuts {} } seeds { base: 1 count: 2 }"));
+  EXPECT_TRUE(pooled("sampler { nuts {} } seeds { values: [1] } chains_per_seed: 2"));
+  EXPECT_TRUE(pooled("sampler { nuts { metric: DENSE } } seeds { values: [1, 2] }"));
+  EXPECT_TRUE(pooled("sampler { hmc { n_leapfrog: 5 metric: DIAGONAL adaptation { adapt_metric: "
+                     "true } } } seeds { values: [1, 2] }"));
+  EXPECT_FALSE(pooled("sampler { nuts {} } seeds { values: [1] }"));  // one chain
+  EXPECT_FALSE(pooled("sampler { nuts {} } seeds { values: [1, 2] } warmup: 0"));  // the default
+  EXPECT_FALSE(pooled("sampler { nuts {} } seeds { values: [1, 2] } warmup: 39"));
+  EXPECT_FALSE(pooled("sampler { nuts { metric: UNIT } } seeds { values: [1, 2] }"));
+  EXPECT_FALSE(pooled("sampler { nuts { adaptation { adapt_metric: false } } } "
+                      "seeds { values: [1, 2] }"));
+  EXPECT_FALSE(pooled("sampler { nuts { step_size: 0.1 adaptation { enabled: false } } } "
+                      "seeds { values: [1, 2] }"));
+  EXPECT_FALSE(pooled("sampler { hmc { n_leapfrog: 5 } } seeds { values: [1, 2] }"));  // unit
+  EXPECT_FALSE(pooled("sampler { nuts { adaptation { pooled: false } } } "
+                      "seeds { values: [1, 2] }"));  // an explicit choice is kept
+  EXPECT_TRUE(pooled("sampler { nuts { adaptation { pooled: true } } } seeds { values: [1] }"));
+}
+
 TEST(ApplyDefaults, KernelsInsideCompositeSamplersDoNotAdaptByDefault) {
   for (const std::string sampler :
        {"pseudo_extended { n_pseudo: 2 nuts { step_size: 0.1 } }",

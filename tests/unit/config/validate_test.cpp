@@ -226,8 +226,11 @@ std::vector<Problem> warnings_of(const std::string& text) {
 }
 
 TEST_F(Validate, ShortWarmupForTheAdaptationWindowsIsAWarning) {
+  // Each chain adapting alone (a pooled warmup, the default for several chains, has its own
+  // schedule and no such warning).
   auto nuts = [](const std::string& warmup) {
-    return cfg(kTarget, "sampler { nuts { step_size: 0.5 } }", "warmup: " + warmup);
+    return cfg(kTarget, "sampler { nuts { step_size: 0.5 adaptation { pooled: false } } }",
+               "warmup: " + warmup);
   };
   EXPECT_TRUE(warnings_of(nuts("150")).empty());  // 75 + 25 + 50: the windows fit
   auto w = warnings_of(nuts("100"));
