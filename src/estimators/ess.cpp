@@ -212,13 +212,15 @@ EssResult tail_ess(const std::vector<std::span<const double>>& chains) {
   return tail_ess_of_split(split_chains(chains));
 }
 
-RankDiagnostics rank_diagnostics(const std::vector<std::span<const double>>& chains) {
-  RankDiagnostics d;
+namespace {
+
+// The R-hat and bulk ESS of split chains (split_chains of `chains`).
+RhatBulkEss rhat_and_bulk_of_split(const std::vector<std::span<const double>>& chains,
+                                   const Chains& split) {
+  RhatBulkEss d;
   d.rhat = {kNaN, kNaN, kNaN};
-  const Chains split = split_chains(chains);
   const Chains z = rank_normalize(split);
   d.bulk = effective_sample_size(z);
-  d.tail = tail_ess_of_split(split);
   std::size_t n = chains.empty() ? 0 : chains.front().size();
   for (const auto& c : chains) n = std::min(n, c.size());
   if (n >= 4) {
@@ -227,6 +229,22 @@ RankDiagnostics rank_diagnostics(const std::vector<std::span<const double>>& cha
     d.rhat.rhat = std::fmax(d.rhat.rhat_bulk, d.rhat.rhat_folded);
   }
   return d;
+}
+
+}  // namespace
+
+RankDiagnostics rank_diagnostics(const std::vector<std::span<const double>>& chains) {
+  const Chains split = split_chains(chains);
+  const RhatBulkEss rb = rhat_and_bulk_of_split(chains, split);
+  RankDiagnostics d;
+  d.rhat = rb.rhat;
+  d.bulk = rb.bulk;
+  d.tail = tail_ess_of_split(split);
+  return d;
+}
+
+RhatBulkEss rhat_and_bulk_ess(const std::vector<std::span<const double>>& chains) {
+  return rhat_and_bulk_of_split(chains, split_chains(chains));
 }
 
 }  // namespace pemc::estimators

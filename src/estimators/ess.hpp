@@ -67,4 +67,12 @@ struct RankDiagnostics {
 };
 RankDiagnostics rank_diagnostics(const std::vector<std::span<const double>>& chains);
 
+// rank_diagnostics without the tail ESS (which needs quantiles of the draws and two more ESS):
+// the R-hat and the bulk ESS, the same values as rank_diagnostics'.
+struct RhatBulkEss {
+  RhatResult rhat;
+  EssResult bulk;
+};
+RhatBulkEss rhat_and_bulk_ess(const std::vector<std::span<const double>>& chains);
+
 }  // namespace pemc::estimators

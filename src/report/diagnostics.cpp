@@ -38,9 +38,9 @@ std::size_t kept(const ChainTrace& c) {
 }
 
 // Mean, sd, R-hat and ESS of one parameter over the given chains (diagnose_quantity without the
-// MCSE and quantiles: a chain's own entries).
+// MCSE and quantiles: a chain's own entries). Without with_tail the tail ESS is NaN (not computed).
 ParameterDiagnostics rank_diagnosed(const std::string& name, const Spans& chains,
-                                        std::vector<std::string>* notes) {
+                                    std::vector<std::string>* notes, bool with_tail = true) {
   ParameterDiagnostics p;
   p.name = name;
   double n = 0, sum = 0, sum2 = 0;
@@ -53,12 +53,21 @@ ParameterDiagnostics rank_diagnosed(const std::string& name, const Spans& chains
   p.mean = n > 0 ? sum / n : kNaN;
   p.sd = n > 1 ? std::sqrt(std::max(0.0, (sum2 - sum * sum / n) / (n - 1))) : kNaN;
   try {
-    const auto r = estimators::rank_diagnostics(chains);
-    p.rhat = r.rhat.rhat;
-    p.rhat_bulk = r.rhat.rhat_bulk;
-    p.rhat_folded = r.rhat.rhat_folded;
-    p.ess_bulk = r.bulk.ess;
-    p.ess_tail = r.tail.ess;
+    if (with_tail) {
+      const auto r = estimators::rank_diagnostics(chains);
+      p.rhat = r.rhat.rhat;
+      p.rhat_bulk = r.rhat.rhat_bulk;
+      p.rhat_folded = r.rhat.rhat_folded;
+      p.ess_bulk = r.bulk.ess;
+      p.ess_tail = r.tail.ess;
+    } else {
+      const auto r = estimators::rhat_and_bulk_ess(chains);
+      p.rhat = r.rhat.rhat;
+      p.rhat_bulk = r.rhat.rhat_bulk;
+      p.rhat_folded = r.rhat.rhat_folded;
+      p.ess_bulk = r.bulk.ess;
+      p.ess_tail = kNaN;
+    }
   } catch (const NumericalError& e) {
     p.rhat = p.rhat_bulk = p.rhat_folded = p.ess_bulk = p.ess_tail = kNaN;
     if (notes) notes->push_back(name + ": diagnostics undefined (" + e.what() + ")");
@@ -126,6 +135,15 @@ ParameterDiagnostics diagnose_quantity(const std::string& name, const Spans& cha
 
 namespace {
 
+// diagnose_quantity, or in the R-hat and bulk ESS scope only those (and the mean and sd).
+ParameterDiagnostics diagnose_in_scope(const std::string& name, const Spans& chains,
+                                       std::vector<std::string>* notes, DiagnosisScope scope) {
+  if (scope == DiagnosisScope::kFull) return diagnose_quantity(name, chains, notes);
+  ParameterDiagnostics p = rank_diagnosed(name, chains, notes, /*with_tail=*/false);
+  p.mcse_mean = p.q5 = p.q50 = p.q95 = kNaN;
+  return p;
+}
+
 struct RunMember {
   const FileTraces* file;
   const ChainTrace* chain;
@@ -189,7 +207,7 @@ std::size_t quantity_index(std::size_t p, std::size_t k) {
 
 ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
                                 const std::vector<std::string>& names, std::size_t k,
-                                std::vector<std::string>& run_notes) {
+                                std::vector<std::string>& run_notes, DiagnosisScope scope) {
   ChainDiagnostics cd;
   cd.file = c.file;
   cd.chain_id = c.chain_id;
@@ -221,7 +239,7 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
   cd.warnings = c.warnings;
   cd.model_messages = c.model_messages;
   cd.largest_log_weights = c.largest_log_weights;
-  for (std::size_t p = 0; p < names.size(); ++p)
+  for (std::size_t p = 0; scope == DiagnosisScope::kFull && p < names.size(); ++p)
     cd.parameters.push_back(rank_diagnosed(
         names[p], Spans{series(c, quantity_index(p, k), kept(c))}, nullptr));
   if (c.status != "ok")
@@ -240,7 +258,7 @@ ChainDiagnostics diagnose_chain(const ChainTrace& c, const RunMeta& meta,
 // lp__ = -potential (minus a Stan model's lp offset: Stan's lp__) where the draws' potential is the
 // model's (config/sampler_columns.hpp), or why not.
 void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, const RunShape& sh,
-                 RunDiagnostics& rd) {
+                 RunDiagnostics& rd, DiagnosisScope scope) {
   if (config::sampler_columns(meta.config.sampler()).lp != config::LpSource::kDrawPotential) {
     rd.lp_note = fmt::format(
         "no lp__: the {} draws record the sampler's extended density, and the model's log "
@@ -260,12 +278,11 @@ void diagnose_lp(const std::vector<RunMember>& members, const RunMeta& meta, con
     std::transform(pot.begin(), pot.end(), lp.begin(),
                    [&meta](double u) { return lp_of_potential(meta, u); });
   }
-  rd.lp = diagnose_quantity("lp__", Spans(negated.begin(), negated.end()), &rd.notes);
+  rd.lp = diagnose_in_scope("lp__", Spans(negated.begin(), negated.end()), &rd.notes, scope);
   if (const auto note = lp_offset_note(meta, rd.run_id); !note.empty()) rd.notes.push_back(note);
 }
 
-// What estimators/sampler_warnings.hpp judges: every chain, and every quantity with lp__ (not the
-// potential, which lp__ stands for where it is the model's).
+// What estimators/sampler_warnings.hpp judges: every chain, and judged_quantities.
 estimators::RunHealth run_health(const RunDiagnostics& rd) {
   estimators::RunHealth h;
   for (const auto& c : rd.chains) {
@@ -279,14 +296,12 @@ estimators::RunHealth run_health(const RunDiagnostics& rd) {
     ch.warnings = c.warnings;
     h.chains.push_back(std::move(ch));
   }
-  if (rd.lp) h.quantities.push_back({rd.lp->name, rd.lp->rhat, rd.lp->ess_bulk});
-  for (const auto& p : rd.parameters)
-    if (p.name != "potential") h.quantities.push_back({p.name, p.rhat, p.ess_bulk});
+  h.quantities = judged_quantities(rd);
   return h;
 }
 
 RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMember>& members,
-                            const TraceOptions& options) {
+                            const TraceOptions& options, DiagnosisScope scope) {
   RunDiagnostics rd;
   rd.run_id = run_id;
   const RunMeta meta = run_meta(members.front().file->header, run_id);
@@ -308,7 +323,7 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
   for (std::size_t p = 0; p < names.size(); ++p) {
     Spans spans;
     for (const auto& m : members) spans.push_back(series(*m.chain, quantity_index(p, sh.k), sh.n_used));
-    rd.parameters.push_back(diagnose_quantity(names[p], spans, &rd.notes));
+    rd.parameters.push_back(diagnose_in_scope(names[p], spans, &rd.notes, scope));
   }
   std::vector<double> rhats, bulk, tail;
   for (const auto& p : rd.parameters) {
@@ -321,9 +336,9 @@ RunDiagnostics diagnose_run(const std::string& run_id, const std::vector<RunMemb
   rd.min_ess_tail = min_defined(tail);
 
   rd.warmup = meta.config.warmup();
-  diagnose_lp(members, meta, sh, rd);
+  diagnose_lp(members, meta, sh, rd, scope);
   for (const auto& m : members)
-    rd.chains.push_back(diagnose_chain(*m.chain, meta, names, sh.k, rd.notes));
+    rd.chains.push_back(diagnose_chain(*m.chain, meta, names, sh.k, rd.notes, scope));
   std::sort(rd.chains.begin(), rd.chains.end(), [](const auto& a, const auto& b) {
     return std::tie(a.chain_id, a.file) < std::tie(b.chain_id, b.file);
   });
@@ -379,12 +394,21 @@ nlohmann::ordered_json modes_json(const ModeDiagnostics& m) {
 }  // namespace
 
 std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files,
-                                            const TraceOptions& options) {
+                                            const TraceOptions& options, DiagnosisScope scope) {
   std::map<std::string, std::vector<RunMember>> by_run;
   for (const auto& f : files)
     for (const auto& c : f.chains) by_run[c.run_id].push_back({&f, &c});
   std::vector<RunDiagnostics> out;
-  for (const auto& [run_id, members] : by_run) out.push_back(diagnose_run(run_id, members, options));
+  for (const auto& [run_id, members] : by_run)
+    out.push_back(diagnose_run(run_id, members, options, scope));
+  return out;
+}
+
+std::vector<estimators::QuantityHealth> judged_quantities(const RunDiagnostics& rd) {
+  std::vector<estimators::QuantityHealth> out;
+  if (rd.lp) out.push_back({rd.lp->name, rd.lp->rhat, rd.lp->ess_bulk});
+  for (const auto& p : rd.parameters)
+    if (p.name != "potential") out.push_back({p.name, p.rhat, p.ess_bulk});
   return out;
 }
 

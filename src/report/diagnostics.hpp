@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "estimators/log_z_run_checks.hpp"
+#include "estimators/sampler_warnings.hpp"
 #include "report/diagnostics_modes.hpp"
 #include "report/diagnostics_traces.hpp"
 
@@ -158,10 +159,25 @@ struct DiagnosticsReport {
   std::vector<DiagnosticsFileInfo> files;
 };
 
+// How much diagnose_traces computes.
+enum class DiagnosisScope {
+  kFull,  // everything above
+  // What the run-level R-hat and bulk ESS warnings need (report/draw_checks.hpp, at a run's end):
+  // per run-level quantity (and lp__) its mean, sd, R-hat and bulk ESS, the same values as kFull's;
+  // MCSE, quantiles and tail ESS NaN; the chains' own `parameters` empty.
+  kRhatAndBulkEss,
+};
+
 // Diagnostics of already collected traces, grouped by run_id (chains of one run may come from
 // several files). Pure computation, for tests.
 std::vector<RunDiagnostics> diagnose_traces(const std::vector<FileTraces>& files,
-                                            const TraceOptions& options);
+                                            const TraceOptions& options,
+                                            DiagnosisScope scope = DiagnosisScope::kFull);
+
+// The quantities whose R-hat and bulk ESS estimators/sampler_warnings.hpp judges in a run: lp__
+// (where there is one) and every quantity but the potential (which lp__ stands for where it is
+// the model's).
+std::vector<estimators::QuantityHealth> judged_quantities(const RunDiagnostics& rd);
 
 // Reads the files (streaming, bounded memory; see the file comment) and diagnoses them.
 DiagnosticsReport diagnose_files(const std::vector<std::filesystem::path>& paths,

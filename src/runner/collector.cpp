@@ -206,7 +206,10 @@ v1::Footer Collector::finish(double wall_seconds) {
   annotate_mode_checks(footer, mode_shares_);  // first: the log Z rules read its verdict
   annotate_log_z_runs(footer);
   // Last: the chains' warnings are complete (the mode check adds some).
-  if (!runs_.empty()) annotate_run_warnings(footer, runs_, study_);
+  if (!runs_.empty()) {
+    const DrawVerdicts draws = check_written_draws();
+    annotate_run_warnings(footer, runs_, study_, &draws);
+  }
   footer.set_cpu_seconds(cpu_seconds);
   footer.set_wall_seconds(earlier_wall_seconds_ + wall_seconds);
   footer.set_end_time_unix_ms(unix_ms_now());
@@ -217,6 +220,29 @@ v1::Footer Collector::finish(double wall_seconds) {
   writer_.write(r);
   writer_.close();
   return footer;
+}
+
+DrawVerdicts Collector::check_written_draws() {
+  // Per run with chains, in the plan's order: its chains that finished ok and their draw counts.
+  std::vector<report::RunOkChains> runs;
+  for (const auto& run : runs_) {
+    report::RunOkChains r;
+    r.run_id = run.name();
+    bool any = false;
+    for (const auto& [id, c] : chains_) {
+      if (c.run_id() != run.name()) continue;
+      any = true;
+      if (status_of(c) == ChainStatus::kOk) r.n_draws[c.chain_id()] = c.n_draws();
+    }
+    if (any) runs.push_back(std::move(r));
+  }
+  writer_.flush();  // every draw on disk before it is read back
+  const auto t0 = std::chrono::steady_clock::now();
+  DrawVerdicts out{report::check_draws(path_, runs, report::draw_check_limits_from_environment()),
+                   path_};
+  spdlog::debug("R-hat and bulk ESS of {} runs from the draws read back in {:.3f} s", runs.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return out;
 }
 
 void Collector::close_without_footer() { writer_.close(); }

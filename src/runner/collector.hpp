@@ -24,6 +24,7 @@
 #include "records/record_file.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/mode_checks.hpp"
+#include "runner/run_warnings.hpp"
 
 namespace pemc::runner {
 
@@ -94,6 +95,9 @@ class Collector {
 
  private:
   std::optional<std::int64_t> try_complete_epoch();
+  // Each run's R-hat and bulk ESS from the draws written so far (report/draw_checks.hpp), over its
+  // chains with status "ok": what the footer's run-level warnings judge. Flushes first.
+  DrawVerdicts check_written_draws();
 
   std::filesystem::path path_;
   ModeSharesByRun mode_shares_;

@@ -109,8 +109,9 @@ void log_start(const RunPlan& plan, const parallel::Layout& layout, int n_ranks,
 void log_footer(const v1::Footer& footer, const std::filesystem::path& path) {
   log_chain_lines(footer);
   log_model_messages(footer);
-  // The run-level warnings (Footer.warnings: divergences, tree depth, E-BFMI, the chains' own
-  // warnings), each problem once per run; the chains' warnings are not logged one by one.
+  // The run-level warnings (Footer.warnings: divergences, tree depth, E-BFMI, R-hat and bulk ESS
+  // or why they are unchecked, the chains' own warnings), each problem once per run; the chains'
+  // warnings are not logged one by one.
   for (const auto& w : footer.warnings()) spdlog::warn("{}", w);
   // Log Z estimates that cannot be trusted (estimators/log_z_trust.hpp), after the chain lines.
   for (const auto& w : log_z_warnings(footer)) spdlog::warn("{}", w);

@@ -14,11 +14,15 @@ summary_json() {  # the per-chain summaries and estimates, without what may diff
   "$REPORT" summarize "$1" --format json |
     grep -v -e wall_seconds -e cpu_seconds -e '"file"' -e '"path"' -e '"rank"' -e '"n_records"'
   # What only the footer holds: the chains' tree-depth counts and E-BFMI (the chain driver's, over
-  # every transition) and the run-level warnings.
+  # every transition), the run-level warnings and the run end's R-hat and bulk ESS checks (read
+  # back from the whole file: the same after a resume).
   local footer
   footer=$("${TOOL[@]}" kinds "$1" | awk '$2 == "footer" { print $1 }')
   [ -n "$footer" ] || fail "$1: no footer"
-  "${TOOL[@]}" decode "$1" "$footer" | { grep -e 'e_bfmi:' -e 'n_max_tree_depth:' -e '^  warnings:' || true; }
+  "${TOOL[@]}" decode "$1" "$footer" | awk '/^  draw_checks \{/ { in_check = 1 }
+    in_check || /e_bfmi:|n_max_tree_depth:|^  warnings:/ { print }
+    in_check && /^  \}/ { in_check = 0 }'
+  "${TOOL[@]}" decode "$1" "$footer" | grep -q '^  draw_checks {' || fail "$1: no draw_checks"
 }
 
 # check_case NAME CONFIG N_FIRST N_RESUME K...

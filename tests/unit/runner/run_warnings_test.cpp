@@ -1,6 +1,7 @@
 // Tests of the footer's run-level warnings (src/runner/run_warnings.hpp): each run's "ok" chains
-// judged together by estimators/sampler_warnings.hpp from their summaries, one line per problem
-// per run, prefixed with the run's name in a study.
+// judged together by estimators/sampler_warnings.hpp from their summaries and the run end's
+// R-hat and bulk ESS (report/draw_checks.hpp), one line per problem per run, prefixed with the
+// run's name in a study; Footer.draw_checks says which runs were checked.
 #include "runner/run_warnings.hpp"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,92 @@ TEST(RunWarnings, AChainOfAnUnknownRunIsSaidNotThrown) {
   annotate_run_warnings(f, {nuts_run("a", 10, 100)}, false);
   ASSERT_EQ(f.warnings_size(), 1);
   EXPECT_NE(f.warnings(0).find("chain 3 belongs to run 'ghost'"), std::string::npos);
+}
+
+report::RunDrawCheck checked(const std::string& run, double rhat_x1, double ess_x2) {
+  report::RunDrawCheck c;
+  c.run_id = run;
+  c.checked = true;
+  c.n_chains = 4;
+  c.n_draws_used = 1000;
+  c.quantities = {{"lp__", 1.001, 3000.0}, {"x[1]", rhat_x1, 2000.0}, {"x[2]", 1.002, ess_x2}};
+  return c;
+}
+
+TEST(RunWarnings, CheckedDrawsAddSummarizesRhatAndEssLinesAndTheirExtremes) {
+  v1::Footer f;
+  for (int c = 0; c < 4; ++c) add_chain(f, "a", c)->set_n_divergent(c == 0 ? 1 : 0);
+  for (int c = 4; c < 8; ++c) add_chain(f, "b", c);
+  f.mutable_chains(1)->add_warnings("pseudo-extended weights degenerate: max weight 0.99");
+  const DrawVerdicts draws{{checked("a", 1.2, 50.0), checked("b", 1.004, 2500.0)}, "out.pemc"};
+  annotate_run_warnings(f, {nuts_run("a", 10, 1000), nuts_run("b", 10, 1000)}, true, &draws);
+
+  // summarize's lines, in sampler_warnings' order, for the run that has problems.
+  estimators::RunHealth h;
+  for (int c = 0; c < 4; ++c) h.chains.push_back({c, 1000, c == 0 ? 1 : 0, 0, 10, 1.0, {}});
+  h.chains[1].warnings = {"pseudo-extended weights degenerate: max weight 0.99"};
+  h.quantities = draws.runs[0].quantities;
+  const auto expected = estimators::sampler_warnings(h);
+  ASSERT_EQ(expected.size(), 4u);  // divergences, R-hat, bulk ESS, the chains' warning
+  ASSERT_EQ(f.warnings_size(), 4) << f.DebugString();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(f.warnings(i), "a: " + expected[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(f.warnings(1).rfind("a: R-hat: 1 of 3 quantities above 1.01 (largest 1.200, x[1])", 0), 0u)
+      << f.warnings(1);
+  EXPECT_EQ(f.warnings(2).rfind("a: bulk ESS: 1 of 3 quantities below 400 (100 per chain; smallest "
+                                "50, x[2])", 0),
+            0u)
+      << f.warnings(2);
+
+  ASSERT_EQ(f.draw_checks_size(), 2);
+  const auto& a = f.draw_checks(0);
+  EXPECT_EQ(a.run_id(), "a");
+  EXPECT_TRUE(a.checked());
+  EXPECT_EQ(a.n_chains(), 4);
+  EXPECT_EQ(a.n_draws_used(), 1000);
+  EXPECT_EQ(a.max_rhat(), 1.2);
+  EXPECT_EQ(a.max_rhat_quantity(), "x[1]");
+  EXPECT_EQ(a.min_ess_bulk(), 50.0);
+  EXPECT_EQ(a.min_ess_bulk_quantity(), "x[2]");
+  EXPECT_EQ(f.draw_checks(1).run_id(), "b");
+  EXPECT_EQ(f.draw_checks(1).max_rhat(), 1.004);
+}
+
+TEST(RunWarnings, UncheckedDrawsSaySoWhereTheRhatLineWouldBeAndNeverPassForChecked) {
+  v1::Footer f;
+  for (int c = 0; c < 4; ++c) add_chain(f, "a", c);
+  add_chain(f, "b", 4);
+  f.mutable_chains(2)->add_warnings("pseudo-extended weights degenerate: max weight 0.99");
+  report::RunDrawCheck big;
+  big.run_id = "a";
+  big.unchecked_reason = "the file holds 600000000 bytes, more than the 536870912 read back at "
+                         "the run's end";
+  // Run b is missing from the verdicts: unchecked too.
+  const DrawVerdicts draws{{big}, "out.pemc"};
+  annotate_run_warnings(f, {nuts_run("a", 10, 1000), nuts_run("b", 10, 1000)}, false, &draws);
+  ASSERT_EQ(f.warnings_size(), 3) << f.DebugString();
+  EXPECT_EQ(f.warnings(0), "R-hat and bulk ESS unchecked: the file holds 600000000 bytes, more than "
+                           "the 536870912 read back at the run's end; `pemc-report summarize "
+                           "out.pemc` gives them");
+  EXPECT_EQ(f.warnings(1).rfind("1 of 4 chains: pseudo-extended weights degenerate", 0), 0u)
+      << f.warnings(1);
+  EXPECT_EQ(f.warnings(2), "R-hat and bulk ESS unchecked: the run's end did not read its draws; "
+                           "`pemc-report summarize out.pemc` gives them");
+  ASSERT_EQ(f.draw_checks_size(), 2);
+  for (const auto& d : f.draw_checks()) {
+    EXPECT_FALSE(d.checked());
+    EXPECT_FALSE(d.has_max_rhat());
+    EXPECT_FALSE(d.has_min_ess_bulk());
+    EXPECT_FALSE(d.unchecked_reason().empty());
+  }
+  EXPECT_EQ(f.draw_checks(0).unchecked_reason(), big.unchecked_reason);
+}
+
+TEST(RunWarnings, WithoutDrawVerdictsNoDrawChecks) {
+  v1::Footer f;
+  for (int c = 0; c < 4; ++c) add_chain(f, "a", c);
+  annotate_run_warnings(f, {nuts_run("a", 10, 1000)}, false);
+  EXPECT_EQ(f.warnings_size(), 0);
+  EXPECT_EQ(f.draw_checks_size(), 0);
 }
 
 }  // namespace
