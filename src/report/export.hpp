@@ -61,6 +61,14 @@ struct ExportOptions {
   // netcdf: the base names of the quantities that go to the log_likelihood group (--log-lik);
   // empty: "log_lik", where a run has it.
   std::vector<std::string> log_lik;
+  // netcdf: the observed_data group, for runs whose target is a Stan model with a data file
+  // (observed_data_source.hpp); false: no such group (--no-observed-data).
+  bool observed_data = true;
+  // netcdf: the CmdStan JSON file for observed_data instead of the data file each run read
+  // (--data; empty: the run's own, which must still have the content the header records).
+  std::filesystem::path data_file;
+  // netcdf: only these variables of the data in observed_data (--observed; empty: all).
+  std::vector<std::string> observed;
   std::string run_filter;            // only this run (empty: all)
   // --config: the config the file was written with; lp__ of samplers whose draws record an
   // extended density is evaluated with the target built from it (report/run_targets.hpp).
