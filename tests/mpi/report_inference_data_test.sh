@@ -289,6 +289,19 @@ grep -q "note: run 'rel': observed_data is from --data $WORK/run/data.json, whos
 "$REPORT" export "$REL" --format netcdf --no-observed-data --output-dir "$WORK/od7" 2> /dev/null \
   || fail "export --no-observed-data failed"
 "$PY" "$CHECK" "$WORK/od7/rel.nc" --form plain --log-lik log_lik > /dev/null || fail "--no-observed-data wrote observed_data"
+# A file of a pemc-dist before the header recorded the data's hash (fields 16, 17 dropped): no
+# observed_data, a note, exit 0; --data still exports the data, noting it cannot be compared.
+"$PY" "$PEMC_SOURCE_DIR/tests/support/drop_header_fields.py" "$REL" "$WORK/old.pemc" 16 17 || fail "drop_header_fields.py"
+"$REPORT" verify "$WORK/old.pemc" > /dev/null 2>&1 || fail "old.pemc is no valid record file"
+"$REPORT" export "$WORK/old.pemc" --format netcdf --output-dir "$WORK/od_old" 2> "$WORK/od_old.err" \
+  || { cat "$WORK/od_old.err" >&2; fail "export of a file without data hashes failed"; }
+grep -q "note: observed_data omitted: the file does not record its data files' hashes" "$WORK/od_old.err" \
+  || fail "no note on the omitted observed_data: $(cat "$WORK/od_old.err")"
+"$PY" "$CHECK" "$WORK/od_old/rel.nc" --form plain --log-lik log_lik > /dev/null || fail "od_old: observed_data written"
+"$REPORT" export "$WORK/old.pemc" --format netcdf --data "$WORK/original.json" --output-dir "$WORK/od_old2" 2> "$WORK/od_old2.err" \
+  || { cat "$WORK/od_old2.err" >&2; fail "export --data of a file without data hashes failed"; }
+grep -q "observed_data is from --data $WORK/original.json, which cannot be compared" "$WORK/od_old2.err" \
+  || fail "no note that --data cannot be compared: $(cat "$WORK/od_old2.err")"
 "$PY" - "$WORK" <<'PY' || fail "values of --data"
 import sys
 import numpy as np
@@ -299,6 +312,8 @@ assert ours["y"].values[0] == 0.5 and "pemc_data_note" not in ours.attrs, ours.a
 theirs = xr.open_dataset(f"{work}/od6/rel.nc", group="observed_data")
 assert theirs["y"].values[0] == 9.5, theirs["y"].values
 assert "whose content is not the run's" in theirs.attrs["pemc_data_note"], theirs.attrs
+old = xr.open_dataset(f"{work}/od_old2/rel.nc", group="observed_data")
+assert old["y"].values[0] == 0.5 and "cannot be compared" in old.attrs["pemc_data_note"], old.attrs
 PY
 refused od-observed-none "export --observed 'z': no exported run's data has a variable of that name (run 'rel': N, y)" \
   export "$REL" --format netcdf --data "$WORK/original.json" --observed z --output-dir "$WORK/od8"
