@@ -266,7 +266,7 @@ Subcommand add_export(CLI::App& app) {
     std::string file;
     pemc::report::ExportOptions options;
     bool estimates = false, moments = false;
-    bool resample = false, no_resample = false;
+    bool resample = false, no_resample = false, no_observed_data = false;
   };
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -293,6 +293,19 @@ Subcommand add_export(CLI::App& app) {
                   "netcdf: base name of quantities for the log_likelihood group (repeatable; "
                   "default log_lik)")
       ->allow_extra_args(false);  // one name per --log-lik: never the record file after it
+  auto* no_observed = sub->add_flag(
+      "--no-observed-data", a->no_observed_data,
+      "netcdf: no observed_data group (by default a Stan model's data file, when its content "
+      "is still the one the run read)");
+  sub->add_option("--data", a->options.data_file,
+                  "netcdf: the CmdStan JSON data for observed_data instead of each run's "
+                  "target.stan.data_file (use it when that file moved or changed since the run)")
+      ->excludes(no_observed);
+  sub->add_option("--observed", a->options.observed,
+                  "netcdf: only these variables of the data in observed_data (repeatable or "
+                  "comma-separated: --observed y,N)")
+      ->allow_extra_args(false)  // one list per --observed: never the record file after it
+      ->excludes(no_observed);
   sub->add_option("--run", a->options.run_filter, "Only this run");
   add_config_option(*sub, a->options.target_config,
                     "for lp__ of the samples of pseudo-extended, continuous and simulated "
@@ -308,6 +321,7 @@ Subcommand add_export(CLI::App& app) {
   return {sub, [a] {
             if (a->resample) a->options.resample = true;
             if (a->no_resample) a->options.resample = false;
+            if (a->no_observed_data) a->options.observed_data = false;
             if (!a->estimates) return cmd_export(a->file, a->options);
             pemc::report::export_estimates_csv(a->file, std::cout, a->moments);
             std::cout.flush();

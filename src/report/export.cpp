@@ -643,6 +643,16 @@ ExportResult export_draws(const fs::path& path, std::ostream& out, const ExportO
   if (!options.log_lik.empty() && options.format != "netcdf")
     throw ConfigError("export --log-lik: only --format netcdf has a log_likelihood group (got "
                       "--format " + options.format + ")");
+  if (options.format != "netcdf") {
+    const char* option = !options.data_file.empty() ? "--data"
+                         : !options.observed.empty() ? "--observed"
+                         : !options.observed_data    ? "--no-observed-data"
+                                                     : nullptr;
+    if (option)
+      throw ConfigError(std::string("export ") + option +
+                        ": only --format netcdf has an observed_data group (got --format " +
+                        options.format + ")");
+  }
   ExportResult result;
   Scan scan = scan_file(path, options, resampling(options));
   result.n_records = scan.n_records;

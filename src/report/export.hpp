@@ -13,7 +13,8 @@
 //            CmdStan's dotted names (theta.1, Sigma.2.1, x.1). Read by rstan::read_stan_csv.
 //   netcdf   ArviZ InferenceData (netCDF-4), <run>.nc in output_dir: groups posterior,
 //            log_likelihood and sample_stats (and their warmup_ versions), dims chain, draw and
-//            per-quantity dims, every dim with a coordinate (export_netcdf.hpp).
+//            per-quantity dims, every dim with a coordinate, and a Stan model's data as
+//            observed_data (export_netcdf.hpp).
 //
 // lp__ is the model's log density at the exported sample: -potential of the run's target, with
 // the Jacobian and the constants the run kept (Stan's lp__ for a Stan model). Samplers whose
@@ -61,6 +62,14 @@ struct ExportOptions {
   // netcdf: the base names of the quantities that go to the log_likelihood group (--log-lik);
   // empty: "log_lik", where a run has it.
   std::vector<std::string> log_lik;
+  // netcdf: the observed_data group, for runs whose target is a Stan model with a data file
+  // (observed_data_source.hpp); false: no such group (--no-observed-data).
+  bool observed_data = true;
+  // netcdf: the CmdStan JSON file for observed_data instead of the data file each run read
+  // (--data; empty: the run's own, which must still have the content the header records).
+  std::filesystem::path data_file;
+  // netcdf: only these variables of the data in observed_data (--observed; empty: all).
+  std::vector<std::string> observed;
   std::string run_filter;            // only this run (empty: all)
   // --config: the config the file was written with; lp__ of samplers whose draws record an
   // extended density is evaluated with the target built from it (report/run_targets.hpp).
@@ -85,8 +94,10 @@ const std::vector<std::string>& export_formats();
 // options (an unknown format, a missing or non-empty output directory, a weighted run to CmdStan
 // without resample or without the target its lp__ needs, runs of different columns to one
 // stream, include_warmup on a file without warmup draws or with resampled weighted runs, log_lik
-// names no exported run has or with another format than netcdf), DataError for a draw whose
-// content does not match its run (before anything is written: the file is scanned first).
+// names no exported run has or with another format than netcdf; data_file, observed or
+// observed_data false with another format than netcdf, and observed_data's refusals:
+// export_netcdf.hpp), DataError for a draw whose content does not match its run or a data file
+// that is no CmdStan JSON (before anything is written: the file is scanned first).
 ExportResult export_draws(const std::filesystem::path& path, std::ostream& out,
                           const ExportOptions& options);
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -15,6 +16,8 @@
 #include "report/export_lp.hpp"
 #include "report/export_resample.hpp"
 #include "report/inference_data_layout.hpp"
+#include "report/observed_data.hpp"
+#include "report/observed_data_source.hpp"
 #include "report/quantities.hpp"
 
 namespace pemc::report {
@@ -304,10 +307,131 @@ std::vector<std::string> log_lik_names(const Scan& scan, const ExportOptions& op
   return options.log_lik;
 }
 
+// A run's observed_data: where its data came from, and the variables written.
+struct RunObservedData {
+  ObservedDataSource source;
+  std::vector<ObservedVariable> variables;
+};
+
+// "run 'a': N, y; run 'b': ..." for an error that lists what each run's data holds.
+std::string data_variables_by_run(const std::map<std::string, std::vector<std::string>>& by_run) {
+  std::string out;
+  for (const auto& [id, names] : by_run) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    out += fmt::format("{}run '{}': {}", out.empty() ? "" : "; ", id, list);
+  }
+  return out;
+}
+
+// The data files the exported runs' Stan targets name, by run (runs without one left out).
+std::map<std::string, std::string> stan_data_files(const Scan& scan) {
+  std::map<std::string, std::string> out;
+  for (const auto& id : scan.run_order) {
+    const auto& target = scan.runs.at(id).meta.config.target();
+    if (target.has_stan() && !target.stan().data_file().empty())
+      out[id] = target.stan().data_file();
+  }
+  return out;
+}
+
+// Each exported run's observed_data (observed_data_source.hpp), read and checked before anything
+// is written: ConfigError for a data file that changed since the run, for --data or --observed
+// where no exported run has data, for --data with runs of different data files, and for an
+// --observed name no run's data has. Runs whose file records no data hashes get none, with a note.
+std::map<std::string, RunObservedData> observed_data_of(const Scan& scan,
+                                                        const ExportOptions& options,
+                                                        std::vector<std::string>& notes) {
+  std::map<std::string, RunObservedData> out;
+  if (!options.observed_data) return out;
+  const auto names = split_observed_names(options.observed);
+  const auto data_files = stan_data_files(scan);
+  if (data_files.empty()) {
+    if (!options.data_file.empty() || !names.empty())
+      throw ConfigError(fmt::format(
+          "export {}: no exported run is a Stan model with a data file (target.stan.data_file), "
+          "so there is no observed_data",
+          options.data_file.empty() ? "--observed" : "--data " + options.data_file.string()));
+    return out;
+  }
+  if (!options.data_file.empty()) {
+    std::set<std::string> distinct;
+    std::string list;
+    for (const auto& [id, file] : data_files) {
+      distinct.insert(file);
+      list += fmt::format("{}run '{}': {}", list.empty() ? "" : "; ", id, file);
+    }
+    if (distinct.size() > 1)
+      throw ConfigError(fmt::format(
+          "export --data {}: the exported runs read different data files ({}); export one of "
+          "them with --run NAME",
+          options.data_file.string(), list));
+  }
+  std::string not_recorded;
+  std::map<std::string, std::vector<std::string>> variables_by_run;
+  for (const auto& [id, file] : data_files) {
+    auto source =
+        observed_data_source(scan.header, scan.runs.at(id).meta.config, id, options.data_file);
+    if (source.kind == ObservedDataSource::Kind::kNotRecorded) {
+      not_recorded += fmt::format("{}run '{}': {}", not_recorded.empty() ? "" : ", ", id, file);
+      continue;
+    }
+    auto variables = observed_variables(source.text, source.path.string());
+    for (const auto& v : variables) variables_by_run[id].push_back(v.data_name);
+    if (!source.note.empty()) notes.push_back(source.note);
+    source.text.clear();  // parsed: the arrays hold it now
+    out[id] = {std::move(source), select_observed(std::move(variables), names)};
+  }
+  if (!not_recorded.empty())
+    notes.push_back("observed_data omitted: the file does not record its data files' hashes (a "
+                    "pemc-dist before they were recorded wrote it), so whether the data files (" +
+                    not_recorded +
+                    ") still hold the runs' data cannot be told; pass --data FILE to export a "
+                    "run's data anyway");
+  for (const auto& name : names) {
+    bool found = variables_by_run.empty();  // nothing read: the note above says why
+    for (const auto& [id, vars] : variables_by_run)
+      found = found || std::find(vars.begin(), vars.end(), name) != vars.end();
+    if (!found)
+      throw ConfigError(fmt::format(
+          "export --observed '{}': no exported run's data has a variable of that name ({})", name,
+          data_variables_by_run(variables_by_run)));
+  }
+  return out;
+}
+
+// Group observed_data: every variable of the run's data over dims <name>_dim_0, ... (each with
+// the coordinate 0 .. n-1), integers as NC_INT, reals as NC_DOUBLE, and where the data came from.
+void define_observed_data(int ncid, const RunObservedData& data, const std::string& created_at,
+                          const fs::path& file) {
+  int grp;
+  check(nc_def_grp(ncid, "observed_data", &grp), file, "group observed_data");
+  put_schema_attrs(grp, created_at, file);
+  put_text(grp, NC_GLOBAL, "pemc_data_file", data.source.path.string(), file);
+  put_text(grp, NC_GLOBAL, "pemc_data_sha256", data.source.sha256, file);
+  if (!data.source.note.empty()) put_text(grp, NC_GLOBAL, "pemc_data_note", data.source.note, file);
+  for (const auto& v : data.variables) {
+    const std::string what = "observed_data/" + v.array.name;
+    std::vector<int> dims;
+    const auto names = dim_names(v.array);
+    for (std::size_t k = 0; k < names.size(); ++k)
+      dims.push_back(define_dim(grp, names[k], v.array.shape[k], file));
+    int id;
+    check(nc_def_var(grp, v.array.name.c_str(), v.is_int ? NC_INT : NC_DOUBLE,
+                     static_cast<int>(dims.size()), dims.data(), &id),
+          file, "variable " + what);
+    if (product(v.array.shape) == 0) continue;
+    check(v.is_int ? nc_put_var_int(grp, id, v.ints.data())
+                   : nc_put_var_double(grp, id, v.reals.data()),
+          file, "write " + what);
+  }
+}
+
 // Creates the run's file and defines its groups, with the file's attributes.
 RunFile open_run_file(const fs::path& path, const std::string& id,
                       const RunScan& run, const std::string& stem, const ExportOptions& options,
-                      const std::vector<std::string>& log_lik, const std::string& created_at) {
+                      const std::vector<std::string>& log_lik, const std::string& created_at,
+                      const RunObservedData* observed) {
   RunFile o;
   o.file = options.output_dir / (stem + ".nc");
   refuse_special_output(o.file);
@@ -339,6 +463,7 @@ RunFile open_run_file(const fs::path& path, const std::string& id,
   o.post = define_phase(o.ncid, "", run, o.layout, post, created_at, o.file);
   if (options.include_warmup && warm.n_draws > 0)
     o.warm = define_phase(o.ncid, "warmup_", run, o.layout, warm, created_at, o.file);
+  if (observed) define_observed_data(o.ncid, *observed, created_at, o.file);
   return o;
 }
 
@@ -347,6 +472,7 @@ RunFile open_run_file(const fs::path& path, const std::string& id,
 void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& options,
                    ExportResult& result) {
   const auto log_lik = log_lik_names(scan, options);
+  const auto observed = observed_data_of(scan, options, result.notes);
   prepare_output_dir(options);
   const std::string created_at = iso8601_utc(std::chrono::system_clock::now());
   std::map<std::string, RunFile> files;
@@ -355,7 +481,9 @@ void export_netcdf(const fs::path& path, const Scan& scan, const ExportOptions& 
     const RunScan& run = scan.runs.at(id);
     std::string stem = file_stem(id);
     while (!stems.insert(stem).second) stem += "_";
-    files.emplace(id, open_run_file(path, id, run, stem, options, log_lik, created_at));
+    const auto data = observed.find(id);
+    files.emplace(id, open_run_file(path, id, run, stem, options, log_lik, created_at,
+                                    data == observed.end() ? nullptr : &data->second));
     result.files.push_back(files.at(id).file);
     if (run.weighted && !run.resampled)
       result.notes.push_back(fmt::format(

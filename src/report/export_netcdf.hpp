@@ -12,10 +12,15 @@
 //                       sampler's columns by their ArviZ names (acceptance_rate, step_size,
 //                       tree_depth, n_steps, diverging, energy, and pemc's extended_lp,
 //                       extended_energy, mala_step_size: config/sampler_columns.hpp);
-//   warmup_posterior, warmup_log_likelihood, warmup_sample_stats  with include_warmup.
-// No observed_data: the data a Stan target was given are in a file the header names, which a
-// report never opens (docs/reports.md, "A record file is data"), and which data variable a
-// log-likelihood belongs to is not recorded.
+//   warmup_posterior, warmup_log_likelihood, warmup_sample_stats  with include_warmup;
+//   observed_data       a Stan target's data (target.stan.data_file, CmdStan JSON): every variable
+//                       (ExportOptions::observed's only) over dims <name>_dim_0, ..., integers as
+//                       int, with attributes pemc_data_file, pemc_data_sha256 (and pemc_data_note
+//                       for --data whose content is not the run's); read only when its SHA-256 is
+//                       the one the header records (observed_data_source.hpp: a changed file is
+//                       refused), or from ExportOptions::data_file. Not for other targets, runs
+//                       without a data file, files that record no data hashes (a note says so),
+//                       or with observed_data false.
 // Dims: chain and draw first, then <name>_dim_0, ... (1-based Stan indices at 0-based positions);
 // every dim has a coordinate variable: chain = pemc's chain ids, draw and the others 0 .. n-1.
 // Attributes of the file and of every group: created_at (ISO 8601, UTC), inference_library
@@ -35,7 +40,7 @@
 namespace pemc::report {
 
 // ConfigError (before anything is written) when options.log_lik names a base name no exported run
-// has.
+// has, and for the observed_data refusals (export_netcdf.cpp, observed_data_of).
 void export_netcdf(const std::filesystem::path& path, const export_detail::Scan& scan,
                    const ExportOptions& options, ExportResult& result);
 

@@ -4,13 +4,14 @@
 // or init: data files, number files, the Stan program and its data, plugin libraries) and every
 // Stan model's compiled library, each with its SHA-256 (core/sha256.hpp). The checkpoint stores
 // them (Checkpoint.inputs); a resume whose inputs differ is refused, naming the first that does.
+// The record file's header stores them too (Header.inputs), for reports that open a data file.
 // Not covered: files a plugin opens by itself (named in its argument) and files a Stan program
 // #includes (a changed include changes the run only once the model is rebuilt, and then the
 // compiled library's hash differs).
 #include <filesystem>
 #include <vector>
 
-#include "pemc/v1/checkpoint.pb.h"
+#include "pemc/v1/inputs.pb.h"
 #include "pemc/v1/config.pb.h"
 
 namespace pemc::runner {

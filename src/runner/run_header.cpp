@@ -128,6 +128,10 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
   h.set_target_name(h.runs(0).target_name());
   h.set_sampler_name(h.runs(0).sampler_name());
   h.set_config_path(o.config_path.string());
+  // What the runs read and where their relative paths lead, so that a report opening one of the
+  // files (export's observed_data) finds it and can tell whether it changed since.
+  *h.mutable_inputs() = plan.inputs;
+  h.set_working_directory(plan.working_directory);
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   h.set_hostname(host);

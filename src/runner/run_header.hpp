@@ -14,7 +14,9 @@
 namespace pemc::runner {
 
 // The output's header: the plan, each run's space (built from `targets`, one per run) and mode
-// search (`modes`, one per run, nullptr for none), the host and the task range.
+// search (`modes`, one per run, nullptr for none), the host and the task range, the content
+// hashes of the files the runs read and rank 0's working directory (plan.inputs and
+// plan.working_directory, which rank 0 computed).
 pemc::v1::Header make_header(const RunOptions& o, const RunPlan& plan,
                              const std::vector<targets::TargetPtr>& targets,
                              const std::vector<modes::ModeSetPtr>& modes, int n_ranks);

@@ -375,6 +375,8 @@ void agree(const RunOptions& o, AgreedPlan& a) {
   stop_if_signalled();
   const auto inputs = input_files_of(runs);
   a.inputs_bytes = inputs.SerializeAsString();
+  std::error_code cwd_error;
+  a.working_directory = std::filesystem::current_path(cwd_error).string();
   // From here on the output and its checkpoint are looked at: hold them first.
   refuse_links_at_created_files(plan);
   if (o.validate_only)
@@ -431,9 +433,11 @@ std::optional<RunPlan> share_plan(mpi::communicator& world, AgreedPlan& agreed) 
   mpi::broadcast(world, agreed.task_end, 0);
   mpi::broadcast(world, agreed.resume_bytes, 0);
   mpi::broadcast(world, agreed.inputs_bytes, 0);
+  mpi::broadcast(world, agreed.working_directory, 0);
   RunPlan p;
   p.config.ParseFromString(agreed.plan_bytes);
   p.inputs.ParseFromString(agreed.inputs_bytes);
+  p.working_directory = agreed.working_directory;
   if (!agreed.resume_bytes.empty()) {
     p.resume.emplace();
     p.resume->ParseFromString(agreed.resume_bytes);

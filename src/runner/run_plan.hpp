@@ -27,6 +27,7 @@ struct AgreedPlan {
   std::string plan_bytes;
   std::string resume_bytes;  // the checkpoint to continue from (empty: a fresh run)
   std::string inputs_bytes;  // v1::InputFiles: the content hashes of what the run reads
+  std::string working_directory;  // rank 0's, which relative paths in the config lead from
   int task_begin = 0;
   int task_end = 0;
   // Rank 0 only: what to log once the run is agreed ("info:..." / "warn:...": which runs of a study
@@ -47,6 +48,7 @@ struct RunPlan {
   std::optional<pemc::v1::Checkpoint> resume;
   RoundsResume rounds_resume;  // where runs with rounds resume (empty for a fresh run)
   pemc::v1::InputFiles inputs;            // what the run reads, by content (input_files.hpp)
+  std::string working_directory;          // rank 0's (the header records it)
   std::vector<pemc::v1::RunConfig> runs;  // one for a plain config
   std::vector<config::Task> all_tasks;    // of every run
   std::vector<config::Task> tasks;        // this job's: all_tasks[task_begin, task_end)

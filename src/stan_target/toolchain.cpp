@@ -176,7 +176,7 @@ Toolchain find_toolchain() {
   for (const auto& f : t.cxx_flags) h.add(f);
   for (const auto& f : t.link_inputs) h.add(f);
   for (const char* file : {"stan_target/shim/model_shim.hpp", "stan_target/shim/json_data.hpp",
-                           "targets/plugin_abi.h"})
+                           "stan_target/shim/cmdstan_json.hpp", "targets/plugin_abi.h"})
     h.add_file(t.shim_include_dir + "/" + file);
   t.fingerprint = h.hex();
   return t;

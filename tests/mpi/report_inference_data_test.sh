@@ -13,7 +13,11 @@
 #      sample_stats/log_weight) and the warmup groups; --log-lik chooses other names;
 #   3. csv --resample: plain draws, not the weighted rows (it was ignored before);
 #   4. refusals: --include-warmup on a file without warmup draws, on a resampled weighted run;
-#      --log-lik of no quantity; --log-lik with csv.
+#      --log-lik of no quantity; --log-lik with csv;
+#   6. observed_data: the Stan data (N, y of normal_log_lik.json) in every run's file, values and
+#      types as in the JSON; a run whose relative data file is resolved from the run's working
+#      directory, refused once the file changed (unless --data FILE or --no-observed-data),
+#      --observed choosing variables, and the refusals of its options.
 # Also (issue 38): lp__ in every export is Stan's lp__ for propto: false (the default) as for
 # propto: true (the header's lp offset, logged at debug), and diagnose lists the model's
 # parameters before its generated quantities.
@@ -70,10 +74,10 @@ CONFIG=(--config "$WORK/study.pbtxt")
   || { cat "$WORK/nc.err" >&2; fail "netcdf export failed"; }
 grep -q "note: weighted runs 'pe' (pseudo_extended, 400 draws over 2 chains), 'ct' (continuous_tempering, 400 draws over 2 chains) were resampled" "$WORK/nc.err" \
   && grep -q -- "--no-resample" "$WORK/nc.err" || fail "no note on the resampling: $(cat "$WORK/nc.err")"
-"$PY" "$CHECK" "$WORK/nc/nuts.nc" --form plain --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "nuts.nc"
-"$PY" "$CHECK" "$WORK/nc/pe.nc" --form resampled --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pe.nc"
-"$PY" "$CHECK" "$WORK/nc/pt.nc" --form plain --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pt.nc"
-"$PY" "$CHECK" "$WORK/nc/ct.nc" --form resampled --log-lik log_lik --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "ct.nc"
+"$PY" "$CHECK" "$WORK/nc/nuts.nc" --form plain --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "nuts.nc"
+"$PY" "$CHECK" "$WORK/nc/pe.nc" --form resampled --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pe.nc"
+"$PY" "$CHECK" "$WORK/nc/pt.nc" --form plain --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "pt.nc"
+"$PY" "$CHECK" "$WORK/nc/ct.nc" --form resampled --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" --chains 2 --draws 200 > /dev/null || fail "ct.nc"
 "$REPORT" export "$WORK/study.pemc" --output-dir "$WORK/csv" "${CONFIG[@]}" 2> /dev/null || fail "csv export failed"
 "$REPORT" export "$WORK/study.pemc" --format netcdf --output-dir "$WORK/nc_again" "${CONFIG[@]}" 2> /dev/null \
   || fail "second netcdf export failed"
@@ -100,6 +104,15 @@ for run in ("nuts", "pe", "pt", "ct"):
     mu, sigma = mu[..., 0], sigma[..., 0]
     stan_lp = ll.values.sum(axis=2) - mu**2 / 200 - np.log(sigma)**2 / 2 + 2.5 * np.log(2 * np.pi)
     assert np.allclose(lp.values, stan_lp, rtol=0, atol=1e-6), (run, np.abs(lp.values - stan_lp).max())
+# observed_data: the model's data as the JSON holds them, N an integer.
+obs = json.load(open(data))
+for run in ("nuts", "pe", "pt", "ct", "nuts_propto"):
+    od = xr.open_dataset(f"{work}/nc/{run}.nc", group="observed_data")
+    assert od["y"].dims == ("y_dim_0",) and np.array_equal(od["y"].values, obs["y"]), run
+    assert od["y"].dtype == np.float64, od["y"].dtype
+    assert od["N"].dims == () and od["N"].values == obs["N"], run
+    assert np.issubdtype(od["N"].dtype, np.integer), od["N"].dtype
+    assert od.attrs["pemc_data_file"] == data and "pemc_data_note" not in od.attrs, od.attrs
 # NUTS: every value is the CSV export's, in order.
 nuts, post = rows("nuts"), xr.open_dataset(f"{work}/nc/nuts.nc", group="posterior")
 ll = xr.open_dataset(f"{work}/nc/nuts.nc", group="log_likelihood")["log_lik"].values
@@ -130,10 +143,10 @@ passed=$((passed + 1))
   "${CONFIG[@]}" 2> "$WORK/ncw.err" || { cat "$WORK/ncw.err" >&2; fail "netcdf --no-resample failed"; }
 grep -q "note: run 'pe' (pseudo_extended) is exported weighted (--no-resample).*az.summary" "$WORK/ncw.err" \
   || fail "no note that az.summary is unweighted: $(cat "$WORK/ncw.err")"
-"$PY" "$CHECK" "$WORK/ncw/nuts.nc" --form plain --warmup --log-lik log_lik --version "$VERSION" > /dev/null || fail "ncw/nuts.nc"
-"$PY" "$CHECK" "$WORK/ncw/pe.nc" --form weighted --warmup --log-lik log_lik --version "$VERSION" --draws 200 > /dev/null \
+"$PY" "$CHECK" "$WORK/ncw/nuts.nc" --form plain --warmup --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" > /dev/null || fail "ncw/nuts.nc"
+"$PY" "$CHECK" "$WORK/ncw/pe.nc" --form weighted --warmup --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" --draws 200 > /dev/null \
   || fail "ncw/pe.nc"
-"$PY" "$CHECK" "$WORK/ncw/ct.nc" --form weighted --warmup --log-lik log_lik --version "$VERSION" --draws 200 > /dev/null \
+"$PY" "$CHECK" "$WORK/ncw/ct.nc" --form weighted --warmup --log-lik log_lik --observed-data N --observed-data y --version "$VERSION" --draws 200 > /dev/null \
   || fail "ncw/ct.nc"
 "$PY" - "$WORK" <<'PY' || fail "values of the weighted form"
 import csv, sys
@@ -154,7 +167,7 @@ assert warm["mu"].shape == (2, 150, 3), warm["mu"].shape
 PY
 "$REPORT" export "$WORK/study.pemc" --format netcdf --run nuts --include-warmup --log-lik y_rep --log-lik sigma \
   --output-dir "$WORK/ncl" 2> /dev/null || fail "--log-lik export failed"
-"$PY" "$CHECK" "$WORK/ncl/nuts.nc" --form plain --warmup --log-lik y_rep --log-lik sigma > /dev/null || fail "--log-lik y_rep sigma"
+"$PY" "$CHECK" "$WORK/ncl/nuts.nc" --form plain --warmup --log-lik y_rep --log-lik sigma --observed-data N --observed-data y > /dev/null || fail "--log-lik y_rep sigma"
 "$PY" -c "import sys, xarray as xr; assert 'log_lik' in xr.open_dataset(sys.argv[1], group='posterior')" \
   "$WORK/ncl/nuts.nc" || fail "log_lik not in the posterior when other names are chosen"
 passed=$((passed + 1))
@@ -225,5 +238,89 @@ refused log-lik-none "export --log-lik 'll': no exported run has quantities of t
   export "$WORK/study.pemc" --format netcdf --log-lik ll --output-dir "$WORK/x3"
 refused log-lik-csv "only --format netcdf has a log_likelihood group" export "$WORK/study.pemc" --log-lik log_lik
 refused both "excludes" export "$WORK/study.pemc" --resample --no-resample
+passed=$((passed + 1))
+
+# 6. observed_data of a run whose data file is relative to its working directory (run/), exported
+# from elsewhere; then the data file changes: refused, naming the run and the file, unless the
+# user gives the data (--data) or leaves the group out (--no-observed-data).
+mkdir -p "$WORK/run"
+cp "$MODEL.json" "$WORK/run/data.json"
+cat > "$WORK/run/rel.pbtxt" <<CFG
+name: "rel"
+target { stan { model_file: "$MODEL.stan" data_file: "data.json" } }
+sampler { $NUTS }
+warmup: 50
+iterations: 50
+seeds { values: [1] }
+output { path: "rel.pemc" }
+CFG
+(cd "$WORK/run" && run_mpi 1 "$DIST" rel.pbtxt --log-level error) > "$WORK/rel.log" 2>&1 \
+  || { cat "$WORK/rel.log" >&2; fail "pemc-dist rel.pbtxt failed"; }
+REL="$WORK/run/rel.pemc"
+"$REPORT" export "$REL" --format netcdf --output-dir "$WORK/od1" 2> "$WORK/od1.err" \
+  || { cat "$WORK/od1.err" >&2; fail "export of the relative data file failed"; }
+"$PY" "$CHECK" "$WORK/od1/rel.nc" --form plain --log-lik log_lik --observed-data N --observed-data y \
+  --version "$VERSION" > /dev/null || fail "od1/rel.nc"
+"$REPORT" export "$REL" --format netcdf --observed y --output-dir "$WORK/od2" 2> /dev/null \
+  || fail "export --observed y failed"
+"$PY" "$CHECK" "$WORK/od2/rel.nc" --form plain --log-lik log_lik --observed-data y > /dev/null \
+  || fail "--observed y: not only y"
+"$REPORT" export "$REL" --format netcdf --observed N,y --output-dir "$WORK/od3" 2> /dev/null \
+  || fail "export --observed N,y failed"
+"$PY" "$CHECK" "$WORK/od3/rel.nc" --form plain --log-lik log_lik --observed-data N --observed-data y \
+  > /dev/null || fail "--observed N,y"
+cp "$WORK/run/data.json" "$WORK/original.json"
+"$PY" - "$WORK/run/data.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["y"][0] = 9.5
+json.dump(d, open(sys.argv[1], "w"))
+PY
+refused od-changed "run 'rel': target.stan.data_file $WORK/run/data.json changed since the run (sha256 [0-9a-f]\{16\}\.\.\. recorded, [0-9a-f]\{16\}\.\.\. now); pass --data FILE with the run's data or --no-observed-data" \
+  export "$REL" --format netcdf --output-dir "$WORK/od4"
+[ ! -e "$WORK/od4" ] || fail "od-changed: wrote $WORK/od4"
+"$REPORT" export "$REL" --format netcdf --data "$WORK/original.json" --output-dir "$WORK/od5" 2> "$WORK/od5.err" \
+  || { cat "$WORK/od5.err" >&2; fail "export --data original failed"; }
+! grep -q "observed_data is from --data" "$WORK/od5.err" || fail "a note for --data with the run's own data"
+"$REPORT" export "$REL" --format netcdf --data "$WORK/run/data.json" --output-dir "$WORK/od6" 2> "$WORK/od6.err" \
+  || { cat "$WORK/od6.err" >&2; fail "export --data changed failed"; }
+grep -q "note: run 'rel': observed_data is from --data $WORK/run/data.json, whose content is not the run's target.stan.data_file data.json" "$WORK/od6.err" \
+  || fail "no note that --data differs from the run's data: $(cat "$WORK/od6.err")"
+"$REPORT" export "$REL" --format netcdf --no-observed-data --output-dir "$WORK/od7" 2> /dev/null \
+  || fail "export --no-observed-data failed"
+"$PY" "$CHECK" "$WORK/od7/rel.nc" --form plain --log-lik log_lik > /dev/null || fail "--no-observed-data wrote observed_data"
+# A file of a pemc-dist before the header recorded the data's hash (fields 16, 17 dropped): no
+# observed_data, a note, exit 0; --data still exports the data, noting it cannot be compared.
+"$PY" "$PEMC_SOURCE_DIR/tests/support/drop_header_fields.py" "$REL" "$WORK/old.pemc" 16 17 || fail "drop_header_fields.py"
+"$REPORT" verify "$WORK/old.pemc" > /dev/null 2>&1 || fail "old.pemc is no valid record file"
+"$REPORT" export "$WORK/old.pemc" --format netcdf --output-dir "$WORK/od_old" 2> "$WORK/od_old.err" \
+  || { cat "$WORK/od_old.err" >&2; fail "export of a file without data hashes failed"; }
+grep -q "note: observed_data omitted: the file does not record its data files' hashes" "$WORK/od_old.err" \
+  || fail "no note on the omitted observed_data: $(cat "$WORK/od_old.err")"
+"$PY" "$CHECK" "$WORK/od_old/rel.nc" --form plain --log-lik log_lik > /dev/null || fail "od_old: observed_data written"
+"$REPORT" export "$WORK/old.pemc" --format netcdf --data "$WORK/original.json" --output-dir "$WORK/od_old2" 2> "$WORK/od_old2.err" \
+  || { cat "$WORK/od_old2.err" >&2; fail "export --data of a file without data hashes failed"; }
+grep -q "observed_data is from --data $WORK/original.json, which cannot be compared" "$WORK/od_old2.err" \
+  || fail "no note that --data cannot be compared: $(cat "$WORK/od_old2.err")"
+"$PY" - "$WORK" <<'PY' || fail "values of --data"
+import sys
+import numpy as np
+import xarray as xr
+work = sys.argv[1]
+ours = xr.open_dataset(f"{work}/od5/rel.nc", group="observed_data")
+assert ours["y"].values[0] == 0.5 and "pemc_data_note" not in ours.attrs, ours.attrs
+theirs = xr.open_dataset(f"{work}/od6/rel.nc", group="observed_data")
+assert theirs["y"].values[0] == 9.5, theirs["y"].values
+assert "whose content is not the run's" in theirs.attrs["pemc_data_note"], theirs.attrs
+old = xr.open_dataset(f"{work}/od_old2/rel.nc", group="observed_data")
+assert old["y"].values[0] == 0.5 and "cannot be compared" in old.attrs["pemc_data_note"], old.attrs
+PY
+refused od-observed-none "export --observed 'z': no exported run's data has a variable of that name (run 'rel': N, y)" \
+  export "$REL" --format netcdf --data "$WORK/original.json" --observed z --output-dir "$WORK/od8"
+refused od-csv "export --data: only --format netcdf has an observed_data group (got --format csv)" \
+  export "$REL" --data "$WORK/original.json"
+refused od-no-data "export --observed: no exported run is a Stan model with a data file" \
+  export "$WORK/nowarm.pemc" --format netcdf --observed y --output-dir "$WORK/od9"
+refused od-both "excludes" export "$REL" --format netcdf --data "$WORK/original.json" --no-observed-data --output-dir "$WORK/od10"
 passed=$((passed + 1))
 echo "$passed passed, 0 failed"

@@ -4,7 +4,7 @@ arviz.from_netcdf does: the group names from netCDF4, every group with xarray.op
 group=g), the file's own attributes with xarray.open_dataset(path).
 
   check_inference_data.py FILE --form plain|resampled|weighted [--warmup] [--log-lik NAME]...
-                          [--version V] [--chains N] [--draws N]
+                          [--observed-data NAME]... [--version V] [--chains N] [--draws N]
 
 Checks: exactly the expected groups (posterior, sample_stats, log_likelihood when --log-lik,
 their warmup_ versions only with --warmup); created_at (ISO 8601, UTC), inference_library "pemc"
@@ -14,8 +14,10 @@ no dim called "sample" (az.extract creates it) and stacking chain and draw into 
 log-likelihood variables are in log_likelihood and not in posterior; matching chain and draw
 across the groups of a phase; the weighted form has dim weighted_sample after draw and
 sample_stats/log_weight (every draw with some finite weight), the others neither; the file's
-pemc_draws attribute names the form. Exit 1 with
-the failed check on stderr.
+pemc_draws attribute names the form. With --observed-data: group observed_data holds exactly
+those variables, each over dims <name>_dim_0, ... (no chain or draw) with coordinates 0..n-1, with
+ArviZ's attributes and pemc_data_file and pemc_data_sha256 (64 hex digits); without it there is
+no such group. Exit 1 with the failed check on stderr.
 """
 import argparse
 import datetime
@@ -82,12 +84,35 @@ def check_group(path, group, args):
     return ds
 
 
+def check_observed_data(path, names, version):
+    ds = xr.open_dataset(path, group="observed_data")
+    where = f"{path} group observed_data"
+    check_attrs(where, ds.attrs, version)
+    if not str(ds.attrs.get("pemc_data_file", "")):
+        fail(f"{where}: no attribute pemc_data_file")
+    sha = str(ds.attrs.get("pemc_data_sha256", ""))
+    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        fail(f"{where}: pemc_data_sha256 {sha!r} is not a SHA-256")
+    if sorted(ds.data_vars) != sorted(names):
+        fail(f"{where}: variables {sorted(ds.data_vars)}, expected {sorted(names)}")
+    for name, var in ds.data_vars.items():
+        want = tuple(f"{name}_dim_{k}" for k in range(var.ndim))
+        if var.dims != want:
+            fail(f"{where}: {name} has dims {var.dims}, expected {want}")
+        for dim in var.dims:
+            values = ds.coords[dim].values if dim in ds.coords else None
+            if values is None or not np.issubdtype(values.dtype, np.integer) or \
+                    not np.array_equal(values, np.arange(ds.sizes[dim])):
+                fail(f"{where}: dim {dim} has no coordinate 0..{ds.sizes[dim] - 1}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("file")
     p.add_argument("--form", choices=["plain", "resampled", "weighted"], required=True)
     p.add_argument("--warmup", action="store_true")
     p.add_argument("--log-lik", action="append", default=[])
+    p.add_argument("--observed-data", action="append", default=[])
     p.add_argument("--version")
     p.add_argument("--chains", type=int)
     p.add_argument("--draws", type=int)
@@ -98,7 +123,8 @@ def main():
         groups = list(nc.groups)
     phases = ["", "warmup_"] if args.warmup else [""]
     names = ["posterior", "sample_stats"] + (["log_likelihood"] if args.log_lik else [])
-    want = sorted(prefix + n for prefix in phases for n in names)
+    want = sorted([prefix + n for prefix in phases for n in names] +
+                  (["observed_data"] if args.observed_data else []))
     if sorted(groups) != want:
         fail(f"{path}: groups {sorted(groups)}, expected {want}")
     root = xr.open_dataset(path).attrs
@@ -137,6 +163,8 @@ def main():
                 fail(f"{path}: a draw of {prefix}sample_stats/log_weight has no finite weight")
         elif "log_weight" in stats:
             fail(f"{path}: log_weight in the {args.form} form")
+    if args.observed_data:
+        check_observed_data(path, args.observed_data, args.version)
     print(f"check_inference_data: {path}: {args.form}, groups {', '.join(want)}: ok")
 
 
