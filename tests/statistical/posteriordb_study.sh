@@ -5,7 +5,8 @@
 # reference draws; a posterior passes when no |z| > 4). Prints a Markdown table; exits 1 when any
 # posterior fails.
 #   SAMPLER=nuts (default) or pe5 (pseudo-extended NUTS, N = 5); POSTERIORS="a b" to choose some;
-#   RANKS (default 2), WARMUP (1000), ITERATIONS (1000 per chain, 4 chains).
+#   RANKS (default 2), WARMUP (1000), ITERATIONS (1000 per chain, 4 chains); POOLED=true|false
+#   sets NUTS's adaptation.pooled (unset: pemc's default, pooled for these 4 chains).
 source "$(dirname "$0")/../mpi/common.sh"
 DB="${PEMC_SHARED_DIR:-$PEMC_SOURCE_DIR/../shared}/posteriordb"
 [ -d "$DB/posteriors" ] || fail "no posteriordb at $DB"
@@ -17,7 +18,9 @@ export PEMC_STAN_CACHE="${PEMC_STAN_CACHE:-$PEMC_BIN/stan-cache}"
 # The sampler, adapting to the acceptance rate the reference was made with (posteriordb used
 # adapt_delta 0.95: with 0.8, NUTS under-explores the heavy tails of one_comp_mm_elim_abs).
 sampler_block() {  # sampler_block TARGET_ACCEPT
-  local nuts="nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: $1 } }"
+  local pooled=""  # POOLED=true|false sets adaptation.pooled; unset: pemc's default
+  [ -n "${POOLED:-}" ] && pooled=" pooled: $POOLED"
+  local nuts="nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: $1$pooled } }"
   case "$SAMPLER" in
     nuts) echo "$nuts" ;;
     pe5) echo "pseudo_extended { n_pseudo: 5 $nuts }" ;;
