@@ -25,6 +25,10 @@ good_records() {
   echo "${n:-0}"
 }
 
+# has_draws FILE -> true once summarize counts a draw in FILE (the first records can be others:
+# the header, a pooled warmup's round estimates).
+has_draws() { "$REPORT" summarize "$1" --format json 2>/dev/null | grep -qE '"n_draws": [1-9]'; }
+
 tpid=""
 # Never leave a run behind, whatever fails.
 trap '[ -n "$tpid" ] && kill "$tpid" 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -39,10 +43,11 @@ for victim in 2 0; do
   tpid=$!
   # Wait (at most 30 s) until the header and at least one batch of draws are on disk.
   for _ in $(seq 1 150); do
-    [ -s "$out" ] && [ "$(good_records "$out")" -ge 2 ] && break
+    [ -s "$out" ] && [ "$(good_records "$out")" -ge 2 ] && has_draws "$out" && break
     sleep 0.2
   done
-  [ "$(good_records "$out")" -ge 2 ] || { cat "$log"; fail "rank $victim: no records flushed within 30 s"; }
+  [ "$(good_records "$out")" -ge 2 ] && has_draws "$out" ||
+    { cat "$log"; fail "rank $victim: no draws flushed within 30 s"; }
   mpirun_pid=$(pgrep -P "$tpid" mpirun || true)
   [ -n "$mpirun_pid" ] || fail "rank $victim: mpirun not found under timeout (pid $tpid)"
   pid=$(rank_pid "$mpirun_pid" "$victim") || fail "rank $victim: no process with OMPI_COMM_WORLD_RANK=$victim"
