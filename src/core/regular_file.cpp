@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -48,6 +49,36 @@ int open_regular_file(const std::filesystem::path& path, const std::string& what
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return fd;
+}
+
+void read_regular_file(const std::filesystem::path& path, const std::string& what,
+                       std::uintmax_t max_bytes,
+                       const std::function<void(const char* data, std::size_t n)>& chunk) {
+  const int fd = open_regular_file(path, what);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<std::uintmax_t>(st.st_size) > max_bytes)
+    throw UntrustedInputError(what + " '" + path.string() + "' is " + std::to_string(st.st_size) +
+                              " bytes; files larger than " + std::to_string(max_bytes) +
+                              " bytes are refused");
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::uintmax_t total = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw IoError("cannot read " + what + " '" + path.string() + "': " + std::strerror(errno));
+    }
+    total += static_cast<std::uintmax_t>(n);
+    if (total > max_bytes)
+      throw UntrustedInputError(what + " '" + path.string() + "' grew past " +
+                                std::to_string(max_bytes) + " bytes while read");
+    chunk(buffer.data(), static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace pemc

@@ -4,7 +4,10 @@
 // some other process writes to it (forever, in a batch job), and a device or socket has no end.
 // Symbolic links to regular files are followed: these are files pemc reads, not files it creates
 // (records/no_follow.hpp covers those).
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <sys/stat.h>
@@ -23,5 +26,13 @@ void refuse_special_file(const std::filesystem::path& path, const std::string& w
 // to be regular) and returns the descriptor (O_CLOEXEC). IoError naming `what` and `path` when it
 // cannot be opened; UntrustedInputError when it is not a regular file (the descriptor is closed).
 int open_regular_file(const std::filesystem::path& path, const std::string& what);
+
+// Reads the regular file `path` (open_regular_file) through a fixed 1 MiB buffer, handing each
+// chunk to `chunk` in order, so memory does not grow with the file. `max_bytes`: a file larger
+// than this (before or while it is read) is refused with UntrustedInputError. IoError naming
+// `what` and `path` when it cannot be read.
+void read_regular_file(const std::filesystem::path& path, const std::string& what,
+                       std::uintmax_t max_bytes,
+                       const std::function<void(const char* data, std::size_t n)>& chunk);
 
 }  // namespace pemc

@@ -1,13 +1,10 @@
 #include "core/sha256.hpp"
 
 #include <openssl/evp.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
-#include <cstring>
+#include <limits>
 #include <memory>
-#include <vector>
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
@@ -48,22 +45,9 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string sha256_of_file(const std::filesystem::path& path, const std::string& what) {
-  const int fd = open_regular_file(path, what);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   DigestContext d;
-  std::vector<char> buffer(std::size_t{1} << 20);
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw IoError("cannot read " + what + " '" + path.string() + "': " + std::strerror(errno));
-    }
-    d.add(buffer.data(), static_cast<std::size_t>(n));
-  }
+  read_regular_file(path, what, std::numeric_limits<std::uintmax_t>::max(),
+                    [&](const char* data, std::size_t n) { d.add(data, n); });
   return d.hex();
 }
 

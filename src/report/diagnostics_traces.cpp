@@ -146,7 +146,6 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
   std::map<std::string, RunMeta> metas;
   std::vector<double> values;
   Vector scratch;
-  const std::int64_t draws_cap = std::max<std::int64_t>(options.max_draws_per_chain, 8);
   while (reader.next(record)) {
     if (record.has_header()) {
       out.header = record.header();
@@ -172,8 +171,7 @@ FileTraces read_traces(const std::filesystem::path& path, const TraceOptions& op
     const auto n_outputs = static_cast<int>(meta.output_names.size());
     const int k = std::min(options.max_coordinates, n_outputs > 0 ? n_outputs : original_dim);
     // Many quantities: fewer draws per chain, so that the chain's values stay bounded.
-    const std::int64_t cap = std::max<std::int64_t>(
-        8, std::min<std::int64_t>(draws_cap, TraceOptions::kMaxValuesPerChain / (k + 1)));
+    const std::int64_t cap = options.draws_kept_per_chain(k);
     if (inserted) {
       c.file = path.string();
       c.run_id = d.run_id();

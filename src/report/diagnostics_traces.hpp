@@ -14,6 +14,7 @@
 //     ESS of that estimate;
 //   - otherwise the state's coordinate i (also for samplers with one log weight per draw, e.g. CT
 //     or AIS: the trace then diagnoses the sampler's mixing; the weights' Kish ESS is separate).
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -91,6 +92,11 @@ struct TraceOptions {
   std::int64_t max_draws_per_chain = 100000; // thinning bound per chain
   bool with_potential = true;                // also keep the draws' potential
   std::string run_filter;                    // only this run (empty = all)
+  // The draws a chain keeps when its traces hold k quantities (and the potential).
+  std::int64_t draws_kept_per_chain(std::int64_t k) const {
+    const std::int64_t draws_cap = std::max<std::int64_t>(max_draws_per_chain, 8);
+    return std::max<std::int64_t>(8, std::min<std::int64_t>(draws_cap, kMaxValuesPerChain / (k + 1)));
+  }
 };
 
 struct ChainTrace {

@@ -52,9 +52,7 @@ std::int64_t values_to_hold(const v1::Header& header, const std::vector<RunOkCha
         options.max_coordinates,
         meta.output_names.empty() ? meta.original_dim
                                   : static_cast<std::int64_t>(meta.output_names.size()));
-    const std::int64_t cap = std::max<std::int64_t>(
-        8, std::min<std::int64_t>(std::max<std::int64_t>(options.max_draws_per_chain, 8),
-                                  TraceOptions::kMaxValuesPerChain / (k + 1)));
+    const std::int64_t cap = options.draws_kept_per_chain(k);
     for (const auto& [id, n] : run.n_draws) total += std::min(n, cap) * (k + 1);
   }
   return total;

@@ -1,11 +1,5 @@
 #include "report/observed_data_source.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
 #include "core/sha256.hpp"
@@ -23,30 +17,9 @@ std::string short_hash(const std::string& hex) { return hex.substr(0, 16) + "...
 // The whole file, refused when it is not a regular file or larger than kMaxObservedDataBytes.
 // IoError (naming `what` and the path) when it cannot be opened or read.
 std::string read_data_file(const fs::path& path, const std::string& what) {
-  const int fd = open_regular_file(path, what);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && static_cast<std::uintmax_t>(st.st_size) > kMaxObservedDataBytes)
-    throw UntrustedInputError(what + " '" + path.string() + "' is " + std::to_string(st.st_size) +
-                              " bytes; data files larger than " +
-                              std::to_string(kMaxObservedDataBytes) + " bytes are refused");
   std::string text;
-  std::string buffer(std::size_t{1} << 20, '\0');
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw IoError("cannot read " + what + " '" + path.string() + "': " + std::strerror(errno));
-    }
-    text.append(buffer, 0, static_cast<std::size_t>(n));
-    if (text.size() > kMaxObservedDataBytes)
-      throw UntrustedInputError(what + " '" + path.string() + "' grew past " +
-                                std::to_string(kMaxObservedDataBytes) + " bytes while read");
-  }
+  read_regular_file(path, what, kMaxObservedDataBytes,
+                    [&](const char* data, std::size_t n) { text.append(data, n); });
   return text;
 }
 
