@@ -101,9 +101,19 @@ LbfgsResult minimize_lbfgs(const targets::Target& f, Vector x0, const LbfgsOptio
       newest = slot;
       count = std::min(count + 1, m);
     }
+    const double decrease = out.value - f_new;
     out.x.swap(x_new);
     out.grad.swap(g_new);
+    const double scale = std::max({std::fabs(out.value), std::fabs(f_new), 1.0});
     out.value = f_new;
+    if (options.relative_objective_tolerance > 0.0 &&
+        decrease <= options.relative_objective_tolerance * scale) {
+      ++out.iterations;
+      out.converged = out.grad.cwiseAbs().maxCoeff() <= tolerance(out.value);
+      out.stalled = !out.converged;
+      out.message = out.converged ? "gradient tolerance reached" : "relative decrease below tolerance";
+      return out;
+    }
   }
   out.converged = out.grad.cwiseAbs().maxCoeff() <= tolerance(out.value);
   out.message = out.converged ? "gradient tolerance reached" : "iteration limit reached";

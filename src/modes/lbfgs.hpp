@@ -16,6 +16,12 @@ struct LbfgsOptions {
   // Converged when max_i |grad_i| <= gradient_tolerance * (relative ? max(1, |value|) : 1).
   double gradient_tolerance = 1e-6;
   bool relative_tolerance = false;
+  // Also stop when an accepted step lowers the value by at most this fraction of
+  // max(|f_k|, |f_k+1|, 1) (Stan's tol_rel_obj; 0 = off). Near an optimum of a badly conditioned
+  // potential the gradient's rounding error can exceed gradient_tolerance: the curvature pairs
+  // stop being positive and the iterations crawl without moving the value. Such a stop is not
+  // proof of an optimum (LbfgsResult::stalled): the caller checks the point.
+  double relative_objective_tolerance = 0.0;
   int history = 10;  // number of (s, y) pairs kept
 };
 
@@ -26,7 +32,8 @@ struct LbfgsResult {
   int iterations = 0;
   std::int64_t n_gradient_evals = 0;
   bool converged = false;
-  std::string message;  // why it stopped
+  bool stalled = false;  // stopped by relative_objective_tolerance (converged is false)
+  std::string message;   // why it stopped
 };
 
 // Minimises f.potential from x0. Pairs with s'y <= 1e-10 |s||y| are skipped so the inverse-Hessian

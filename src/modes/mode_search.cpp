@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <optional>
 
 #include "core/error.hpp"
 #include "modes/laplace.hpp"
@@ -31,22 +30,49 @@ bool same_mode(const Mode& m, const Vector& x, double merge_distance) {
   return z.squaredNorm() <= merge_distance * merge_distance;
 }
 
-// A new mode at a converged optimum with its Laplace fit; nullopt when the Hessian there is not
-// positive definite (a degenerate optimum) or the target fails next to it.
-std::optional<Mode> new_mode(const targets::Target& f, const ModeSearchSettings& s,
-                             const StartResult& r, std::int64_t& n_gradient_evals) {
+// Does a stalled start's point pass the Newton test (header)? H = L L', so g' H^-1 g = |L^-1 g|^2.
+bool near_optimum(const targets::Target& f, const StartResult& r, const Eigen::LLT<Matrix>& llt,
+                  std::int64_t& n_gradient_evals) {
+  Vector g(r.x.size());
+  ++n_gradient_evals;
+  try {
+    f.potential_and_gradient(r.x, g);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (!g.allFinite()) return false;
+  const Vector z = llt.matrixL().solve(g);
+  return z.norm() <= kStalledOptimumDistance;
+}
+
+// What a converged (or stalled) optimum that is no known mode turns out to be.
+struct NewOptimum {
+  enum class Kind { kMode, kDegenerate, kNotAnOptimum } kind = Kind::kDegenerate;
+  Mode mode;  // for kMode
+};
+
+// A new mode at a converged optimum with its Laplace fit; degenerate when the Hessian there is
+// not positive definite or the target fails next to it; not an optimum when the start stalled and
+// its point is not shown to be a mode (a positive definite Hessian and the Newton test).
+NewOptimum new_optimum(const targets::Target& f, const ModeSearchSettings& s,
+                       const StartResult& r, std::int64_t& n_gradient_evals) {
+  NewOptimum out;
+  // A stalled start's point is an optimum only when the Newton test says so.
+  if (r.outcome == StartResult::Outcome::kStalled) out.kind = NewOptimum::Kind::kNotAnOptimum;
   Matrix h;
   try {
     h = finite_difference_hessian(f, r.x, s.hessian_step);
   } catch (const std::exception&) {
-    return std::nullopt;
+    return out;
   }
   n_gradient_evals += 2 * static_cast<std::int64_t>(r.x.size());
-  if (!h.allFinite()) return std::nullopt;
+  if (!h.allFinite()) return out;
   Eigen::LLT<Matrix> llt(h);
-  if (llt.info() != Eigen::Success) return std::nullopt;
+  if (llt.info() != Eigen::Success) return out;
+  if (r.outcome == StartResult::Outcome::kStalled && !near_optimum(f, r, llt, n_gradient_evals))
+    return out;
   const auto fit = laplace_fit_from_hessian(r.x, r.potential, h);
-  Mode m;
+  Mode& m = out.mode;
   m.location = r.x;
   m.log_density = -r.potential;
   m.n_starts = 1;
@@ -54,7 +80,8 @@ std::optional<Mode> new_mode(const targets::Target& f, const ModeSearchSettings&
   m.log_mass = fit.log_evidence;
   m.covariance = fit.covariance;
   m.hessian_cholesky = llt.matrixL();
-  return m;
+  out.kind = NewOptimum::Kind::kMode;
+  return out;
 }
 
 void sort_modes(ModeSet& set) {
@@ -108,6 +135,7 @@ StartResult run_start(const targets::Target& f, const ModeSearchSettings& s, int
     r.n_gradient_evals = opt.n_gradient_evals;
     if (!std::isfinite(opt.value) || !opt.x.allFinite()) return r;
     r.outcome = opt.converged ? StartResult::Outcome::kConverged
+                : opt.stalled ? StartResult::Outcome::kStalled
                               : StartResult::Outcome::kNotConverged;
     r.x = std::move(opt.x);
     r.potential = opt.value;
@@ -142,17 +170,27 @@ void add_batch(const targets::Target& f, const ModeSearchSettings& s,
       ++set.n_not_converged;
       continue;
     }
-    ++set.n_converged;
     auto found = std::find_if(set.modes.begin(), set.modes.end(),
                               [&](const Mode& m) { return same_mode(m, r.x, s.merge_distance); });
     if (found != set.modes.end()) {
+      ++set.n_converged;
       ++found->n_starts;
       continue;
     }
-    if (auto mode = new_mode(f, s, r, set.n_gradient_evals))
-      set.modes.push_back(std::move(*mode));
-    else
-      count_degenerate(r, set);
+    auto optimum = new_optimum(f, s, r, set.n_gradient_evals);
+    switch (optimum.kind) {
+      case NewOptimum::Kind::kMode:
+        ++set.n_converged;
+        set.modes.push_back(std::move(optimum.mode));
+        break;
+      case NewOptimum::Kind::kDegenerate:
+        ++set.n_converged;
+        count_degenerate(r, set);
+        break;
+      case NewOptimum::Kind::kNotAnOptimum:
+        ++set.n_not_converged;
+        break;
+    }
   }
   set.unseen_probability = good_turing_unseen(set);
 }

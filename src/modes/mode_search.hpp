@@ -13,6 +13,15 @@
 //  - otherwise the Hessian of the potential there (2 d gradients) decides: positive definite, a
 //    new mode with its Laplace fit; else a degenerate optimum (a saddle, a ridge along an
 //    unidentified direction), only counted.
+// An optimisation also ends when a step lowers the potential by less than
+// kStallRelativeDecrease of its size (LbfgsOptions::relative_objective_tolerance): near the
+// optimum of a badly conditioned posterior (e.g. a regression on correlated predictors) rounding
+// keeps the gradient above its tolerance and L-BFGS crawled on for its whole iteration budget
+// without moving (a quarter of the starts on posteriordb's sblrc-blr, three quarters of the
+// search's gradients). Such a stalled start counts as reaching a mode found before when it is
+// within merge_distance of it; a new mode from it must pass the Newton test: the step to the
+// quadratic model's optimum, sqrt(g' H^-1 g) standard deviations, is at most
+// kStalledOptimumDistance, else the start did not converge.
 // The search stops after the first batch at which the Good-Turing estimate n_1 / n of the chance
 // that another start finds an unseen mode (n_1 modes reached by exactly one of the n starts that
 // reached a mode) is at most unseen_probability, or when max_starts starts have run. Singletons
@@ -32,6 +41,11 @@ namespace pemc::modes {
 
 // How much wider the odd-numbered starts spread than init_scale.
 inline constexpr double kWideStartFactor = 5.0;
+// Stan's default tol_rel_obj (1e4 machine epsilons): a step that lowers the potential by less
+// than this fraction of it ends the optimisation as stalled.
+inline constexpr double kStallRelativeDecrease = 1e4 * 2.220446049250313e-16;
+// The Newton test of a stalled start's point, in standard deviations of the Hessian there.
+inline constexpr double kStalledOptimumDistance = 0.01;
 
 struct ModeSearchSettings {
   std::uint64_t seed = 0;
@@ -41,14 +55,16 @@ struct ModeSearchSettings {
   int max_starts = 256;
   double unseen_probability = 0.05;
   LbfgsOptions lbfgs{.max_iterations = 1000, .gradient_tolerance = 1e-6,
-                     .relative_tolerance = true, .history = 10};
+                     .relative_tolerance = true,
+                     .relative_objective_tolerance = kStallRelativeDecrease, .history = 10};
   double merge_distance = 1.0;
   double hessian_step = 1e-5;
 };
 
 // What one start's optimisation gave.
 struct StartResult {
-  enum class Outcome { kConverged = 0, kNotConverged = 1, kNonFinite = 2 };
+  // kStalled: ended by the relative-decrease test, not the gradient test (see above).
+  enum class Outcome { kConverged = 0, kNotConverged = 1, kNonFinite = 2, kStalled = 3 };
   int index = 0;
   Outcome outcome = Outcome::kNonFinite;
   Vector x;                  // where the optimisation ended (empty when not finite at the start)

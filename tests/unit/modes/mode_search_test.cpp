@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "core/numerics.hpp"
+#include "modes/lbfgs.hpp"
 #include "modes/mode_search.hpp"
+#include "rng/stream.hpp"
 #include "targets/mixture.hpp"
 
 namespace pemc::modes {
@@ -152,6 +154,122 @@ TEST(ModeSearch, OptimaWithinMergeDistanceAreOneMode) {
   const auto set = search_modes(*g, s, serial_batches(*g, s));
   ASSERT_EQ(set.modes.size(), 1u);
   EXPECT_EQ(set.modes[0].n_starts, set.n_converged);
+}
+
+// posteriordb's blr (y ~ normal(X beta, sigma), beta ~ normal(0, 10), sigma ~ normal+(0, 10), on
+// (beta, log sigma) with the Jacobian, Stan's dropped constants) on predictors of scale 200, as in
+// sblrc-blr: the Hessian's beta block is ~1e7 at a potential of ~50, so within the gradient
+// tolerance (1e-6 * |U|) of the optimum the decrease left is below the potential's rounding.
+class ScaledRegression final : public targets::Target {
+ public:
+  ScaledRegression() : x_(kN, kD), y_(kN) {
+    rng::Stream stream(5, rng::Domain::kTest, 0, 0);
+    for (int i = 0; i < kN; ++i)
+      for (int j = 0; j < kD; ++j) x_(i, j) = 200.0 * stream.normal();
+    y_ = x_ * Vector::Ones(kD);
+    for (int i = 0; i < kN; ++i) y_[i] += stream.normal();
+  }
+  int dim() const override { return kD + 1; }
+  std::string name() const override { return "scaled_regression"; }
+  double potential(ConstVectorRef x) const override {
+    Vector g(dim());
+    return potential_and_gradient(x, g);
+  }
+  double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override {
+    const auto beta = x.head(kD);
+    const double s = x[kD], e = std::exp(-2.0 * s), sigma2 = std::exp(2.0 * s);
+    const Vector r = y_ - x_ * beta;
+    const double rss = r.squaredNorm();
+    grad.head(kD) = beta / 100.0 - (x_.transpose() * r) * e;
+    grad[kD] = sigma2 / 100.0 + kN - rss * e - 1.0;
+    return beta.squaredNorm() / 200.0 + sigma2 / 200.0 + kN * s + 0.5 * rss * e - s;
+  }
+
+ private:
+  static constexpr int kN = 100, kD = 5;
+  Matrix x_;
+  Vector y_;
+};
+
+TEST(ModeSearch, StartsThatStallAtAStiffOptimumEndThereInsteadOfCrawling) {
+  const ScaledRegression target;
+  auto s = settings();
+  s.batch_starts = 32;
+  // Without the relative-decrease test some starts spend the whole iteration budget next to the
+  // optimum (the failure this test exists for: it made three quarters of sblrc-blr's search).
+  auto old = s;
+  old.lbfgs.relative_objective_tolerance = 0.0;
+  int exhausted = 0;
+  std::int64_t old_evals = 0;
+  for (int i = 0; i < s.batch_starts; ++i) {
+    const auto r = run_start(target, old, i);
+    exhausted += r.outcome == StartResult::Outcome::kNotConverged;
+    old_evals += r.n_gradient_evals;
+  }
+  EXPECT_GT(exhausted, 0);
+  // With it every start reaches the one mode (stalled ones within merge distance of it, or past
+  // the Newton test), at a fraction of the gradients.
+  const auto set = search_modes(target, s, serial_batches(target, s));
+  ASSERT_EQ(set.modes.size(), 1u);
+  EXPECT_EQ(set.n_not_converged, 0);
+  EXPECT_EQ(set.modes[0].n_starts, s.batch_starts);
+  EXPECT_LT(set.n_gradient_evals, old_evals / 2);
+  EXPECT_NEAR(std::exp(set.modes[0].location[5]), 1.0, 0.2);  // sigma
+}
+
+TEST(ModeSearch, AStalledPointMakesANewModeOnlyWhenTheNewtonTestPasses) {
+  const auto target = three_modes();
+  const auto s = settings();
+  const auto result = [&](int index, StartResult::Outcome outcome, Vector x) {
+    StartResult r;
+    r.index = index;
+    r.outcome = outcome;
+    r.potential = target->potential(x);
+    r.x = std::move(x);
+    return r;
+  };
+  const Vector at_mode = target->components()[0].mean;
+  // 0.1 sd off the second component's mean along its first coordinate (sd 1): ten times the
+  // Newton test's bound.
+  Vector off_mode = target->components()[1].mean;
+  off_mode[0] += 0.1;
+  ModeSet set;
+  add_batch(*target, s,
+            {result(0, StartResult::Outcome::kStalled, at_mode),
+             result(1, StartResult::Outcome::kStalled, off_mode)},
+            set);
+  ASSERT_EQ(set.modes.size(), 1u);
+  EXPECT_EQ(set.modes[0].location, at_mode);
+  EXPECT_EQ(set.n_converged, 1);
+  EXPECT_EQ(set.n_not_converged, 1);
+  // A converged point keeps the gradient test's word (a mode there); a stalled point within merge
+  // distance of a known mode reaches it.
+  add_batch(*target, s,
+            {result(2, StartResult::Outcome::kConverged, off_mode),
+             result(3, StartResult::Outcome::kStalled, off_mode)},
+            set);
+  ASSERT_EQ(set.modes.size(), 2u);
+  EXPECT_EQ(set.modes[1].first_start, 2);
+  EXPECT_EQ(set.modes[1].n_starts, 2);
+  EXPECT_EQ(set.n_converged, 3);
+  EXPECT_EQ(set.n_not_converged, 1);
+  EXPECT_EQ(set.n_starts, 4);
+}
+
+TEST(Lbfgs, RelativeDecreaseTestIsOffByDefault) {
+  const ScaledRegression target;
+  LbfgsOptions options;
+  EXPECT_EQ(options.relative_objective_tolerance, 0.0);
+  options.gradient_tolerance = 0.0;  // unreachable: only the iteration limit stops it
+  options.max_iterations = 300;
+  const auto r = minimize_lbfgs(target, Vector::Zero(target.dim()), options);
+  EXPECT_FALSE(r.stalled);
+  EXPECT_EQ(r.iterations, 300);
+  options.relative_objective_tolerance = kStallRelativeDecrease;
+  const auto stalled = minimize_lbfgs(target, Vector::Zero(target.dim()), options);
+  EXPECT_TRUE(stalled.stalled);
+  EXPECT_FALSE(stalled.converged);
+  EXPECT_LT(stalled.iterations, 300);
 }
 
 TEST(ModeSet, StandInAndShares) {
