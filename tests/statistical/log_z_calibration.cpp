@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
             if (per_run == 0 && !s.mostly_warned() && s.pass()) trusted_pass.insert(e.name);
           }
         }
-        for (const auto& c : raw)
+        for (const auto& c : raw.chains)
           if (c.status() != "ok")
             std::printf("     chain %d: %s\n", c.chain_id(), c.status().c_str());
         std::fflush(stdout);

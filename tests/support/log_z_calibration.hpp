@@ -7,10 +7,11 @@
 //
 // Chains run in-process with runner::run_chain — the function pemc-dist's ranks call — with the
 // same streams (seed, chain id), so every chain's footer summary, estimates and trust flags are
-// exactly what pemc-dist would write. The run-level checks of the footer (AIS's pooled weights, the
-// chains' agreement, "unchecked" below 3 chains; estimators/log_z_run_checks.hpp) are applied to a
-// cell's chains as the collector applies them: to all of them as one run, or to groups of 1 or 2
-// as runs of that many chains.
+// exactly what pemc-dist would write. The run-level checks of the footer (the mode check, then
+// AIS's pooled weights, the chains' agreement, "unchecked" below 3 chains;
+// runner/mode_checks.hpp, estimators/log_z_run_checks.hpp) are applied to a cell's chains as the
+// collector applies them: to all of them as one run, or to groups of 1 or 2 as runs of that many
+// chains.
 //
 // Per cell (estimator x instance), over its n chains with estimate l_c, reported SE s_c and exact
 // log Z t:
@@ -53,7 +54,10 @@
 #include "core/error.hpp"
 #include "estimators/log_z_run_checks.hpp"
 #include "estimators/log_z_trust.hpp"
+#include "config/modes.hpp"
+#include "modes/mode_search.hpp"
 #include "runner/chain_driver.hpp"
+#include "runner/mode_checks.hpp"
 
 namespace pemc::log_z_study {
 
@@ -133,17 +137,36 @@ inline double exact_log_z(const v1::RunConfig& config) {
   return *truth.log_z;
 }
 
-// Every chain of the config (global chain id = seed index), `threads` at a time, as the ranks'
-// workers return them (no run-level checks yet).
-inline std::vector<v1::ChainSummary> run_chains(const v1::RunConfig& config, int threads) {
+// A cell's chains as the ranks' workers return them (no run-level checks yet), with the Laplace
+// shares of the modes the run's search found (empty when the run does not search).
+struct CellChains {
+  std::vector<v1::ChainSummary> chains;
+  std::vector<double> mode_shares;
+};
+
+// Every chain of the config (global chain id = seed index), `threads` at a time. The run's mode
+// search runs once, as pemc-dist's does before any chain (runner/mode_search_step.hpp), and every
+// chain gets it: the same modes each chain's own search would find.
+inline CellChains run_chains(const v1::RunConfig& config, int threads) {
   const auto seeds = config::expand_seeds(config);
   const int n = static_cast<int>(seeds.size());
-  std::vector<v1::ChainSummary> out(static_cast<std::size_t>(n));
+  CellChains out;
+  out.chains.resize(static_cast<std::size_t>(n));
+  modes::ModeSetPtr modes;
+  if (config::mode_search_enabled(config)) {
+    const auto target = config::make_target(config.target());
+    const auto settings = config::mode_search_settings(config);
+    modes = std::make_shared<const modes::ModeSet>(
+        modes::search_modes(*target, settings, modes::serial_batches(*target, settings)));
+    out.mode_shares = modes->laplace_shares();
+  }
   std::atomic<int> next{0};
   auto worker = [&] {
     for (int i; (i = next++) < n;) {
       auto target = config::make_target(config.target());
-      out[i] = runner::run_chain(config, target, runner::ChainTask{i, seeds[i]}, {});
+      out.chains[i] = runner::run_chain(config, target, runner::ChainTask{i, seeds[i]}, {},
+                                        nullptr, nullptr, modes);
+      out.chains[i].set_run_id(config.name());
     }
   };
   std::vector<std::thread> pool;
@@ -152,18 +175,26 @@ inline std::vector<v1::ChainSummary> run_chains(const v1::RunConfig& config, int
   return out;
 }
 
-// The run-level checks (estimators/log_z_run_checks.hpp) over the "ok" chains, as the collector
-// makes them before the footer: over all of them as one run, or over consecutive groups of
-// `chains_per_run` (so that 32 seeds stand for 32 runs of one chain, or 16 of two; 0 = one run of
-// every chain). Returns the chains with their trust keys.
-inline std::vector<v1::ChainSummary> check_runs(std::vector<v1::ChainSummary> chains,
-                                                int chains_per_run = 0) {
+// The run-level checks over the "ok" chains, as the collector makes them before the footer
+// (runner/collector.cpp): the mode check first (runner/mode_checks.hpp; its verdict enters the
+// log Z trust rules), then estimators/log_z_run_checks.hpp. Over all of the chains as one run, or
+// over consecutive groups of `chains_per_run` (so that 32 seeds stand for 32 runs of one chain, or
+// 16 of two; 0 = one run of every chain). Returns the chains with their trust keys.
+inline std::vector<v1::ChainSummary> check_runs(const CellChains& cell, int chains_per_run = 0) {
+  auto chains = cell.chains;
   const int n = static_cast<int>(chains.size());
   const int group = chains_per_run > 0 ? chains_per_run : std::max(n, 1);
   for (int first = 0; first < n; first += group) {
+    const int last = std::min(n, first + group);
+    if (!cell.mode_shares.empty()) {
+      v1::Footer footer;
+      for (int i = first; i < last; ++i) *footer.add_chains() = chains[i];
+      runner::annotate_mode_checks(footer, {{chains[first].run_id(), cell.mode_shares}});
+      for (int i = first; i < last; ++i) chains[i] = footer.chains(i - first);
+    }
     std::vector<std::map<std::string, double>> maps;
     std::vector<int> ok;
-    for (int i = first; i < std::min(n, first + group); ++i)
+    for (int i = first; i < last; ++i)
       if (chains[i].status() == "ok") {
         ok.push_back(i);
         maps.emplace_back(chains[i].estimates().begin(), chains[i].estimates().end());
