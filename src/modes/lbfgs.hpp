@@ -17,10 +17,11 @@ struct LbfgsOptions {
   double gradient_tolerance = 1e-6;
   bool relative_tolerance = false;
   // Also stop when an accepted step lowers the value by at most this fraction of
-  // max(|f_k|, |f_k+1|, 1) (Stan's tol_rel_obj; 0 = off). Near an optimum of a badly conditioned
-  // potential the gradient's rounding error can exceed gradient_tolerance: the curvature pairs
-  // stop being positive and the iterations crawl without moving the value. Such a stop is not
-  // proof of an optimum (LbfgsResult::stalled): the caller checks the point.
+  // max(|f_k|, |f_k+1|, 1) (Stan's tol_rel_obj; 0 = off). Next to the optimum of a stiff
+  // potential (a large Hessian at a moderate value) the decrease left within gradient_tolerance
+  // can be below the value's rounding: the line search accepts noise, the curvature pairs stop
+  // being positive and the iterations crawl without moving the value. Such a stop is not proof
+  // of an optimum (LbfgsResult::stalled): the caller checks the point.
   double relative_objective_tolerance = 0.0;
   int history = 10;  // number of (s, y) pairs kept
 };

@@ -14,11 +14,11 @@
 //    new mode with its Laplace fit; else a degenerate optimum (a saddle, a ridge along an
 //    unidentified direction), only counted.
 // An optimisation also ends when a step lowers the potential by less than
-// kStallRelativeDecrease of its size (LbfgsOptions::relative_objective_tolerance): near the
-// optimum of a badly conditioned posterior (e.g. a regression on correlated predictors) rounding
-// keeps the gradient above its tolerance and L-BFGS crawled on for its whole iteration budget
-// without moving (a quarter of the starts on posteriordb's sblrc-blr, three quarters of the
-// search's gradients). Such a stalled start counts as reaching a mode found before when it is
+// kStallRelativeDecrease of its size (LbfgsOptions::relative_objective_tolerance): next to the
+// optimum of a stiff posterior (a regression on predictors in the hundreds: a Hessian of ~1e7
+// at a potential of ~50) the decrease left within the gradient tolerance is below the
+// potential's rounding, and L-BFGS crawled on for its whole iteration budget without moving (a
+// quarter of the starts on posteriordb's sblrc-blr, three quarters of the search's gradients). Such a stalled start counts as reaching a mode found before when it is
 // within merge_distance of it; a new mode from it must pass the Newton test: the step to the
 // quadratic model's optimum, sqrt(g' H^-1 g) standard deviations, is at most
 // kStalledOptimumDistance, else the start did not converge.
