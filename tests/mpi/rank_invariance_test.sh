@@ -17,9 +17,16 @@ rows=$(wc -l < "$WORK/n1.nuts.csv")
 [ "$rows" -eq $((4 * 700 + 1)) ] || fail "expected 2801 nuts rows (4 chains x 700 + header), got $rows"
 rows=$(wc -l < "$WORK/n1.pe_n5.csv")
 [ "$rows" -eq $((4 * 700 * 5 + 1)) ] || fail "expected 14001 pe_n5 rows (4 chains x 700 x 5 + header), got $rows"
+# On a difference, the first differing rows (and how many rows each side has) go to the log.
+same_draws() {  # same_draws RUN N
+  cmp -s "$WORK/n1.$1.csv" "$WORK/n$2.$1.csv" && return 0
+  echo "rows: -n 1 $(wc -l < "$WORK/n1.$1.csv"), -n $2 $(wc -l < "$WORK/n$2.$1.csv"); first differences:"
+  diff "$WORK/n1.$1.csv" "$WORK/n$2.$1.csv" | head -8 | cut -c1-300
+  return 1
+}
 for run in pe_n5 nuts; do
-  cmp -s "$WORK/n1.$run.csv" "$WORK/n2.$run.csv" || fail "-n 1 and -n 2 $run draws differ"
-  cmp -s "$WORK/n1.$run.csv" "$WORK/n4.$run.csv" || fail "-n 1 and -n 4 $run draws differ"
+  same_draws "$run" 2 || fail "-n 1 and -n 2 $run draws differ"
+  same_draws "$run" 4 || fail "-n 1 and -n 4 $run draws differ"
 done
 # Per-chain summaries agree too, except wall times.
 for n in 1 2 4; do
