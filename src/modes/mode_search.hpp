@@ -18,10 +18,11 @@
 // optimum of a stiff posterior (a regression on predictors in the hundreds: a Hessian of ~1e7
 // at a potential of ~50) the decrease left within the gradient tolerance is below the
 // potential's rounding, and L-BFGS crawled on for its whole iteration budget without moving (a
-// quarter of the starts on posteriordb's sblrc-blr, three quarters of the search's gradients). Such a stalled start counts as reaching a mode found before when it is
-// within merge_distance of it; a new mode from it must pass the Newton test: the step to the
-// quadratic model's optimum, sqrt(g' H^-1 g) standard deviations, is at most
-// kStalledOptimumDistance, else the start did not converge.
+// quarter of the starts on posteriordb's sblrc-blr, three quarters of the search's gradients).
+// Such a stalled start counts as reaching a mode found before when it is within merge_distance of
+// it; a new mode from it must pass the Newton test: the step to the quadratic model's optimum,
+// sqrt(g' H^-1 g) standard deviations, is at most kStalledOptimumDistance, else the start did not
+// converge.
 // The search stops after the first batch at which the Good-Turing estimate n_1 / n of the chance
 // that another start finds an unseen mode (n_1 modes reached by exactly one of the n starts that
 // reached a mode) is at most unseen_probability, or when max_starts starts have run. Singletons
@@ -30,6 +31,7 @@
 // an oscillating ODE solution's fit across frequencies, would otherwise keep the search going).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -43,7 +45,7 @@ namespace pemc::modes {
 inline constexpr double kWideStartFactor = 5.0;
 // Stan's default tol_rel_obj (1e4 machine epsilons): a step that lowers the potential by less
 // than this fraction of it ends the optimisation as stalled.
-inline constexpr double kStallRelativeDecrease = 1e4 * 2.220446049250313e-16;
+inline constexpr double kStallRelativeDecrease = 1e4 * std::numeric_limits<double>::epsilon();
 // The Newton test of a stalled start's point, in standard deviations of the Hessian there.
 inline constexpr double kStalledOptimumDistance = 0.01;
 
