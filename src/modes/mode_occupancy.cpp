@@ -26,6 +26,11 @@ constexpr double kMinExpectedDraws = 10.0;   // ... and its expected effective d
 
 ModeAssigner::ModeAssigner(const ModeSet& set) {
   const auto shares = set.laplace_shares();
+  const auto n = static_cast<Eigen::Index>(set.modes.size());
+  means_.resize(set.dim, n);
+  log_weight_norms_.resize(n);
+  mean_norms2_.resize(n);
+  half_min_curvature_.resize(n);
   for (std::size_t k = 0; k < set.modes.size(); ++k) {
     const Mode& m = set.modes[k];
     Component c;
@@ -33,6 +38,20 @@ ModeAssigner::ModeAssigner(const ModeSet& set) {
     c.r_upper = m.hessian_cholesky.transpose();
     c.log_weight_norm =
         std::log(shares[k]) + m.hessian_cholesky.diagonal().array().log().sum();
+    const auto i = static_cast<Eigen::Index>(k);
+    means_.col(i) = m.location;
+    mean_norms2_[i] = m.location.squaredNorm();
+    log_weight_norms_[i] = c.log_weight_norm;
+    // lambda_min(H) from the symmetric eigensolver, whose eigenvalues are exact to about
+    // d eps lambda_max: shrunk by far more than that (and by 1e-6 relative for the rounding of
+    // the distances), the bound holds for the computed scores too.
+    const Matrix h = m.hessian_cholesky * m.hessian_cholesky.transpose();
+    const Eigen::SelfAdjointEigenSolver<Matrix> eigen(h, Eigen::EigenvaluesOnly);
+    const double lo = eigen.eigenvalues().minCoeff(), hi = eigen.eigenvalues().maxCoeff();
+    const double safe = (1.0 - 1e-6) * lo - 1e-10 * std::max(hi, 0.0);
+    half_min_curvature_[i] = eigen.info() == Eigen::Success && std::isfinite(safe)
+                                 ? 0.5 * std::max(safe, 0.0)
+                                 : 0.0;  // no bound: always scored
     modes_.push_back(std::move(c));
   }
   const boost::math::chi_squared_distribution<double> chi2(std::max(1, set.dim));
@@ -40,23 +59,72 @@ ModeAssigner::ModeAssigner(const ModeSet& set) {
   scratch_.resize(set.dim);
 }
 
-int ModeAssigner::assign(ConstVectorRef x) const {
+double ModeAssigner::distance2(int k, ConstVectorRef x) const {
+  const Component& c = modes_[static_cast<std::size_t>(k)];
+  scratch_ = x - c.mean;
+  scratch_ = c.r_upper.triangularView<Eigen::Upper>() * scratch_;
+  return scratch_.squaredNorm();
+}
+
+int ModeAssigner::assign_exhaustively(ConstVectorRef x) const {
   int best = n_modes();
   double best_score = -std::numeric_limits<double>::infinity();
   bool inside_any = false;
   for (int k = 0; k < n_modes(); ++k) {
-    const Component& c = modes_[static_cast<std::size_t>(k)];
-    scratch_ = x - c.mean;
-    scratch_ = c.r_upper.triangularView<Eigen::Upper>() * scratch_;
-    const double d2 = scratch_.squaredNorm();
+    const double d2 = distance2(k, x);
     inside_any = inside_any || d2 <= outside_distance2_;
-    const double score = c.log_weight_norm - 0.5 * d2;
+    const double score = log_weight_norms_[k] - 0.5 * d2;
     if (score > best_score) {
       best_score = score;
       best = k;
     }
   }
   return inside_any ? best : n_modes();
+}
+
+int ModeAssigner::assign(ConstVectorRef x) const {
+  const int n = n_modes();
+  if (n == 0) return 0;
+  // lower_k <= |R_k'(x - m_k)|^2 (lambda_min |x - m_k|^2, shrunk), and bound_k, the most mode k
+  // can score.
+  // |x - m_k|^2 = |x|^2 - 2 m_k'x + |m_k|^2 as one matrix-vector product, less a margin for the
+  // cancellation of that sum (far above its rounding, ~d eps (|x|^2 + |m_k|^2)).
+  const double x2 = x.squaredNorm();
+  euclid_scratch_.noalias() = means_.transpose() * x;
+  lower_scratch_ =
+      (2.0 * half_min_curvature_.array() *
+       ((mean_norms2_.array() - 2.0 * euclid_scratch_.array() + x2) -
+        1e-10 * (mean_norms2_.array() + x2))
+           .max(0.0))
+          .matrix();
+  bound_scratch_ = log_weight_norms_ - 0.5 * lower_scratch_;
+  const int first = last_ < n ? last_ : 0;
+  int best = first;
+  double best_d2 = distance2(first, x);
+  double best_score = log_weight_norms_[first] - 0.5 * best_d2;
+  for (int k = 0; k < n; ++k) {
+    // Scored only when it could beat the best, or equal it with a lower index.
+    if (k == first || bound_scratch_[k] < best_score ||
+        (bound_scratch_[k] == best_score && k > best))
+      continue;
+    const double d2 = distance2(k, x);
+    const double score = log_weight_norms_[k] - 0.5 * d2;
+    if (score > best_score || (score == best_score && k < best)) {
+      best_score = score;
+      best = k;
+      best_d2 = d2;
+    }
+  }
+  // NaN scores (a non-finite point) never win: the brute force returns "outside" then.
+  if (!(best_d2 <= outside_distance2_)) {
+    bool inside_any = false;
+    for (int k = 0; k < n && !inside_any; ++k)
+      if (k != best && !(lower_scratch_[k] > outside_distance2_))
+        inside_any = distance2(k, x) <= outside_distance2_;
+    if (!inside_any) return n;
+  }
+  last_ = best;
+  return best;
 }
 
 // ---- one chain's occupancy ---------------------------------------------------------------------

@@ -33,12 +33,20 @@ class ModeOccupancy;
 
 namespace pemc::modes {
 
+// The score of every mode costs O(d^2), and a run assigns every draw (every pseudo-sample), so
+// with hundreds of modes (a Boltzmann relaxation's search finds 535 in 16 dimensions) the check
+// would cost more than the sampler. assign() therefore bounds each mode's score from its Euclidean
+// distance, |R'(x - m)|^2 >= lambda_min(H) |x - m|^2, and scores exactly only the modes whose bound
+// can beat the best so far, starting from the mode the previous point went to (a chain stays in a
+// mode for many draws). The result is the brute-force argmax (lowest index among equal scores).
 class ModeAssigner {
  public:
   // Uses the set's modes, in order; with none, every point is outside.
   explicit ModeAssigner(const ModeSet& set);
   int n_modes() const { return static_cast<int>(modes_.size()); }  // K; K itself = outside
   int assign(ConstVectorRef x) const;
+  // Every mode scored exactly (the definition assign() must agree with; for tests).
+  int assign_exhaustively(ConstVectorRef x) const;
 
  private:
   struct Component {
@@ -46,9 +54,19 @@ class ModeAssigner {
     Matrix r_upper;     // R' (upper triangular), H = R R'
     double log_weight_norm = 0.0;  // log w_k + sum log R_ii
   };
+  double distance2(int k, ConstVectorRef x) const;  // |R_k'(x - m_k)|^2
+
   std::vector<Component> modes_;
+  Matrix means_;                  // d x K, the modes' locations
+  Vector mean_norms2_;            // K: |m_k|^2
+  Vector log_weight_norms_;       // K
+  Vector half_min_curvature_;     // K: 0.5 lambda_min(H_k), shrunk so that it is a safe bound
   double outside_distance2_ = 0.0;  // chi-square(d) quantile 1 - 1e-6
   mutable Vector scratch_;
+  mutable Vector euclid_scratch_;
+  mutable Vector lower_scratch_;
+  mutable Vector bound_scratch_;
+  mutable int last_ = 0;          // where the previous point went: the first mode scored
 };
 
 class ModeOccupancy {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "modes/mode_occupancy.hpp"
@@ -38,6 +39,63 @@ TEST(ModeAssigner, NearestModeByLaplaceDensityAndOutside) {
   EXPECT_EQ(a.assign(Vector::Constant(1, 20.0)), 2);
   EXPECT_EQ(a.assign(Vector::Constant(1, 5.4)), 1);
   EXPECT_EQ(a.assign(Vector::Constant(1, 5.5)), 2);
+}
+
+// Many modes of random shape: Hessians with condition numbers up to 1e8, shares from 1e-12 to 1,
+// locations on a grid of spacing 1 to 4 (so that the assigner's bounds prune some, not all), and
+// two identical modes (a tie: the lower index wins).
+ModeSet random_modes(int dim, int n, std::uint64_t seed) {
+  rng::Stream s(seed, rng::Domain::kTest, 1, 0);
+  ModeSet set;
+  set.dim = dim;
+  for (int k = 0; k < n; ++k) {
+    Mode m;
+    m.location = Vector(dim);
+    for (int i = 0; i < dim; ++i) m.location[i] = std::floor(8.0 * s.uniform()) * (1.0 + 3.0 * s.uniform());
+    Matrix a(dim, dim);
+    for (int i = 0; i < dim; ++i)
+      for (int j = 0; j < dim; ++j) a(i, j) = s.normal();
+    const Eigen::HouseholderQR<Matrix> qr(a);
+    const Matrix q = qr.householderQ();
+    Vector eig(dim);
+    for (int i = 0; i < dim; ++i) eig[i] = std::pow(10.0, -4.0 + 8.0 * s.uniform());
+    const Matrix h = q * eig.asDiagonal() * q.transpose();
+    m.hessian_cholesky = Eigen::LLT<Matrix>(0.5 * (h + h.transpose())).matrixL();
+    m.log_mass = std::log(1e-12) * s.uniform();
+    set.modes.push_back(std::move(m));
+  }
+  set.modes.push_back(set.modes[3]);  // a duplicate of mode 3: equal scores everywhere
+  return set;
+}
+
+TEST(ModeAssigner, PrunedSearchIsTheExhaustiveOne) {
+  for (int dim : {1, 3, 16}) {
+    const auto set = random_modes(dim, 300, static_cast<std::uint64_t>(dim));
+    const ModeAssigner a(set);
+    rng::Stream s(7, rng::Domain::kTest, 2, dim);
+    int outside = 0, inside = 0;
+    for (int i = 0; i < 3000; ++i) {
+      // Near a random mode at a random scale, or anywhere in (and beyond) the grid.
+      Vector x(dim);
+      const auto& m = set.modes[static_cast<std::size_t>(s.uniform() * set.modes.size())];
+      const double scale = std::pow(10.0, -3.0 + 5.0 * s.uniform());
+      for (int j = 0; j < dim; ++j)
+        x[j] = i % 3 == 2 ? 40.0 * s.uniform() - 5.0 : m.location[j] + scale * s.normal();
+      if (i % 97 == 0) x = m.location;  // exactly at a mode (the duplicate's tie when mode 3)
+      if (i % 10 == 1) x *= 1e6;          // beyond every mode's ellipsoid
+      const int want = a.assign_exhaustively(x);
+      ASSERT_EQ(a.assign(x), want) << "dim " << dim << " point " << i;
+      outside += want == a.n_modes();
+      inside += want < a.n_modes();
+      ASSERT_NE(want, 300);  // the duplicate of mode 3 never wins the tie
+    }
+    EXPECT_GT(outside, 0) << dim;  // both kinds of answer occur
+    EXPECT_GT(inside, 0) << dim;
+    EXPECT_EQ(a.assign(set.modes[3].location), a.assign_exhaustively(set.modes[3].location));
+    Vector nan = Vector::Constant(dim, std::numeric_limits<double>::quiet_NaN());
+    EXPECT_EQ(a.assign(nan), a.n_modes());
+    EXPECT_EQ(a.assign_exhaustively(nan), a.n_modes());
+  }
 }
 
 // A chain that visits mode 0 with probability p per draw, independently.
