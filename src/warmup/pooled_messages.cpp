@@ -58,11 +58,15 @@ void put_totals(KernelState& s, const ChainTotals& t) {
   put_real(s, "wall_seconds", t.wall_seconds);
   put_real(s, "cpu_seconds", t.cpu_seconds);
   put_model_messages(s, t.model_messages);
+  put_int(s, "restarts", t.restarts);
 }
 
 ChainTotals get_totals(const KernelState& s) {
-  return {get_int(s, "gradient_evals"), get_int(s, "extended_gradient_evals"),
-          get_real(s, "wall_seconds"), get_real(s, "cpu_seconds"), get_model_messages(s)};
+  ChainTotals t{get_int(s, "gradient_evals"), get_int(s, "extended_gradient_evals"),
+                get_real(s, "wall_seconds"), get_real(s, "cpu_seconds"), get_model_messages(s)};
+  // Absent from the checkpoints of versions without restarts.
+  if (s.ints().count("restarts")) t.restarts = static_cast<int>(get_int(s, "restarts"));
+  return t;
 }
 
 void put_window(KernelState& w, const ChainWindow& window) {
@@ -112,6 +116,7 @@ void ChainTotals::add(const ChainTotals& o) {
   wall_seconds += o.wall_seconds;
   cpu_seconds += o.cpu_seconds;
   records::merge_model_messages(model_messages, o.model_messages);
+  restarts += o.restarts;
 }
 
 std::string ChainRoundReport::encode() const {

@@ -25,6 +25,8 @@ struct ChainTotals {
   // Its rounds' ChainSummary.model_messages, merged (records/model_message_list.hpp): the final
   // summary shows what the model rejected during warmup, as a chain's summary does without rounds.
   std::vector<v1::ModelMessage> model_messages;
+  // Times the coordinator restarted it from another chain's state (stuck_chains.hpp).
+  int restarts = 0;
   void add(const ChainTotals& o);
 };
 

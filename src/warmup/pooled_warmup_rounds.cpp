@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "records/model_message_list.hpp"
+#include "warmup/stuck_chains.hpp"
 
 namespace pemc::warmup {
 namespace {
@@ -139,6 +140,7 @@ class PooledChainRound final : public extended::ChainRound {
       e["pooled_warmup_converged"] = broadcast_->converged ? 1.0 : 0.0;
       if (std::isfinite(broadcast_->rhat)) e["pooled_warmup_rhat"] = broadcast_->rhat;
       if (std::isfinite(broadcast_->bulk_ess)) e["pooled_warmup_ess"] = broadcast_->bulk_ess;
+      if (before_.restarts > 0) e["pooled_warmup_restarts"] = before_.restarts;
       if (!broadcast_->converged)
         ran.add_warnings(fmt::format(
             "pooled warmup ended at the configured maximum (warmup {}) before the chains agreed: "
@@ -300,13 +302,33 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
                    run_.name(), cid, round_ + 1);
   }
   bool converged = false;
+  std::map<int, int> donors;  // restarted chain -> the chain whose state it restarts from
   if (plan_.phase == Phase::kWindow && !ok.empty()) {
+    std::map<int, ChainRoundReport> finished;
     for (int cid : ok) {
       auto& r = reports_.at(cid);
       if (!r.window) throw DataError(fmt::format("pooled warmup: chain {} sent no window", cid));
-      history_.add(plan_.window, cid, std::move(*r.window));
+      finished.emplace(cid, r);
     }
-    decision_ = history_.decide(plan_.window, ok);
+    for (const auto& restart : stuck_chain_restarts(finished, round_)) {
+      donors[restart.chain_id] = restart.donor_id;
+      log_restart(restart);
+    }
+    // A restarted chain's windows are not the posterior's: the metric and the convergence
+    // verdict come from the others, and it joins them again with its next window.
+    std::vector<int> pooled;
+    for (int cid : ok) {
+      if (donors.count(cid)) {
+        history_.forget(cid);
+        ++totals_.at(cid).restarts;
+        continue;
+      }
+      history_.add(plan_.window, cid, std::move(*reports_.at(cid).window));
+      pooled.push_back(cid);
+    }
+    decision_ = history_.decide(plan_.window, pooled);
+    // Not converged while a chain has just restarted: it has not been judged yet.
+    if (!donors.empty()) decision_->converged = false;
     converged = decision_->converged;
     inverse_metric_ = decision_->inverse_metric;
   }
@@ -324,7 +346,9 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   if (next.plan.phase == Phase::kSample && next.converged) next.step_size = median_step_size(reports_);
   for (int cid : ok) {
     const auto& r = reports_.at(cid);
-    next.chains[cid] = {r.last_state, totals_.at(cid),
+    const auto donor = donors.find(cid);
+    const Vector& start = donor == donors.end() ? r.last_state : reports_.at(donor->second).last_state;
+    next.chains[cid] = {start, totals_.at(cid),
                         next.step_size > 0 ? next.step_size : r.final_step_size};
   }
   const int n_reported = static_cast<int>(reports_.size());
@@ -382,6 +406,14 @@ extended::MultiRoundRun::ResumePoint PooledWarmupRounds::restore(const std::stri
   p.restarts = plan_.phase != Phase::kSample;
   p.warmup_before = plan_.warmup_before;
   return p;
+}
+
+void PooledWarmupRounds::log_restart(const ChainRestart& r) const {
+  spdlog::warn("{}: chain {} is stuck after pooled warmup round {}: its step size {:.3g} against "
+               "chain {}'s {:.3g}, its log density at most {:.6g} where chain {}'s is at least "
+               "{:.6g}; it restarts from chain {}'s state (docs/guide.md#pooled-warmup)",
+               run_.name(), r.chain_id, round_ + 1, r.step_size, r.donor_id, r.donor_step_size,
+               r.max_log_density, r.donor_id, r.donor_min_log_density, r.donor_id);
 }
 
 void PooledWarmupRounds::log_round(Phase done, const RoundBroadcast& next, int n_reported) const {

@@ -18,6 +18,7 @@
 #include "warmup/pooled_messages.hpp"
 #include "warmup/pooled_schedule.hpp"
 #include "warmup/pooled_windows.hpp"
+#include "warmup/stuck_chains.hpp"
 
 namespace pemc::warmup {
 
@@ -69,6 +70,7 @@ class PooledWarmupRounds final : public extended::MultiRoundRun {
                                                     const modes::ModeSet* modes) const override;
 
  private:
+  void log_restart(const ChainRestart& r) const;
   void log_round(Phase done, const RoundBroadcast& next, int n_reported) const;
   v1::Record round_record(const RoundBroadcast& next, double wall_seconds) const;
 

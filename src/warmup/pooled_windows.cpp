@@ -78,6 +78,10 @@ void WindowHistory::add(int window, int chain_id, ChainWindow w) {
                     std::to_string(window) + " twice");
 }
 
+void WindowHistory::forget(int chain_id) {
+  for (auto& [window, chains] : windows_) chains.erase(chain_id);
+}
+
 WindowHistory WindowHistory::from_windows(Windows windows) {
   WindowHistory h;
   h.windows_ = std::move(windows);

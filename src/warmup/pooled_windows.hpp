@@ -79,6 +79,8 @@ class WindowHistory {
   // The decision after window `last` over the chains in `live` (ascending ids; each must have
   // reported every window it is asked about: windows before a chain joined are skipped).
   WindowDecision decide(int last, const std::vector<int>& live) const;
+  // Drops every report of chain `chain_id`: a restarted chain joins again with its next window.
+  void forget(int chain_id);
 
   // Every report so far (window -> chain id -> report), for checkpoints.
   using Windows = std::map<int, std::map<int, ChainWindow>>;
