@@ -119,7 +119,8 @@ class RankLoop {
   void flush_before_failing(RecordBatch& batch);
   pemc::v1::ChainSummary run_round_item(const config::Task& task, int round,
                                         const ChainCallbacks& cb, parallel::GroupCommPtr group,
-                                        const pemc::v1::ChainCheckpoint* resume);
+                                        const pemc::v1::ChainCheckpoint* resume,
+                                        RecordBatch& batch);
   int request_task();
   void send_progress(bool finished);
   void start_run_timing(std::size_t run_index);

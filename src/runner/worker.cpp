@@ -67,6 +67,7 @@ void RankLoop::run_worker(parallel::GroupCommPtr group) {
     if (leader) flush_before_failing(batch);
     throw;
   }
+  if (leader) batch.ship();  // nothing may stay behind the done message
   done_sent_ = true;
   deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
   send_progress(/*finished=*/true);
@@ -152,13 +153,13 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
     start_run_timing(static_cast<std::size_t>(task.run_index));
     const std::int64_t done_before = my_progress_.iterations[current_run_];
     auto summary = has_rounds(task.run_index)
-                       ? run_round_item(task, round, cb, group, resume)
+                       ? run_round_item(task, round, cb, group, resume, batch)
                        : run_chain(run, target_of(task.run_index), ChainTask{task.id, task.seed},
                                    cb, group, resume, modes_[static_cast<std::size_t>(task.run_index)]);
     account_run_time(Clock::now());
     in_chain_ = false;
     const ChainStatus status = status_of(summary);
-    if (status == ChainStatus::kRoundDone) continue;  // reported to the coordinator
+    if (status == ChainStatus::kRoundDone) continue;  // shipped and reported (run_round_item)
     if (status == ChainStatus::kCheckpointed) {
       if (leader) batch.ship();
       break;  // stopped at the checkpoint: not finished, not reported
@@ -188,12 +189,13 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
 }
 
 // Round `round` of a chain of a run with rounds. An earlier round's draws go to the run's hook
-// (not to the records) and the leader reports the round to the coordinator; the final round is
+// (which may forward them as warmup records, shipped when the round ends) and the leader reports
+// the round to the coordinator; the final round is
 // the chain's recorded run. Returns the chain's final summary (its final round, or the failure
 // that ended it), or one with status ChainStatus::kRoundDone after an earlier round.
 v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
                                           const ChainCallbacks& cb, parallel::GroupCommPtr group,
-                                          const v1::ChainCheckpoint* resume) {
+                                          const v1::ChainCheckpoint* resume, RecordBatch& batch) {
   const auto& rounds = *rounds_[static_cast<std::size_t>(task.run_index)];
   const std::string* broadcast = nullptr;
   if (round > 0) {
@@ -238,6 +240,10 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
   round_starts_again_ = false;
   if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
   auto outcome = item->finish(std::move(summary), leader);
+  // The round's records go out before its report: the chain's next round may run on another
+  // worker, and this one may get no further item to ship them with; and the collector has them
+  // before the coordinator can complete the round (and a checkpoint count it done).
+  if (leader) batch.ship();
   if (!outcome.report.empty())
     deliver(layout_.coordinator, kTagRoundReport,
             with_int_prefix({task.run_index}, outcome.report));

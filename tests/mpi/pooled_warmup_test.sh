@@ -10,7 +10,8 @@
 #  2. Chains that cannot agree (two modes of different widths, chains started on both sides) end
 #     warmup at the configured maximum and say so: a warning in the log, the footer and
 #     `summarize`.
-#  3. Bad configs are refused with the field named: pooled on a composite sampler's kernel or on
+#  3. No written warmup draw is lost when a chain's rounds run on different workers.
+#  4. Bad configs are refused with the field named: pooled on a composite sampler's kernel or on
 #     RWM, with too short a warmup, with a UNIT metric.
 source "$(dirname "$0")/common.sh"
 TOOL=(python3 "$PEMC_SOURCE_DIR/tests/support/record_tool.py")
@@ -174,7 +175,49 @@ grep -q "did not agree before the maximum warmup" "$WORK/apart.log" \
 "$REPORT" summarize "$WORK/apart.pemc" 2>&1 | grep -q "pooled warmup ended at the configured maximum" \
   || fail "apart: summarize does not show the warning"
 
-# 3. Refused configs: the field and the reason.
+# 3. No written warmup draw is lost when a chain's next round runs on another worker: a worker
+# whose last item was a warmup round used to keep that round's records unsent (flush_every
+# holds them all here), and 2 to 6 in 8 such -n 2 runs lost some. Six runs, every draw counted.
+cat > "$WORK/moving.pbtxt" <<'CFG'
+name: "moving"
+target { mixture { preset: KOU_A } }
+warmup: 200
+iterations: 300
+seeds { values: [11, 12] }
+chains_per_seed: 2
+init { uniform_box { lower: 0 upper: 10 } }
+output { path: "out.pemc" write_warmup: true flush_every: 100000 }
+runs { name: "long" sampler { pseudo_extended { n_pseudo: 5 beta_lower: 0.001 beta_upper: 1
+       nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true } } } } }
+runs { name: "pooled" sampler { nuts { step_size: 0.1 metric: DIAGONAL
+       adaptation { enabled: true adapt_metric: true } } } }
+CFG
+for i in 1 2 3 4 5 6; do
+  run_mpi 2 "$DIST" "$WORK/moving.pbtxt" --output "$WORK/moving$i.pemc" > "$WORK/moving$i.log" 2>&1 \
+    || { cat "$WORK/moving$i.log"; fail "moving $i: run failed"; }
+  "$REPORT" export "$WORK/moving$i.pemc" --include-warmup --output-dir "$WORK/moving$i" 2> /dev/null \
+    || fail "moving $i: export failed"
+  "$REPORT" summarize "$WORK/moving$i.pemc" --format json > "$WORK/moving$i.json" 2> /dev/null
+  python3 - "$WORK/moving$i/pooled.csv" "$WORK/moving$i/long.csv" "$WORK/moving$i.json" <<'PY' \
+    || fail "moving $i: draws lost"
+import csv, json, sys
+pooled = list(csv.DictReader(open(sys.argv[1])))
+warmup = lambda d: d["warmup"] in ("1", "true", "True")
+summaries = [r for r in json.load(open(sys.argv[3]))["runs"] if r["run_id"] == "pooled"]
+assert len(summaries) == 4, summaries
+for r in summaries:
+    c = str(r["chain_id"])
+    used = int(r["estimates"]["pooled_warmup_iterations"])
+    # The chain's warmup draws: iterations 0 .. used - 1, each once; then its 300 draws.
+    its = sorted(int(d["iteration"]) for d in pooled if d["chain_id"] == c and warmup(d))
+    assert its == list(range(used)), (c, used, len(its), its[:2], its[-2:])
+    assert sum(1 for d in pooled if d["chain_id"] == c and not warmup(d)) == 300, c
+n_long = sum(1 for _ in open(sys.argv[2])) - 1
+assert n_long == 4 * 500 * 5, f"long run: {n_long} rows, expected {4 * 500 * 5}"
+PY
+done
+
+# 4. Refused configs: the field and the reason.
 refused() {  # refused NAME EXPECTED-TEXT CONFIG
   printf '%s\n' "$3" > "$WORK/$1.pbtxt"
   if run_mpi 1 "$DIST" "$WORK/$1.pbtxt" --output "$WORK/$1.pemc" > "$WORK/$1.log" 2>&1; then
