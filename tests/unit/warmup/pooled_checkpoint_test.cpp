@@ -4,23 +4,13 @@
 
 #include "core/error.hpp"
 #include "warmup/pooled_messages.hpp"
+#include "support/pooled_run.hpp"
 #include "warmup/pooled_warmup_rounds.hpp"
 
 namespace pemc::warmup {
 namespace {
 
-v1::RunConfig pooled_run() {
-  v1::RunConfig run;
-  run.set_name("p");
-  run.set_warmup(300);
-  run.set_iterations(50);
-  auto& a = *run.mutable_sampler()->mutable_nuts()->mutable_adaptation();
-  a.set_enabled(true);
-  a.set_pooled(true);
-  a.set_init_buffer(20);
-  a.set_term_buffer(20);
-  return run;
-}
+using testing::pooled_run;
 
 // Chain `id`'s report of round `round`: a window of `n` draws when `window`, its log density
 // shifted by `offset`.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "support/pooled_run.hpp"
 #include "warmup/pooled_warmup_rounds.hpp"
 
 namespace pemc::warmup {
@@ -117,18 +118,7 @@ TEST(StuckChains, NoVerdictWithoutAFiniteWindow) {
 }
 
 // The coordinator's side.
-v1::RunConfig pooled_run() {
-  v1::RunConfig run;
-  run.set_name("p");
-  run.set_warmup(300);
-  run.set_iterations(50);
-  auto& a = *run.mutable_sampler()->mutable_nuts()->mutable_adaptation();
-  a.set_enabled(true);
-  a.set_pooled(true);
-  a.set_init_buffer(20);
-  a.set_term_buffer(20);
-  return run;
-}
+using testing::pooled_run;
 
 ChainRoundReport init_report(int id) {
   ChainRoundReport r;
