@@ -85,10 +85,9 @@ int ModeAssigner::assign_exhaustively(ConstVectorRef x) const {
 int ModeAssigner::assign(ConstVectorRef x) const {
   const int n = n_modes();
   if (n == 0) return 0;
-  // lower_k <= |R_k'(x - m_k)|^2 (lambda_min |x - m_k|^2, shrunk), and bound_k, the most mode k
-  // can score.
-  // |x - m_k|^2 = |x|^2 - 2 m_k'x + |m_k|^2 as one matrix-vector product, less a margin for the
-  // cancellation of that sum (far above its rounding, ~d eps (|x|^2 + |m_k|^2)).
+  // lower_k <= |R_k'(x - m_k)|^2 is lambda_min |x - m_k|^2, shrunk, and bound_k the most mode k
+  // can score. |x - m_k|^2 = |x|^2 - 2 m_k'x + |m_k|^2 comes from one matrix-vector product, less
+  // a margin for the cancellation in that sum (far above its rounding, ~d eps (|x|^2 + |m_k|^2)).
   const double x2 = x.squaredNorm();
   euclid_scratch_.noalias() = means_.transpose() * x;
   lower_scratch_ =

@@ -190,9 +190,9 @@ void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbac
 
 // Round `round` of a chain of a run with rounds. An earlier round's draws go to the run's hook
 // (which may forward them as warmup records, shipped when the round ends) and the leader reports
-// the round to the coordinator; the final round is
-// the chain's recorded run. Returns the chain's final summary (its final round, or the failure
-// that ended it), or one with status ChainStatus::kRoundDone after an earlier round.
+// the round to the coordinator; the final round is the chain's recorded run. Returns the chain's
+// final summary (its final round, or the failure that ended it), or one with status
+// ChainStatus::kRoundDone after an earlier round.
 v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
                                           const ChainCallbacks& cb, parallel::GroupCommPtr group,
                                           const v1::ChainCheckpoint* resume, RecordBatch& batch) {

@@ -347,7 +347,8 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   for (int cid : ok) {
     const auto& r = reports_.at(cid);
     const auto donor = donors.find(cid);
-    const Vector& start = donor == donors.end() ? r.last_state : reports_.at(donor->second).last_state;
+    const Vector& start =
+        donor == donors.end() ? r.last_state : reports_.at(donor->second).last_state;
     next.chains[cid] = {start, totals_.at(cid),
                         next.step_size > 0 ? next.step_size : r.final_step_size};
   }

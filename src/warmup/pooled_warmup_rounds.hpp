@@ -6,10 +6,12 @@
 // and for the final round the pooled step size. Only the final round's draws are the chain's
 // post-warmup records; with output.write_warmup the earlier rounds' draws are written as its
 // warmup draws, numbered on across rounds. Before the first pooled metric the chains use the
-// modes' Laplace diagonal when the run's mode search found modes (pooled_initial_metric). The chain's summary counts every round (gradients and
-// time of the earlier rounds are warmup) and its estimates add "pooled_warmup_iterations",
-// "pooled_warmup_converged" (1 or 0) and the log density's "pooled_warmup_rhat" and
-// "pooled_warmup_ess" over the windows its metric came from.
+// modes' Laplace diagonal when the run's mode search found modes (pooled_initial_metric). After
+// a window, a chain stuck far below the others restarts from another's state (stuck_chains.hpp).
+// The chain's summary counts every round (gradients and time of the earlier rounds are warmup)
+// and its estimates add "pooled_warmup_iterations", "pooled_warmup_converged" (1 or 0), the log
+// density's "pooled_warmup_rhat" and "pooled_warmup_ess" over the windows its metric came from,
+// and "pooled_warmup_restarts" when it was restarted.
 #include <map>
 #include <memory>
 #include <optional>

@@ -11,8 +11,9 @@
 //   - every log density c had in the window lies below every one h had.
 // The relation is transitive, so a stuck chain is behind some chain that is behind none; it
 // restarts (keeping its own random stream) from the last state of one of those, chosen by its
-// place among the stuck chains and the round. A separate mode does not look like this: a narrower mode has smaller steps but a
-// higher log density, a wider one a lower density but larger steps.
+// place among the stuck chains and the round. A separate mode does not look like this: a
+// narrower mode has smaller steps but a higher log density, a wider one a lower density but
+// larger steps.
 #include <map>
 #include <vector>
 

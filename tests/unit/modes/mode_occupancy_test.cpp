@@ -51,7 +51,8 @@ ModeSet random_modes(int dim, int n, std::uint64_t seed) {
   for (int k = 0; k < n; ++k) {
     Mode m;
     m.location = Vector(dim);
-    for (int i = 0; i < dim; ++i) m.location[i] = std::floor(8.0 * s.uniform()) * (1.0 + 3.0 * s.uniform());
+    for (int i = 0; i < dim; ++i)
+      m.location[i] = std::floor(8.0 * s.uniform()) * (1.0 + 3.0 * s.uniform());
     Matrix a(dim, dim);
     for (int i = 0; i < dim; ++i)
       for (int j = 0; j < dim; ++j) a(i, j) = s.normal();

@@ -83,17 +83,15 @@ TEST(StuckChains, StuckBehindAStuckChainRestartsFromAFreeOne) {
 
 TEST(StuckChains, AModeIsNotAStuckChain) {
   // A narrower mode: much smaller steps but a higher log density.
-  EXPECT_TRUE(
-      stuck_chain_restarts(by_id({window_report(0, 1, 0.6, 250.0), window_report(1, 1, 1e-5, 300.0)}), 1)
-          .empty());
+  auto restarts = [](double step, double lp) {
+    return stuck_chain_restarts(
+        by_id({window_report(0, 1, 0.6, 250.0), window_report(1, 1, step, lp)}), 1);
+  };
+  EXPECT_TRUE(restarts(1e-5, 300.0).empty());
   // A wider mode, or a chain still on its way in: a lower log density at similar steps.
-  EXPECT_TRUE(
-      stuck_chain_restarts(by_id({window_report(0, 1, 0.6, 250.0), window_report(1, 1, 0.9, 100.0)}), 1)
-          .empty());
+  EXPECT_TRUE(restarts(0.9, 100.0).empty());
   // Small steps, but log densities that overlap the other chain's.
-  EXPECT_TRUE(
-      stuck_chain_restarts(by_id({window_report(0, 1, 0.6, 250.0), window_report(1, 1, 1e-5, 249.5)}), 1)
-          .empty());
+  EXPECT_TRUE(restarts(1e-5, 249.5).empty());
 }
 
 TEST(StuckChains, TheStepRatioBound) {
