@@ -3,7 +3,8 @@
 # NUTS and pseudo-extended NUTS (blocks over 2 ranks) on posteriordb's eight_schools_noncentered
 # pass `pemc-report reference` (all twelve posteriors: tests/statistical/posteriordb_study.sh); the
 # named outputs (Stan's generated quantities included) are the same for any rank count and across a
-# stop and resume; bad models and data exit 2 before anything is written.
+# stop and resume; pooled warmup restarts arma11's stuck chains; bad models and data exit 2 before
+# anything is written.
 source "$(dirname "$0")/common.sh"
 DB="${PEMC_SHARED_DIR:-$PEMC_SOURCE_DIR/../shared}/posteriordb"
 [ -d "$DB/models" ] || fail "no posteriordb at $DB"
@@ -90,6 +91,42 @@ else
   reference "$WORK/es_pe.pemc" eight_schools-eight_schools_noncentered
   passed=$((passed + 1))
 fi
+
+# 4b. Pooled warmup restarts a stuck chain (docs/guide.md#pooled-warmup): arma11 with seeds 5-8
+# starts chains where the MA recursion explodes (log density about -1e100), and without the
+# restart one of them stayed there for the whole run at step size 1e-12. On 1 and 3 ranks: the
+# log says which chain restarted, warmup ends early and converged, the restarted chains' summaries
+# count it, the reference check passes and the outputs agree to the bit. (Should another pemc
+# start none of these chains out there, the premise check below says so: pick other seeds.)
+unzip_to "$DB/data/arma.json.zip" "$WORK"
+write_cfg arma "$DB/models/arma11.stan" "$WORK/arma.json" \
+  'nuts { step_size: 1 max_tree_depth: 10 metric: DIAGONAL adaptation { enabled: true adapt_metric: true target_accept: 0.8 } }'
+sed -i -e 's/seeds { values: \[1, 2, 3, 4\] }/seeds { values: [5, 6, 7, 8] }/' \
+  -e 's/data_file: \("[^"]*"\)/data_file: \1 propto: true/' "$WORK/arma.pbtxt"
+for n in 1 3; do
+  run_mpi "$n" "$DIST" "$WORK/arma.pbtxt" --output "$WORK/arma_n$n.pemc" > "$WORK/arma_n$n.log" 2>&1 \
+    || { cat "$WORK/arma_n$n.log" >&2; fail "arma -n $n: run failed"; }
+  "$REPORT" reference "$WORK/arma_n$n.pemc" --posteriordb "$DB" --posterior arma-arma11 \
+    --format json > "$WORK/arma_n$n.json" || true
+done
+grep -q "is stuck after pooled warmup round .* it restarts from chain" "$WORK/arma_n1.log" \
+  || { cat "$WORK/arma_n1.log" >&2; fail "arma: premise failed, no chain restarted (pick other seeds)"; }
+"$REPORT" summarize "$WORK/arma_n1.pemc" --format json > "$WORK/arma_summary.json"
+python3 - "$WORK/arma_summary.json" <<'PY' || fail "arma: restarts not counted or warmup not ended early"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 4, runs
+restarted = [r["chain_id"] for r in runs if r["estimates"].get("pooled_warmup_restarts", 0) >= 1]
+assert restarted, "no chain summary counts a restart"
+for r in runs:
+    e = r["estimates"]
+    assert e["pooled_warmup_converged"] == 1 and e["pooled_warmup_iterations"] <= 300, (r["chain_id"], e)
+print(f"arma: chains {restarted} restarted; warmup ended after "
+      f"{int(runs[0]['estimates']['pooled_warmup_iterations'])} iterations")
+PY
+reference "$WORK/arma_n1.pemc" arma-arma11
+cmp -s "$WORK/arma_n1.json" "$WORK/arma_n3.json" || fail "arma: outputs differ between -n 1 and -n 3"
+passed=$((passed + 1))
 
 # 5. Bad models and data: exit 2, the message names the file, no output created.
 bad() {  # bad NAME MODEL DATA EXPECTED-TEXT
