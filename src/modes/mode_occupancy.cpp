@@ -33,15 +33,12 @@ ModeAssigner::ModeAssigner(const ModeSet& set) {
   half_min_curvature_.resize(n);
   for (std::size_t k = 0; k < set.modes.size(); ++k) {
     const Mode& m = set.modes[k];
-    Component c;
-    c.mean = m.location;
-    c.r_upper = m.hessian_cholesky.transpose();
-    c.log_weight_norm =
-        std::log(shares[k]) + m.hessian_cholesky.diagonal().array().log().sum();
     const auto i = static_cast<Eigen::Index>(k);
+    r_upper_.push_back(m.hessian_cholesky.transpose());
     means_.col(i) = m.location;
     mean_norms2_[i] = m.location.squaredNorm();
-    log_weight_norms_[i] = c.log_weight_norm;
+    log_weight_norms_[i] =
+        std::log(shares[k]) + m.hessian_cholesky.diagonal().array().log().sum();
     // lambda_min(H) from the symmetric eigensolver, whose eigenvalues are exact to about
     // d eps lambda_max: shrunk by far more than that (and by 1e-6 relative for the rounding of
     // the distances), the bound holds for the computed scores too.
@@ -52,7 +49,6 @@ ModeAssigner::ModeAssigner(const ModeSet& set) {
     half_min_curvature_[i] = eigen.info() == Eigen::Success && std::isfinite(safe)
                                  ? 0.5 * std::max(safe, 0.0)
                                  : 0.0;  // no bound: always scored
-    modes_.push_back(std::move(c));
   }
   const boost::math::chi_squared_distribution<double> chi2(std::max(1, set.dim));
   outside_distance2_ = boost::math::quantile(boost::math::complement(chi2, kOutsideTail));
@@ -60,9 +56,8 @@ ModeAssigner::ModeAssigner(const ModeSet& set) {
 }
 
 double ModeAssigner::distance2(int k, ConstVectorRef x) const {
-  const Component& c = modes_[static_cast<std::size_t>(k)];
-  scratch_ = x - c.mean;
-  scratch_ = c.r_upper.triangularView<Eigen::Upper>() * scratch_;
+  scratch_ = x - means_.col(k);
+  scratch_ = r_upper_[static_cast<std::size_t>(k)].triangularView<Eigen::Upper>() * scratch_;
   return scratch_.squaredNorm();
 }
 
@@ -97,7 +92,7 @@ int ModeAssigner::assign(ConstVectorRef x) const {
            .max(0.0))
           .matrix();
   bound_scratch_ = log_weight_norms_ - 0.5 * lower_scratch_;
-  const int first = last_ < n ? last_ : 0;
+  const int first = last_;  // a mode index: set only from an answer below n
   int best = first;
   double best_d2 = distance2(first, x);
   double best_score = log_weight_norms_[first] - 0.5 * best_d2;

@@ -43,23 +43,18 @@ class ModeAssigner {
  public:
   // Uses the set's modes, in order; with none, every point is outside.
   explicit ModeAssigner(const ModeSet& set);
-  int n_modes() const { return static_cast<int>(modes_.size()); }  // K; K itself = outside
+  int n_modes() const { return static_cast<int>(r_upper_.size()); }  // K; K itself = outside
   int assign(ConstVectorRef x) const;
   // Every mode scored exactly (the definition assign() must agree with; for tests).
   int assign_exhaustively(ConstVectorRef x) const;
 
  private:
-  struct Component {
-    Vector mean;
-    Matrix r_upper;     // R' (upper triangular), H = R R'
-    double log_weight_norm = 0.0;  // log w_k + sum log R_ii
-  };
   double distance2(int k, ConstVectorRef x) const;  // |R_k'(x - m_k)|^2
 
-  std::vector<Component> modes_;
+  std::vector<Matrix> r_upper_;   // per mode R' (upper triangular), H = R R'
   Matrix means_;                  // d x K, the modes' locations
   Vector mean_norms2_;            // K: |m_k|^2
-  Vector log_weight_norms_;       // K
+  Vector log_weight_norms_;       // K: log w_k + sum log R_ii
   Vector half_min_curvature_;     // K: 0.5 lambda_min(H_k), shrunk so that it is a safe bound
   double outside_distance2_ = 0.0;  // chi-square(d) quantile 1 - 1e-6
   mutable Vector scratch_;

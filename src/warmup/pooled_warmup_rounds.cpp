@@ -304,13 +304,11 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   bool converged = false;
   std::map<int, int> donors;  // restarted chain -> the chain whose state it restarts from
   if (plan_.phase == Phase::kWindow && !ok.empty()) {
-    std::map<int, ChainRoundReport> finished;
-    for (int cid : ok) {
-      auto& r = reports_.at(cid);
-      if (!r.window) throw DataError(fmt::format("pooled warmup: chain {} sent no window", cid));
-      finished.emplace(cid, r);
-    }
-    for (const auto& restart : stuck_chain_restarts(finished, round_)) {
+    for (int cid : ok)
+      if (!reports_.at(cid).window)
+        throw DataError(fmt::format("pooled warmup: chain {} sent no window", cid));
+    // Failed chains' reports (not ok) take no part: stuck_chain_restarts skips them.
+    for (const auto& restart : stuck_chain_restarts(reports_, round_)) {
       donors[restart.chain_id] = restart.donor_id;
       log_restart(restart);
     }

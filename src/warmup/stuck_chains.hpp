@@ -32,8 +32,8 @@ struct ChainRestart {
   double donor_min_log_density = 0.0;  // the donor's
 };
 
-// The chains among `reports` (one window round's reports of the chains that finished it, each
-// with its window) to restart after round `round`, in ascending chain id.
+// The chains among `reports` (one window round's reports) to restart after round `round`, in
+// ascending chain id. Reports of failed chains, or without a finite window, take no part.
 std::vector<ChainRestart> stuck_chain_restarts(const std::map<int, ChainRoundReport>& reports,
                                                int round);
 

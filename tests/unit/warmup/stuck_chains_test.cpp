@@ -15,6 +15,14 @@
 namespace pemc::warmup {
 namespace {
 
+// A chain's cost: gradients and seconds (wall and CPU alike).
+ChainTotals totals(std::int64_t gradients, double seconds) {
+  ChainTotals t;
+  t.gradient_evals = gradients;
+  t.wall_seconds = t.cpu_seconds = seconds;
+  return t;
+}
+
 // A window report: `n` draws of a 2-D state around `centre`, log densities spread over
 // [lp, lp + 1], adapted step size `step`.
 ChainRoundReport window_report(int id, int round, double step, double lp, double centre = 0.0,
@@ -24,7 +32,7 @@ ChainRoundReport window_report(int id, int round, double step, double lp, double
   r.round = round;
   r.last_state = Vector::Constant(2, centre + 0.01 * id);
   r.final_step_size = step;
-  r.cost = {100, 0, 0.5, 0.25};
+  r.cost = totals(100, 0.5);
   r.window = ChainWindow{WindowSums(2, false), {}};
   for (int i = 0; i < n; ++i) {
     const double u = 0.5 + 0.5 * std::sin(1.7 * i + id);  // in [0, 1]
@@ -124,7 +132,7 @@ ChainRoundReport init_report(int id) {
   r.round = 0;
   r.last_state = Vector::Constant(2, id);
   r.final_step_size = 0.5;
-  r.cost = {100, 0, 0.5, 0.25};
+  r.cost = totals(100, 0.5);
   return r;
 }
 
@@ -178,7 +186,7 @@ TEST(StuckChains, RestartsSurviveTheBroadcastsEncoding) {
   RoundBroadcast b;
   b.round = 3;
   b.plan = {Phase::kWindow, 2, 50, 95};
-  ChainTotals t{10, 0, 0.5, 0.5};
+  ChainTotals t = totals(10, 0.5);
   t.restarts = 2;
   b.chains[4] = {Vector::Ones(2), t, 0.0};
   EXPECT_EQ(RoundBroadcast::decode(b.encode()).chains.at(4).totals.restarts, 2);
