@@ -140,7 +140,16 @@ class PooledChainRound final : public extended::ChainRound {
       e["pooled_warmup_converged"] = broadcast_->converged ? 1.0 : 0.0;
       if (std::isfinite(broadcast_->rhat)) e["pooled_warmup_rhat"] = broadcast_->rhat;
       if (std::isfinite(broadcast_->bulk_ess)) e["pooled_warmup_ess"] = broadcast_->bulk_ess;
-      if (before_.restarts > 0) e["pooled_warmup_restarts"] = before_.restarts;
+      if (before_.restarts > 0) {
+        e["pooled_warmup_restarts"] = before_.restarts;
+        // Its draws continue another chain's: R-hat compares fewer independent starts.
+        ran.add_warnings(fmt::format(
+            "pooled warmup restarted this chain {} time{} from another chain's state (it was stuck "
+            "far below the others with a tiny step size; the log names the donor): its draws do "
+            "not start independently of that chain's, so R-hat across the chains has fewer "
+            "independent starts to compare (docs/guide.md#pooled-warmup)",
+            before_.restarts, before_.restarts == 1 ? "" : "s"));
+      }
       if (!broadcast_->converged)
         ran.add_warnings(fmt::format(
             "pooled warmup ended at the configured maximum (warmup {}) before the chains agreed: "

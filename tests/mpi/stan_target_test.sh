@@ -118,6 +118,9 @@ runs = json.load(open(sys.argv[1]))["runs"]
 assert len(runs) == 4, runs
 restarted = [r["chain_id"] for r in runs if r["estimates"].get("pooled_warmup_restarts", 0) >= 1]
 assert restarted, "no chain summary counts a restart"
+for r in runs:  # a restarted chain, and only it, says so in its warnings
+    said = any("pooled warmup restarted this chain" in w for w in r.get("warnings", []))
+    assert said == (r["chain_id"] in restarted), (r["chain_id"], r.get("warnings"))
 for r in runs:
     e = r["estimates"]
     assert e["pooled_warmup_converged"] == 1 and e["pooled_warmup_iterations"] <= 300, (r["chain_id"], e)
