@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "extended/pseudo_extended_reference.hpp"
+#include "extended/pseudo_extended_refresh.hpp"
 #include "extended/pseudo_extended_standardised.hpp"
 
 namespace pemc::extended {
@@ -59,6 +61,28 @@ std::vector<PseudoExtendedIssue> config_problems(const v1::PseudoExtendedConfig&
                        " (each rank integrates only its own pseudo-samples): use DIAGONAL or UNIT, "
                        "or ranks_per_chain 1",
                    "DENSE"});
+  if (c.instrumental() == v1::PseudoExtendedConfig::TEMPERED && c.has_reference())
+    out.push_back({p + "reference", "has no effect with instrumental TEMPERED: remove one of them",
+                   std::nullopt});
+  if (uses_reference_path(c)) {
+    // Its sum over every pseudo-sample needs them all on one rank; standardising by
+    // beta^(-1/2) fits the tempered instrumental's widths, not the reference path's.
+    const std::string field = p + (c.has_reference() ? "reference" : "instrumental");
+    if (c.has_fixed_beta())
+      out.push_back({field, "the reference path needs sampled temperatures: remove fixed_beta or "
+                            "set instrumental: TEMPERED",
+                     std::nullopt});
+    if (c.ranks_per_chain() > 1)
+      out.push_back({field, "the reference path needs one rank per chain: set ranks_per_chain 1 or "
+                            "instrumental: TEMPERED",
+                     std::to_string(c.ranks_per_chain())});
+    if (c.has_standardise() && c.standardise())
+      out.push_back({p + "standardise",
+                     "scales pseudo-samples by beta^(-1/2), the width of gamma^beta; on the "
+                     "reference path every temperature is about as wide as the target: remove "
+                     "standardise or set instrumental: TEMPERED",
+                     "true"});
+  }
   if (c.has_fixed_beta()) {
     if (!(c.fixed_beta() >= 0.0 && c.fixed_beta() <= 1.0))
       out.push_back({p + "fixed_beta", "must be in [0, 1]", num(c.fixed_beta())});
@@ -108,7 +132,7 @@ std::vector<PseudoExtendedIssue> propriety_warnings(const v1::PseudoExtendedConf
     return out;
   }
   const double lo = c.has_beta_lower() ? c.beta_lower() : kDefaultBetaLower;
-  if (lo != 0.0) return out;
+  if (lo != 0.0 || uses_reference_path(c)) return out;  // the reference path is proper at beta = 0
   // Z(beta) = integral of gamma(x)^beta dx grows like beta^(-d/2) as beta -> 0 for Gaussian tails
   // (faster for heavier tails), so the integral of Z(beta) g(beta) over (0, hi) diverges unless
   // g(beta) ~ beta^(a-1) with a > d/2. The default a (default_instrumental_a) satisfies it for
@@ -131,6 +155,22 @@ std::vector<PseudoExtendedIssue> propriety_warnings(const v1::PseudoExtendedConf
   return out;
 }
 
+bool uses_reference_path(const v1::PseudoExtendedConfig& c) {
+  return c.instrumental() == v1::PseudoExtendedConfig::REFERENCE_PATH ||
+         (c.instrumental() == v1::PseudoExtendedConfig::INSTRUMENTAL_UNSET && c.has_reference());
+}
+
+v1::PseudoExtendedConfig::Instrumental default_instrumental(const v1::PseudoExtendedConfig& c,
+                                                            const v1::TargetConfig& target) {
+  if (c.instrumental() != v1::PseudoExtendedConfig::INSTRUMENTAL_UNSET) return c.instrumental();
+  if (c.has_reference()) return v1::PseudoExtendedConfig::REFERENCE_PATH;
+  const bool users_model = target.has_stan() || target.has_plugin();
+  const bool standardised = c.has_standardise() && c.standardise();  // a tempered-path setting
+  return users_model && !c.has_fixed_beta() && c.ranks_per_chain() <= 1 && !standardised
+             ? v1::PseudoExtendedConfig::REFERENCE_PATH
+             : v1::PseudoExtendedConfig::TEMPERED;
+}
+
 double default_instrumental_a(std::int64_t original_dim) {
   const double d = static_cast<double>(std::max<std::int64_t>(original_dim, 0));
   const double offset = std::clamp((d - 2.0) / 8.0, 0.0, 1.0);
@@ -138,7 +178,8 @@ double default_instrumental_a(std::int64_t original_dim) {
 }
 
 void fill_dimension_defaults(v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
-  if (c.has_fixed_beta() || c.beta_instrumental().has_a()) return;
+  // On the reference path g's default is flat whatever the dimension (Z(beta) ≈ 1).
+  if (c.has_fixed_beta() || c.beta_instrumental().has_a() || uses_reference_path(c)) return;
   c.mutable_beta_instrumental()->set_a(default_instrumental_a(original_dim));
 }
 
@@ -167,26 +208,39 @@ PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,
   o.beta_upper = c.has_beta_upper() ? c.beta_upper() : kDefaultBetaUpper;
   if (c.has_beta_init()) o.beta_init = c.beta_init();
   o.beta_target = shape_of(c.beta_target());
-  o.beta_instrumental = shape_of(c.beta_instrumental(), default_instrumental_a(original_dim));
+  o.beta_instrumental =
+      shape_of(c.beta_instrumental(),
+               uses_reference_path(c) ? 1.0 : default_instrumental_a(original_dim));
   return o;
 }
 
 ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
                                      targets::TargetPtr target, const InnerKernelFactory& inner,
                                      parallel::GroupCommPtr group,
-                                     const std::optional<Standardisation>& standardise) {
+                                     const std::optional<Standardisation>& standardise,
+                                     const std::optional<ReferencePath>& reference) {
   if (!target) throw ConfigError("sampler.pseudo_extended: no target");
   const std::int64_t d = target->dim();
+  if (reference && standardise)
+    throw ConfigError("sampler.pseudo_extended: standardise and reference exclude each other");
+  if (reference)
+    target = std::make_shared<const ReferenceRatioTarget>(std::move(target), reference->density,
+                                                          reference->log_zeta);
   auto pe = std::make_shared<const PseudoExtendedTarget>(
       std::move(target), options_from_config(config, d), std::move(group));
   ExtendedSampler s;
-  if (standardise)
+  if (reference)
+    s.space = std::make_shared<const ReferencePathPseudoExtended>(pe, reference->density);
+  else if (standardise)
     s.space = std::make_shared<const StandardisedPseudoExtended>(pe, standardise->centre,
                                                                  standardise->scale);
   else
     s.space = pe;
   s.kernel = inner(s.space);
   if (!s.kernel) throw ConfigError("sampler.pseudo_extended: no kernel is set (give hmc or nuts)");
+  if (reference)  // pseudo-samples also jump between rho's modes (pseudo_extended_refresh.hpp)
+    s.kernel = std::make_unique<ReferenceRefreshKernel>(std::move(s.kernel), s.space,
+                                                        reference->density, config.n_pseudo());
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "extended/extended_sampler.hpp"
+#include "densities/density.hpp"
 #include "extended/pseudo_extended_target.hpp"
 #include "parallel/group_comm.hpp"
 #include "pemc/v1/config.pb.h"
@@ -40,6 +41,17 @@ inline constexpr int kMaxPseudoSamples = 1'000'000;
 // starves the chain of hot pseudo-samples (10-D, a = d/2 + 3: 1.2). For d >= 3 the default also
 // keeps q proper with beta_lower = 0 (a > d/2).
 double default_instrumental_a(std::int64_t original_dim);
+
+// Whether the config samples on the reference path (pseudo_extended_reference.hpp):
+// instrumental REFERENCE_PATH, or unset with `reference` settings given.
+bool uses_reference_path(const v1::PseudoExtendedConfig& config);
+
+// The instrumental a run uses when `instrumental` is unset (pseudo_extended.proto): the reference
+// path for a user's own model (Stan, plugin) with sampled beta on one rank per chain (and no
+// standardise: true) or when
+// `reference` is set, else the paper's tempered instrumental.
+v1::PseudoExtendedConfig::Instrumental default_instrumental(const v1::PseudoExtendedConfig& config,
+                                                            const v1::TargetConfig& target);
 
 // Writes the dimension-derived defaults into `config` (beta_instrumental.a when beta is sampled
 // and a is unset), so that a run's recorded config holds the values it ran with.
@@ -82,12 +94,21 @@ struct Standardisation {
   Vector centre, scale;
 };
 
+// The reference path's rho and the log zeta the target is divided by
+// (pseudo_extended_reference.hpp).
+struct ReferencePath {
+  densities::DensityPtr density;
+  double log_zeta = 0.0;
+};
+
 // The sampler: PseudoExtendedTarget on `target` (blocks over `group`; nullptr = this rank alone),
-// on standardised pseudo-samples when `standardise` is given, and inner(space). Throws
-// ConfigError for a bad config (fields named under sampler.pseudo_extended).
+// on standardised pseudo-samples when `standardise` is given, on the reference path when
+// `reference` is given, and inner(space). Throws ConfigError for a bad config (fields named under
+// sampler.pseudo_extended).
 ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
                                      targets::TargetPtr target, const InnerKernelFactory& inner,
                                      parallel::GroupCommPtr group = nullptr,
-                                     const std::optional<Standardisation>& standardise = {});
+                                     const std::optional<Standardisation>& standardise = {},
+                                     const std::optional<ReferencePath>& reference = {});
 
 }  // namespace pemc::extended

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stan models end to end (docs/stan.md): two jobs compiling the same model at once build it once;
-# NUTS and pseudo-extended NUTS (blocks over 2 ranks) on posteriordb's eight_schools_noncentered
-# pass `pemc-report reference` (all twelve posteriors: tests/statistical/posteriordb_study.sh); the
+# NUTS and pseudo-extended NUTS (blocks over 2 ranks; on the reference path, its default for a Stan
+# model) on posteriordb's eight_schools_noncentered pass `pemc-report reference` (all twelve posteriors: tests/statistical/posteriordb_study.sh); the
 # named outputs (Stan's generated quantities included) are the same for any rank count and across a
 # stop and resume; pooled warmup restarts arma11's stuck chains; bad models and data exit 2 before
 # anything is written.
@@ -129,6 +129,35 @@ print(f"arma: chains {restarted} restarted; warmup ended after "
 PY
 reference "$WORK/arma_n1.pemc" arma-arma11
 cmp -s "$WORK/arma_n1.json" "$WORK/arma_n3.json" || fail "arma: outputs differ between -n 1 and -n 3"
+passed=$((passed + 1))
+
+# 4c. Pseudo-extended with its defaults (the reference path for a Stan model,
+# src/extended/pseudo_extended_reference.hpp): the reference check passes, the chains' summaries
+# count the independence moves from the reference, and a run stopped at iteration 500 on 2 ranks and
+# resumed on 3 gives the outputs of the uninterrupted run on 1 rank.
+write_cfg es_peref "$ES" "$WORK/eight_schools.json" "pseudo_extended { n_pseudo: 5 $nuts }"
+sed -i -e 's/^warmup: 1000/warmup: 400/' -e 's/^iterations: 1000/iterations: 600/' "$WORK/es_peref.pbtxt"
+run_mpi 1 "$DIST" "$WORK/es_peref.pbtxt" --output "$WORK/es_peref_n1.pemc" > "$WORK/es_peref_n1.log" 2>&1 \
+  || { cat "$WORK/es_peref_n1.log" >&2; fail "pe reference path: run failed"; }
+grep -q "instrumental = REFERENCE_PATH" "$WORK/es_peref_n1.log" \
+  || { cat "$WORK/es_peref_n1.log" >&2; fail "pe: the log does not name the reference path"; }
+reference "$WORK/es_peref_n1.pemc" eight_schools-eight_schools_noncentered
+"$REPORT" summarize "$WORK/es_peref_n1.pemc" --format json > "$WORK/es_peref_summary.json"
+python3 - "$WORK/es_peref_summary.json" <<'PY' || fail "pe: the independence moves are not counted"
+import json, sys
+for r in json.load(open(sys.argv[1]))["runs"]:
+    e = r["estimates"]
+    assert e["reference_refresh_proposed"] == 5 * 600, (r["chain_id"], e)
+    assert 0 < e["reference_refresh_accept_rate"] <= 1, (r["chain_id"], e)
+PY
+run_mpi 2 "$DIST" "$WORK/es_peref.pbtxt" --output "$WORK/es_peref_stop.pemc" --stop-after-iterations 500 \
+  --log-level warn 2> /dev/null && fail "the stopped pe run should exit 4" || true
+run_mpi 3 "$DIST" "$WORK/es_peref.pbtxt" --output "$WORK/es_peref_stop.pemc" --resume --log-level warn
+for f in es_peref_n1 es_peref_stop; do
+  "$REPORT" reference "$WORK/$f.pemc" --posteriordb "$DB" \
+    --posterior eight_schools-eight_schools_noncentered --format json > "$WORK/$f.json" || true
+done
+cmp -s "$WORK/es_peref_n1.json" "$WORK/es_peref_stop.json" || fail "pe: outputs differ after a stop and resume"
 passed=$((passed + 1))
 
 # 5. Bad models and data: exit 2, the message names the file, no output created.

@@ -8,6 +8,7 @@
 #include "config/sampler_kinds.hpp"
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
+#include "extended/mixture_base.hpp"
 #include "targets/shifted.hpp"
 
 namespace pemc::config {
@@ -35,6 +36,11 @@ std::vector<std::string> fill_dimension_defaults(v1::RunConfig& config, std::int
   auto& pe = *config.mutable_sampler()->mutable_pseudo_extended();
   const bool had_a = pe.beta_instrumental().has_a();
   extended::fill_dimension_defaults(pe, target_dim);
+  if (extended::uses_reference_path(pe))
+    filled.push_back(
+        "sampler.pseudo_extended.instrumental = REFERENCE_PATH (the pseudo-samples are tempered "
+        "towards a Gaussian mixture over the modes found, with independence moves from it; the "
+        "default for a Stan model or plugin: docs/pseudo-extended-defaults.md#the-reference-path)");
   if (!had_a && pe.beta_instrumental().has_a())
     filled.push_back(fmt::format(
         "sampler.pseudo_extended.beta_instrumental.a = {} (the default for the target's "
@@ -50,10 +56,23 @@ bool normalises(const v1::PseudoExtendedConfig& pe) {
   return !pe.has_fixed_beta() && (!pe.has_normalise_log_density() || pe.normalise_log_density());
 }
 
-// Standardised pseudo-samples (pseudo_extended_standardised.hpp): sampled beta on one rank.
+// Standardised pseudo-samples (pseudo_extended_standardised.hpp): sampled beta on one rank, not
+// on the reference path.
 bool standardises(const v1::PseudoExtendedConfig& pe) {
-  return !pe.has_fixed_beta() && pe.ranks_per_chain() <= 1 &&
+  return !pe.has_fixed_beta() && pe.ranks_per_chain() <= 1 && !extended::uses_reference_path(pe) &&
          (!pe.has_standardise() || pe.standardise());
+}
+
+// The reference path's rho, a mixture over the run's modes, and the log zeta the target is
+// divided by (pseudo_extended_reference.hpp).
+extended::ReferencePath reference_path(const v1::PseudoExtendedConfig& pe,
+                                       const targets::Target& target,
+                                       const SamplerContext& context) {
+  const std::string field = kPath + ".reference";
+  const auto base = extended::mixture_base(pe.reference(), target, modes_of(context, field), field);
+  const bool normalise = !pe.has_normalise_log_density() || pe.normalise_log_density();
+  return {base.density->copy_with_evaluation(densities::Density::Evaluation::kFast),
+          normalise ? base.log_zeta : 0.0};
 }
 
 // The modes' mean (by Laplace share) and within-mode standard deviations.
@@ -72,7 +91,9 @@ extended::Standardisation standardisation(const SamplerContext& context) {
 SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target,
                   parallel::GroupCommPtr group, const SamplerContext& context) {
   const auto& pe = s.pseudo_extended();
-  if (normalises(pe)) {
+  std::optional<extended::ReferencePath> reference;
+  if (extended::uses_reference_path(pe)) reference = reference_path(pe, *target, context);
+  if (normalises(pe) && !reference) {  // the reference path divides by its log zeta instead
     const auto best = modes_of(context, kPath).best_log_density();
     if (!best)
       throw NumericalError(kPath + ": the mode search found no mode to normalise the target by "
@@ -93,7 +114,8 @@ SamplerSetup make(const v1::SamplerConfig& s, targets::TargetPtr target,
   std::optional<extended::Standardisation> standardise;
   if (standardised) standardise = standardisation(context);
   auto made = extended::make_pseudo_extended(
-      pe, target, local_kernel_maker_of(pe, kPath, context, layout), group, standardise);
+      pe, target, local_kernel_maker_of(pe, kPath, context, layout), group, standardise,
+      reference);
   return SamplerSetup{std::move(made.space), std::move(made.kernel)};
 }
 
@@ -107,6 +129,7 @@ SamplerKind pseudo_extended_sampler_kind() {
           [](v1::RunConfig& c) {
             auto& pe = *c.mutable_sampler()->mutable_pseudo_extended();
             fill_local_kernel_defaults_of(pe);
+            pe.set_instrumental(extended::default_instrumental(pe, c.target()));  // before standardise
             if (!pe.has_fixed_beta() && !pe.has_normalise_log_density())
               pe.set_normalise_log_density(true);
             if (!pe.has_standardise()) pe.set_standardise(standardises(pe));
@@ -130,7 +153,7 @@ SamplerKind pseudo_extended_sampler_kind() {
       .uses_modes =
           [](const v1::RunConfig& c) {
             const auto& pe = c.sampler().pseudo_extended();
-            return normalises(pe) || standardises(pe);
+            return normalises(pe) || standardises(pe) || extended::uses_reference_path(pe);
           },
   };
 }

@@ -6,6 +6,7 @@ sampler_block() {  # sampler_block NAME -> the text inside sampler { }
   case "$1" in
     nuts) echo 'nuts {}' ;;
     pe) echo 'pseudo_extended { n_pseudo: 5 }' ;;
+    pe_tempered) echo 'pseudo_extended { n_pseudo: 5 instrumental: TEMPERED }' ;;
     pt) echo 'parallel_tempering {}' ;;
     ct) echo 'continuous_tempering {}' ;;
     st) echo 'simulated_tempering {}' ;;
@@ -20,4 +21,4 @@ sampler_block() {  # sampler_block NAME -> the text inside sampler { }
     *) return 1 ;;
   esac
 }
-known_samplers() { echo "nuts pe pt ct st ais nuts_docs pe_docs pt_docs pt_power_docs ct_docs st_docs ais_docs"; }
+known_samplers() { echo "nuts pe pe_tempered pt ct st ais nuts_docs pe_docs pt_docs pt_power_docs ct_docs st_docs ais_docs"; }

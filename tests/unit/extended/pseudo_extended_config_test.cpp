@@ -140,6 +140,48 @@ TEST(PseudoExtendedConfig, ProprietyWarnings) {
   EXPECT_EQ(paths(propriety_warnings(parse("n_pseudo: 2 fixed_beta: 0" + k), boxed, 2)), Paths{});
 }
 
+// The reference path (pseudo_extended_reference.hpp): sampled beta on one rank, not standardised;
+// g flat whatever the dimension (Z(beta) ≈ 1 on the path) and proper down to beta = 0.
+TEST(PseudoExtendedConfig, ReferencePathRulesAndDefaults) {
+  const std::string k = " nuts { step_size: 0.1 }";
+  const auto ref = parse("n_pseudo: 5 reference {}" + k);
+  EXPECT_EQ(paths(config_problems(ref)), Paths{});
+  EXPECT_TRUE(options_from_config(ref, 10).beta_instrumental.flat());
+  v1::PseudoExtendedConfig filled = ref;
+  fill_dimension_defaults(filled, 10);
+  EXPECT_FALSE(filled.beta_instrumental().has_a());
+  EXPECT_EQ(options_from_config(parse("n_pseudo: 5 reference {} beta_instrumental { a: 3 }" + k), 10)
+                .beta_instrumental.a,
+            3.0);
+  EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 reference {} fixed_beta: 0.5" + k))),
+            Paths{"sampler.pseudo_extended.reference"});
+  EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 reference {} ranks_per_chain: 2" + k))),
+            Paths{"sampler.pseudo_extended.reference"});
+  EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 reference {} standardise: true" + k))),
+            Paths{"sampler.pseudo_extended.standardise"});
+  EXPECT_TRUE(config_problems(parse("n_pseudo: 2 reference {} standardise: false" + k)).empty());
+  EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 instrumental: REFERENCE_PATH fixed_beta: 0.5" + k))),
+            Paths{"sampler.pseudo_extended.instrumental"});
+  EXPECT_EQ(paths(config_problems(parse("n_pseudo: 2 instrumental: TEMPERED reference {}" + k))),
+            Paths{"sampler.pseudo_extended.reference"});
+  const auto unbounded = target_text("mixture { preset: KOU_A }");
+  EXPECT_EQ(paths(propriety_warnings(parse("n_pseudo: 2 beta_lower: 0 reference {}" + k), unbounded, 2)),
+            Paths{});
+  // The default: the reference path on a user's own model, the paper's instrumental on the
+  // built-in targets and where the reference path cannot run.
+  using I = v1::PseudoExtendedConfig;
+  const auto stan = target_text("stan { model_file: \"m.stan\" }");
+  const auto plugin = target_text("plugin { library: \"p.so\" }");
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5" + k), stan), I::REFERENCE_PATH);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5" + k), plugin), I::REFERENCE_PATH);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5" + k), unbounded), I::TEMPERED);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5 reference {}" + k), unbounded), I::REFERENCE_PATH);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5 ranks_per_chain: 2" + k), stan), I::TEMPERED);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5 fixed_beta: 0.5" + k), stan), I::TEMPERED);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5 standardise: true" + k), stan), I::TEMPERED);
+  EXPECT_EQ(default_instrumental(parse("n_pseudo: 5 instrumental: TEMPERED" + k), stan), I::TEMPERED);
+}
+
 std::shared_ptr<targets::Target> gaussian_2d() {
   Vector mean(2);
   mean << 1.0, -1.0;
