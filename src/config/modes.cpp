@@ -34,8 +34,8 @@ void check_modes(const v1::RunConfig& run, Problems& p) {
   if (m.has_enabled() && !m.enabled() && sampler_uses_modes(run))
     p.add(pre + ".enabled",
           "the sampler builds its reference, base or normalisation from the modes the search "
-          "finds; give it another reference/base (or normalise_log_density: false) to run without "
-          "a search",
+          "finds; give it another reference/base (pseudo-extended: instrumental: TEMPERED "
+          "normalise_log_density: false standardise: false) to run without a search",
           "false");
   optional_positive(p, pre + ".init_scale", m.has_init_scale(), m.init_scale());
   if (m.has_batch_starts())
