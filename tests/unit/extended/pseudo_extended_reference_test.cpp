@@ -15,6 +15,7 @@
 #include "extended/pseudo_extended_reference.hpp"
 #include "extended/pseudo_extended_refresh.hpp"
 #include "rng/stream.hpp"
+#include "support/bimodal_1d.hpp"
 #include "support/gradient_check.hpp"
 #include "support/weighted_quadrature.hpp"
 #include "targets/gaussian.hpp"
@@ -25,12 +26,7 @@ namespace {
 
 using targets::GaussianMixture;
 
-// 0.5 N(-1, 0.1) + 0.5 N(1, 0.02): E[x] = 0, E[x^2] = 1.06.
-std::shared_ptr<GaussianMixture> bimodal_1d() {
-  return std::make_shared<GaussianMixture>(std::vector<GaussianMixture::Component>{
-      {0.5, Vector::Constant(1, -1.0), Vector::Constant(1, 0.1)},
-      {0.5, Vector::Constant(1, 1.0), Vector::Constant(1, 0.02)}});
-}
+using pemc::testing::bimodal_1d;  // 0.5 N(-1, 0.1) + 0.5 N(1, 0.02): E[x] = 0, E[x^2] = 1.06
 
 densities::DensityPtr gaussian_reference(const Vector& mean, const Matrix& cov) {
   return std::make_shared<const densities::Gaussian>(densities::Gaussian::from_covariance(mean, cov));

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "extended/pseudo_extended_standardised.hpp"
 #include "rng/stream.hpp"
+#include "support/bimodal_1d.hpp"
 #include "support/gradient_check.hpp"
 #include "support/weighted_quadrature.hpp"
 #include "targets/mixture.hpp"
@@ -19,12 +20,7 @@ namespace {
 
 using targets::GaussianMixture;
 
-// 0.5 N(-1, 0.1) + 0.5 N(1, 0.02): E[x] = 0, E[x^2] = 1.06.
-std::shared_ptr<GaussianMixture> bimodal_1d() {
-  return std::make_shared<GaussianMixture>(std::vector<GaussianMixture::Component>{
-      {0.5, Vector::Constant(1, -1.0), Vector::Constant(1, 0.1)},
-      {0.5, Vector::Constant(1, 1.0), Vector::Constant(1, 0.02)}});
-}
+using pemc::testing::bimodal_1d;  // 0.5 N(-1, 0.1) + 0.5 N(1, 0.02): E[x] = 0, E[x^2] = 1.06
 
 std::shared_ptr<const PseudoExtendedTarget> pe(targets::TargetPtr base, int n, double lo) {
   PseudoExtendedOptions o;
