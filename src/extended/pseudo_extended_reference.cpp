@@ -9,8 +9,10 @@ namespace pemc::extended {
 
 ReferenceRatioTarget::ReferenceRatioTarget(targets::TargetPtr inner,
                                            densities::DensityPtr reference, double log_zeta)
-    : inner_(std::move(inner)), reference_(std::move(reference)), log_zeta_(log_zeta) {
-  if (!inner_ || !reference_) throw ConfigError("reference ratio target: no target or no reference");
+    : ForwardingTarget(std::move(inner), "reference ratio target"),
+      reference_(std::move(reference)),
+      log_zeta_(log_zeta) {
+  if (!reference_) throw ConfigError("reference ratio target: no reference");
   if (reference_->dim() != inner_->dim())
     throw ConfigError("reference ratio target: the reference has dimension " +
                       std::to_string(reference_->dim()) + ", the target " +

@@ -35,40 +35,24 @@
 #include "densities/density.hpp"
 #include "estimators/weight_degeneracy_source.hpp"
 #include "extended/pseudo_extended_target.hpp"
+#include "targets/forwarding.hpp"
 #include "targets/target.hpp"
 
 namespace pemc::extended {
 
 // The log density ratio log(gamma(x) / (zeta rho(x))) as a target: potential
-// phi(x) + log_zeta - psi(x). Outputs, held-out data and messages are the inner target's.
-class ReferenceRatioTarget final : public targets::Target {
+// phi(x) + log_zeta - psi(x). Everything else is the inner target's (ForwardingTarget).
+class ReferenceRatioTarget final : public targets::ForwardingTarget {
  public:
   // psi's dimension must be the inner target's and log_zeta finite (ConfigError otherwise).
   ReferenceRatioTarget(targets::TargetPtr inner, densities::DensityPtr reference, double log_zeta);
 
-  int dim() const override { return inner_->dim(); }
-  std::string name() const override { return inner_->name(); }
   double potential(ConstVectorRef x) const override;
   double potential_and_gradient(ConstVectorRef x, VectorRef grad) const override;
   // The inner truth's moments; no log Z (the ratio has none of its own).
   targets::Truth truth() const override;
-  int n_test_points() const override { return inner_->n_test_points(); }
-  void log_predictive(ConstVectorRef x, std::span<double> out) const override {
-    inner_->log_predictive(x, out);
-  }
-  std::vector<std::string> output_names() const override { return inner_->output_names(); }
-  bool write_outputs(ConstVectorRef x, std::uint64_t seed, std::span<double> out) const override {
-    return inner_->write_outputs(x, seed, out);
-  }
-  std::vector<targets::ModelMessage> take_model_messages() const override {
-    return inner_->take_model_messages();
-  }
-  std::optional<Vector> default_initial_point() const override {
-    return inner_->default_initial_point();
-  }
 
  private:
-  targets::TargetPtr inner_;
   densities::DensityPtr reference_;
   double log_zeta_;
   mutable Vector grad_psi_;  // scratch

@@ -5,8 +5,7 @@
 namespace pemc::targets {
 
 ShiftedTarget::ShiftedTarget(TargetPtr inner, double log_scale)
-    : inner_(std::move(inner)), log_scale_(log_scale) {
-  if (!inner_) throw ConfigError("shifted target: no inner target");
+    : ForwardingTarget(std::move(inner), "shifted target"), log_scale_(log_scale) {
   if (!std::isfinite(log_scale_))
     throw ConfigError("shifted target: the log scale must be finite, got " +
                       std::to_string(log_scale_));

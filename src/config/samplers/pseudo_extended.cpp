@@ -70,9 +70,8 @@ extended::ReferencePath reference_path(const v1::PseudoExtendedConfig& pe,
                                        const SamplerContext& context) {
   const std::string field = kPath + ".reference";
   const auto base = extended::mixture_base(pe.reference(), target, modes_of(context, field), field);
-  const bool normalise = !pe.has_normalise_log_density() || pe.normalise_log_density();
   return {base.density->copy_with_evaluation(densities::Density::Evaluation::kFast),
-          normalise ? base.log_zeta : 0.0};
+          normalises(pe) ? base.log_zeta : 0.0};
 }
 
 // The modes' mean (by Laplace share) and within-mode standard deviations.
