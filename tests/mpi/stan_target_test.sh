@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stan models end to end (docs/stan.md): two jobs compiling the same model at once build it once;
 # NUTS and pseudo-extended NUTS (blocks over 2 ranks; on the reference path, its default for a Stan
-# model) on posteriordb's eight_schools_noncentered pass `pemc-report reference` (all twelve posteriors: tests/statistical/posteriordb_study.sh); the
-# named outputs (Stan's generated quantities included) are the same for any rank count and across a
+# model) on posteriordb's eight_schools_noncentered pass `pemc-report reference` (all twelve
+# posteriors: tests/statistical/posteriordb_study.sh); the named outputs (Stan's generated quantities included) are the same for any rank count and across a
 # stop and resume; pooled warmup restarts arma11's stuck chains; bad models and data exit 2 before
 # anything is written.
 source "$(dirname "$0")/common.sh"
