@@ -64,6 +64,20 @@ void write_all(int fd, const char* data, std::size_t size, const std::filesystem
   }
 }
 
+void pwrite_all(int fd, const char* data, std::size_t size, std::uint64_t offset,
+                const std::filesystem::path& path) {
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)  // 0 for a non-zero size: the device takes nothing more
+      throw IoError(io_message(path, "write failed", n < 0 ? errno : ENOSPC) + " (at byte " +
+                    std::to_string(offset) + ")");
+    data += n;
+    size -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
 std::size_t read_some(int fd, char* data, std::size_t size, const std::filesystem::path& path) {
   std::size_t total = 0;
   while (total < size) {

@@ -2,6 +2,7 @@
 // Small POSIX helpers shared by the record writer and reader, and by the runner's checkpoint files.
 // They turn errno into messages that name the file, so every IoError says what failed and where.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -16,6 +17,11 @@ std::string io_message(const std::filesystem::path& path, const std::string& wha
 
 // Writes all `size` bytes to `fd`, retrying partial writes and EINTR; throws IoError naming `path`.
 void write_all(int fd, const char* data, std::size_t size, const std::filesystem::path& path);
+
+// Writes all `size` bytes at `offset` (pwrite), retrying partial writes and EINTR; throws IoError
+// "<path>: write failed: <errno> (at byte <offset>)".
+void pwrite_all(int fd, const char* data, std::size_t size, std::uint64_t offset,
+                const std::filesystem::path& path);
 
 // Reads up to `size` bytes, retrying EINTR and short reads until `size` bytes or end of file;
 // returns the byte count (0 at end of file). Throws IoError naming `path` on a read error.

@@ -100,7 +100,8 @@ RecordWriter::RecordWriter(RecordWriter&& other) noexcept
       bytes_written_(other.bytes_written_),
       crc32_(other.crc32_),
       records_flushed_(other.records_flushed_),
-      bytes_flushed_(other.bytes_flushed_) {}
+      bytes_flushed_(other.bytes_flushed_),
+      fd_offset_(other.fd_offset_) {}
 
 RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
   if (this != &other) {
@@ -119,6 +120,7 @@ RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
     crc32_ = other.crc32_;
     records_flushed_ = other.records_flushed_;
     bytes_flushed_ = other.bytes_flushed_;
+    fd_offset_ = other.fd_offset_;
   }
   return *this;
 }
@@ -160,13 +162,21 @@ void RecordWriter::append(std::string_view bytes) {
   crc32_ = crc32_update(crc32_, bytes);
 }
 
-void RecordWriter::drain() {
-  if (buffer_.empty()) return;
+void RecordWriter::write_at_end(const char* data, std::size_t size) {
   try {
-    detail::write_all(fd_, buffer_.data(), buffer_.size(), path_);
+    if (fd_offset_ != bytes_flushed_ &&
+        ::lseek(fd_, static_cast<off_t>(bytes_flushed_), SEEK_SET) == static_cast<off_t>(-1))
+      throw IoError(detail::io_message(path_, "cannot seek past the reserved records", errno));
+    detail::write_all(fd_, data, size, path_);
+    fd_offset_ = bytes_flushed_ + size;
   } catch (const IoError& e) {
     fail(e.what());
   }
+}
+
+void RecordWriter::drain() {
+  if (buffer_.empty()) return;
+  write_at_end(buffer_.data(), buffer_.size());
   buffer_.clear();
   // Everything accepted so far has reached the OS (the buffer holds what came after the last
   // drain).
@@ -198,16 +208,43 @@ void RecordWriter::write_frames(std::string_view frames, std::int64_t n_records)
     records_written_ += n_records;
   } else {
     drain();
-    try {
-      detail::write_all(fd_, frames.data(), frames.size(), path_);
-    } catch (const IoError& e) {
-      fail(e.what());
-    }
+    write_at_end(frames.data(), frames.size());
     bytes_written_ += frames.size();
     crc32_ = crc32_update(crc32_, frames);
     records_written_ += n_records;
     bytes_flushed_ = bytes_written_;
     records_flushed_ = records_written_;
+  }
+}
+
+std::uint64_t RecordWriter::reserve(std::uint64_t n_bytes, std::int64_t n_records,
+                                    std::uint32_t crc) {
+  check_usable();
+  if (!is_regular_file_)
+    throw IoError(path_.string() + ": ranges are reserved in a regular file only");
+  drain();
+  const std::uint64_t offset = bytes_written_;
+  bytes_written_ += n_bytes;
+  records_written_ += n_records;
+  crc32_ = static_cast<std::uint32_t>(
+      ::crc32_combine(crc32_, crc, static_cast<z_off_t>(n_bytes)));
+  // Handed to their writer: the range counts as flushed, and this writer's next bytes go after it.
+  bytes_flushed_ = bytes_written_;
+  records_flushed_ = records_written_;
+  return offset;
+}
+
+void RecordWriter::fill(std::uint64_t offset, std::string_view frames, std::int64_t n_records) {
+  check_usable();
+  if (!is_regular_file_ || offset < kMagic.size() || offset + frames.size() > bytes_flushed_ ||
+      count_frame_lengths(frames) != n_records)
+    throw IoError(path_.string() + ": " + std::to_string(frames.size()) + " bytes (" +
+                  std::to_string(n_records) + " records) to write at byte " +
+                  std::to_string(offset) + " are not whole frames of a range reserved before");
+  try {
+    detail::pwrite_all(fd_, frames.data(), frames.size(), offset, path_);
+  } catch (const IoError& e) {
+    fail(e.what());
   }
 }
 

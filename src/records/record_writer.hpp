@@ -36,6 +36,17 @@ class RecordWriter {
   // `n_records` records. The frame structure (lengths) is checked against n_records; checksums are
   // not re-checked (the collector verified them with count_frames). IoError on a mismatch.
   void write_frames(std::string_view frames, std::int64_t n_records);
+  // Reserves the next `n_bytes` of the file for `n_records` whole frames that another process
+  // writes there itself (records/frame_range_writer.hpp); `crc` is zlib's crc32 of those bytes,
+  // combined into crc32() without reading them. Pushes the buffer to the OS first, so what this
+  // writer wrote before lies before the range and what it writes next after it. Returns the
+  // range's offset. Until its owner writes the range, the file holds zeros there (a reader stops
+  // at them: records/record_reader.hpp).
+  std::uint64_t reserve(std::uint64_t n_bytes, std::int64_t n_records, std::uint32_t crc);
+  // Writes the frames of a range reserved earlier (the same bytes, `n_records` records: a leader
+  // that could not write them itself sends them here). IoError when they do not lie within the
+  // bytes accepted so far or are not whole frames, or as write_frames on a failed write.
+  void fill(std::uint64_t offset, std::string_view frames, std::int64_t n_records);
   // Pushes buffered bytes to the OS (no fsync). IoError naming the path on failure; a full disk is
   // reported as "disk full (ENOSPC)". After any write error the writer is unusable: every later
   // write/flush throws, and close() only releases the file.
@@ -58,7 +69,8 @@ class RecordWriter {
   [[noreturn]] void throw_open_error(int error_number) const;
   void check_usable() const;
   void append(std::string_view bytes);
-  void drain();  // writes buffer_ to fd_
+  void drain();  // writes buffer_ to fd_ at bytes_flushed_
+  void write_at_end(const char* data, std::size_t size);  // at bytes_flushed_, past reserved ranges
   [[noreturn]] void fail(const std::string& message);
   void release() noexcept;
 
@@ -72,6 +84,7 @@ class RecordWriter {
   std::uint32_t crc32_ = 0;
   std::int64_t records_flushed_ = 0;
   std::uint64_t bytes_flushed_ = 0;
+  std::uint64_t fd_offset_ = 0;  // the descriptor's file position (reserve() moves the end past it)
 };
 
 }  // namespace pemc::records
