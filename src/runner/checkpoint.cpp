@@ -63,10 +63,12 @@ v1::RunConfig hashed_plan(const v1::RunConfig& plan) {
   copy.clear_checkpoint();
   copy.clear_logging();
   copy.mutable_output()->clear_path();
+  copy.mutable_output()->clear_direct_writes();  // who writes the bytes, not which
   for (auto& r : *copy.mutable_runs()) {
     r.clear_checkpoint();
     r.clear_logging();
     r.mutable_output()->clear_path();
+    r.mutable_output()->clear_direct_writes();
   }
   return copy;
 }

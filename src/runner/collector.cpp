@@ -63,6 +63,30 @@ void Collector::on_records(int source, std::string_view frames) {
   }
 }
 
+std::optional<std::uint64_t> Collector::on_record_range(int source, const RecordRange& range) {
+  if (epoch_ >= 0 && parts_.count(source)) {
+    held_ranges_.emplace_back(source, range);  // after this leader's checkpoint boundary
+    return std::nullopt;
+  }
+  try {
+    return writer_.reserve(range.bytes, range.records, range.crc32);
+  } catch (const IoError& e) {
+    if (write_error_.empty()) write_error_ = e.what();
+    throw;
+  }
+}
+
+void Collector::on_record_fill(int source, std::uint64_t offset, std::string_view frames) {
+  (void)source;
+  const std::int64_t n = records::count_frames(frames);
+  try {
+    writer_.fill(offset, frames, n);
+  } catch (const IoError& e) {
+    if (write_error_.empty()) write_error_ = e.what();
+    throw;
+  }
+}
+
 void Collector::salvage() noexcept {
   try {
     for (auto& [frames, n] : held_) writer_.write_frames(frames, n);
@@ -184,6 +208,9 @@ std::optional<std::int64_t> Collector::try_complete_epoch() {
   rounds_part_.reset();
   for (auto& [frames, n] : held_) writer_.write_frames(frames, n);
   held_.clear();
+  for (const auto& [source, range] : held_ranges_)
+    granted_.emplace_back(source, writer_.reserve(range.bytes, range.records, range.crc32));
+  held_ranges_.clear();
   try {
     writer_.flush();
   } catch (const IoError& e) {

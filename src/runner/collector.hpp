@@ -8,7 +8,9 @@
 // records before that boundary; MPI keeps one sender's messages in order, so everything that
 // arrived from a leader before its part belongs to the checkpoint. Records a leader sends after its
 // part are held back until the checkpoint is written, so the checkpoint's record position splits the
-// file exactly into "before" and "after" for every chain.
+// file exactly into "before" and "after" for every chain. Leaders that write their batches
+// themselves (direct_writes.hpp) ask for ranges instead; those asked for after a leader's part are
+// reserved once the checkpoint is written, in the same way.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -23,6 +25,7 @@
 #include "pemc/v1/records.pb.h"
 #include "records/record_file.hpp"
 #include "runner/checkpoint.hpp"
+#include "runner/direct_writes.hpp"
 #include "runner/mode_checks.hpp"
 #include "runner/run_warnings.hpp"
 
@@ -59,7 +62,17 @@ class Collector {
   }
 
   void write_header(const pemc::v1::Header& header);
+  // Pushes what the collector wrote so far to the OS (before other ranks read the file's start).
+  void flush() { writer_.flush(); }
   void on_records(int source, std::string_view frames);
+  // A leader's batch that it writes itself (direct_writes.hpp): the offset reserved for it, or
+  // nullopt when it comes after the leader's part of the open checkpoint epoch; such ranges are
+  // reserved once the checkpoint is written, and take_granted() hands out their offsets.
+  std::optional<std::uint64_t> on_record_range(int source, const RecordRange& range);
+  // The frames of a range reserved for `source` at `offset`, which it could not write itself.
+  void on_record_fill(int source, std::uint64_t offset, std::string_view frames);
+  // Offsets reserved for held ranges since the last call, as (leader, offset), in arrival order.
+  std::vector<std::pair<int, std::uint64_t>> take_granted() { return std::move(granted_); }
   // A worker's final report: its chains' summaries. Returns the epoch when the report completed one
   // (as on_checkpoint_part).
   std::optional<std::int64_t> on_worker_done(int source, const pemc::v1::Footer& part);
@@ -115,6 +128,8 @@ class Collector {
   std::map<int, pemc::v1::CheckpointPart> parts_;
   std::optional<pemc::v1::CheckpointPart> rounds_part_;
   std::vector<std::pair<std::string, std::int64_t>> held_;
+  std::vector<std::pair<int, RecordRange>> held_ranges_;
+  std::vector<std::pair<int, std::uint64_t>> granted_;
   std::int64_t sequence_ = 0;
   double earlier_wall_seconds_ = 0.0;
   std::string checkpoint_error_;

@@ -11,6 +11,7 @@
 #include "core/cpu_time.hpp"
 #include "core/error.hpp"
 #include "parallel/idle_wait.hpp"
+#include "runner/direct_writes.hpp"
 #include "runner/rank_messages.hpp"
 #include "runner/stop_signal.hpp"
 
@@ -144,8 +145,9 @@ void RankLoop::deliver(int dest, int tag, std::string bytes) {
     handle(parallel::Message{rank_, tag, std::move(bytes)});
   } else {
     messenger_.send(dest, tag, std::move(bytes),
-                    tag == parallel::kTagRecords ? parallel::SendMode::kSynchronous
-                                                 : parallel::SendMode::kStandard);
+                    tag == parallel::kTagRecords || tag == kTagRecordFill
+                        ? parallel::SendMode::kSynchronous
+                        : parallel::SendMode::kStandard);
   }
 }
 
@@ -205,6 +207,19 @@ void RankLoop::dispatch(parallel::Message m) {
     case kTagRoundReport:
       on_round_report(m.bytes);
       break;
+    case kTagRecordRange:
+      if (const auto offset = collector_->on_record_range(m.source, RecordRange::decode(m.bytes)))
+        deliver(m.source, kTagRecordOffset, encode_offset(*offset));
+      break;
+    case kTagRecordOffset:
+      on_record_offset(m.bytes);
+      break;
+    case kTagRecordFill: {
+      std::string_view frames;
+      const std::uint64_t offset = decode_fill(m.bytes, frames);
+      collector_->on_record_fill(m.source, offset, frames);
+      break;
+    }
     case kTagRoundBroadcast: {
       const auto key = std::make_pair(int_prefix(m.bytes, 0), int_prefix(m.bytes, 1));
       round_broadcasts_[key] = after_int_prefix(m.bytes, 2);
@@ -304,6 +319,9 @@ void RankLoop::report_written() {
   w.set_record_bytes(collector_->last_checkpoint().record_bytes());
   w.set_n_records(collector_->last_checkpoint().n_records());
   deliver(layout_.coordinator, kTagCkptWritten, w.SerializeAsString());
+  // Ranges asked for after their leaders' parts were reserved after the checkpoint's position.
+  for (const auto& [leader, offset] : collector_->take_granted())
+    deliver(leader, kTagRecordOffset, encode_offset(offset));
 }
 
 }  // namespace pemc::runner

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@
 #include "pemc/v1/checkpoint.pb.h"
 #include "pemc/v1/config.pb.h"
 #include "pemc/v1/records.pb.h"
+#include "records/frame_range_writer.hpp"
 #include "runner/chain_driver.hpp"
 #include "runner/checkpoint_epoch.hpp"
 #include "runner/collector.hpp"
@@ -65,6 +67,9 @@ class RankLoop {
   // run's mode search (nullptr: none).
   void adopt_target(int run_index, targets::TargetPtr t, modes::ModeSetPtr modes = nullptr);
 
+  // This rank's writer into the output when it writes its record batches itself
+  // (direct_writes.hpp); without one they go to the collector.
+  void set_direct_writer(std::unique_ptr<records::FrameRangeWriter> w) { direct_ = std::move(w); }
   // Worker role: asks for tasks and runs them until none is left.
   void run_worker(parallel::GroupCommPtr group);
   // Serves messages until every role this rank plays is complete.
@@ -117,6 +122,16 @@ class RankLoop {
   void work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbacks& cb,
                  pemc::v1::Footer& mine, RecordBatch& batch);
   void flush_before_failing(RecordBatch& batch);
+  // A leader's batch of `n` framed records: to the collector, or into the file at an offset the
+  // collector reserves (direct_writes.hpp).
+  void ship_records(std::string frames, std::int64_t n);
+  void on_record_offset(const std::string& bytes);
+  // After a failed write: this rank's batches go to the collector from now on.
+  void give_up_direct_writes();
+  // Every batch shipped so far is in the file (waits for the offsets)...
+  void await_offsets();
+  // ... and synced: before a checkpoint part or the done message counts it.
+  void settle_direct_writes();
   pemc::v1::ChainSummary run_round_item(const config::Task& task, int round,
                                         const ChainCallbacks& cb, parallel::GroupCommPtr group,
                                         const pemc::v1::ChainCheckpoint* resume,
@@ -172,6 +187,10 @@ class RankLoop {
   Clock::time_point run_time_charged_;      // my_progress_.seconds holds the time up to here
   bool run_timing_started_ = false;         // the running chain did its first iteration
   Clock::time_point last_progress_send_;
+  std::unique_ptr<records::FrameRangeWriter> direct_;  // nullptr: batches go to the collector
+  std::deque<std::string> awaiting_offset_;           // batches whose ranges were asked for
+  std::size_t awaiting_bytes_ = 0;
+  bool unsynced_ = false;  // written since the last sync
 };
 
 }  // namespace pemc::runner

@@ -19,6 +19,11 @@ enum RunnerTag : int {
   kTagRoundReport = 31,     // group leader -> coordinator: int32 run index, then the chain's report
   kTagRoundBroadcast = 32,  // coordinator -> every worker: int32 run index, int32 round, then what
                             // that round needs
+  // Direct writes (direct_writes.hpp).
+  kTagRecordRange = 41,   // group leader -> collector: RecordRange of a batch it writes itself
+  kTagRecordOffset = 42,  // collector -> group leader: the offset of its oldest waiting range
+  kTagRecordFill = 43,    // group leader -> collector: an offset, then the frames of its range
+                          // that the leader could not write itself
 };
 
 // `ints`, then `payload`.

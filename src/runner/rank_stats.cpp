@@ -36,6 +36,9 @@ void visit(Stats& s, F&& f) {
   f(s.records);
   f(s.record_bytes);
   f(s.cpu_seconds);
+  f(s.direct_batches);
+  f(s.direct_bytes);
+  f(s.direct_cpu_seconds);
 }
 
 }  // namespace
@@ -45,10 +48,13 @@ RankStats::Role& RankStats::role_of(int tag) {
     case parallel::kTagRecords:
     case parallel::kTagDone:
     case kTagCkptPart:
+    case kTagRecordRange:
+    case kTagRecordFill:
       return collector;
     case parallel::kTagTaskAssign:
     case kTagCkptBegin:
     case kTagRoundBroadcast:
+    case kTagRecordOffset:
       return worker;
     default:  // task requests, progress, stop requests, checkpoint written, round reports
       return coordinator;
@@ -89,12 +95,13 @@ std::string RankStats::line(int rank) const {
       "coll_msgs={} coll_bytes={} coll_cpu_s={:.6f} worker_msgs={} worker_cpu_s={:.6f} "
       "records={} record_bytes={} max_drain={} task_waits={} task_wait_s={:.6f} sends={} "
       "mean_in_flight={:.3f} max_in_flight={} window_waits={} window_wait_s={:.6f} max_inbox={} "
-      "group_calls={} group_wait_s={:.6f}",
+      "group_calls={} group_wait_s={:.6f} direct_batches={} direct_bytes={} direct_cpu_s={:.6f}",
       rank, r, cpu_seconds, coordinator.messages, coordinator.bytes, coordinator.cpu_seconds,
       collector.messages, collector.bytes, collector.cpu_seconds, worker.messages,
       worker.cpu_seconds, records, record_bytes, max_drain, task_waits, task_wait_seconds, sends,
       sends ? static_cast<double>(sum_in_flight) / static_cast<double>(sends) : 0.0,
-      max_in_flight, window_waits, window_wait_seconds, max_inbox, group_calls, group_seconds);
+      max_in_flight, window_waits, window_wait_seconds, max_inbox, group_calls, group_seconds,
+      direct_batches, direct_bytes, direct_cpu_seconds);
 }
 
 double process_cpu_seconds() {

@@ -37,6 +37,10 @@ struct RankStats {
   // Collector: records and bytes written to the output.
   std::int64_t records = 0, record_bytes = 0;
   double cpu_seconds = 0.0;  // the process's user + system CPU
+  // Worker: batches it wrote into the output itself (direct_writes.hpp), their bytes, and the
+  // thread CPU of their crc32 and writes.
+  std::int64_t direct_batches = 0, direct_bytes = 0;
+  double direct_cpu_seconds = 0.0;
 
   // The role that handles a message with `tag` (parallel::Tag, RunnerTag).
   Role& role_of(int tag);

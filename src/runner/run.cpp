@@ -18,6 +18,7 @@
 #include "runner/chain_status.hpp"
 #include "runner/checkpoint.hpp"
 #include "runner/collector.hpp"
+#include "runner/direct_writes.hpp"
 #include "runner/mode_search_step.hpp"
 #include "runner/rank_loop.hpp"
 #include "runner/rank_stats.hpp"
@@ -302,6 +303,10 @@ int run_ranks(const RunOptions& o, mpi::communicator& world) {
   if (collector) collector->set_runs(plan->runs, plan->config.runs_size() > 0);
   if (collector && !plan->resume)
     collector->write_header(make_header(o, *plan, setup->targets, setup->modes, world.size()));
+  if (collector) collector->flush();  // the file's first bytes, which the leaders check
+  const auto& output = plan->config.output();
+  loop.set_direct_writer(set_up_direct_writes(
+      world, layout, !output.has_direct_writes() || output.direct_writes(), output.path()));
 
   play_roles(loop, layout, rank, ranks->group, collector);
   int exit_code = collector ? finish_output(o, *plan, *collector, wall_start) : kExitOk;

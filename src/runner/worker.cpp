@@ -7,8 +7,11 @@
 #include <functional>
 
 #include "config/factories.hpp"
+#include "core/cpu_time.hpp"
+#include "core/error.hpp"
 #include "records/record_file.hpp"
 #include "runner/chain_status.hpp"
+#include "runner/direct_writes.hpp"
 #include "runner/rank_loop.hpp"
 #include "runner/rank_messages.hpp"
 #include "runner/stop_signal.hpp"
@@ -19,7 +22,8 @@ namespace pemc::runner {
 // (or 1 MiB).
 class RecordBatch {
  public:
-  explicit RecordBatch(std::function<void(std::string)> send) : send_(std::move(send)) {}
+  explicit RecordBatch(std::function<void(std::string, std::int64_t)> send)
+      : send_(std::move(send)) {}
 
   void set_flush_every(std::int64_t n) { flush_every_ = n; }
   void add(const v1::Record& r) {
@@ -28,7 +32,7 @@ class RecordBatch {
   }
   void ship() {
     if (n_records_ == 0) return;
-    send_(std::move(bytes_));
+    send_(std::move(bytes_), n_records_);
     bytes_.clear();
     n_records_ = 0;
   }
@@ -41,7 +45,7 @@ class RecordBatch {
   }
 
  private:
-  std::function<void(std::string)> send_;
+  std::function<void(std::string, std::int64_t)> send_;
   std::string bytes_;
   std::int64_t n_records_ = 0;
   std::int64_t flush_every_ = 64;
@@ -57,9 +61,8 @@ void RankLoop::run_worker(parallel::GroupCommPtr group) {
     const v1::Footer*& p;
     ~ForgetMine() { p = nullptr; }
   } forget_mine{mine_};
-  RecordBatch batch([this](std::string bytes) {
-    deliver(layout_.collector, parallel::kTagRecords, std::move(bytes));
-  });
+  RecordBatch batch(
+      [this](std::string bytes, std::int64_t n) { ship_records(std::move(bytes), n); });
   ChainCallbacks cb = chain_callbacks(leader, batch, mine);
   try {
     work_loop(leader, group, cb, mine, batch);
@@ -67,7 +70,10 @@ void RankLoop::run_worker(parallel::GroupCommPtr group) {
     if (leader) flush_before_failing(batch);
     throw;
   }
-  if (leader) batch.ship();  // nothing may stay behind the done message
+  if (leader) {
+    batch.ship();  // nothing may stay behind the done message
+    settle_direct_writes();
+  }
   done_sent_ = true;
   deliver(layout_.collector, parallel::kTagDone, mine.SerializeAsString());
   send_progress(/*finished=*/true);
@@ -123,12 +129,76 @@ void RankLoop::flush_before_failing(RecordBatch& batch) {
   try {
     batch.ship();
     const auto deadline = Clock::now() + std::chrono::seconds(3);
-    while (messenger_.in_flight() > 0 && Clock::now() < deadline) {
-      if (auto m = messenger_.poll(); m && is_collector()) handle(std::move(*m));
+    while ((messenger_.in_flight() > 0 || !awaiting_offset_.empty()) && Clock::now() < deadline) {
+      if (auto m = messenger_.poll(); m && (is_collector() || m->tag == kTagRecordOffset))
+        handle(std::move(*m));
       usleep(100);
     }
   } catch (...) {
   }
+}
+
+// At most this many batches, and bytes of them, wait for their offsets (they wait longer only
+// while the collector holds them for an open checkpoint epoch); then the leader waits.
+constexpr std::size_t kMaxAwaitingBatches = 256;
+constexpr std::size_t kMaxAwaitingBytes = std::size_t{64} << 20;
+
+void RankLoop::ship_records(std::string frames, std::int64_t n) {
+  if (!direct_) {
+    deliver(layout_.collector, parallel::kTagRecords, std::move(frames));
+    return;
+  }
+  const double t0 = thread_cpu_seconds();
+  const RecordRange range{frames.size(), n, records::payload_crc32(frames)};
+  stats_.direct_cpu_seconds += thread_cpu_seconds() - t0;
+  awaiting_bytes_ += frames.size();
+  awaiting_offset_.push_back(std::move(frames));
+  deliver(layout_.collector, kTagRecordRange, range.encode());
+  while (awaiting_bytes_ > kMaxAwaitingBytes || awaiting_offset_.size() > kMaxAwaitingBatches)
+    service_wait();
+}
+
+void RankLoop::on_record_offset(const std::string& bytes) {
+  const std::uint64_t offset = decode_offset(bytes);
+  if (awaiting_offset_.empty())
+    throw IoError("rank " + std::to_string(rank_) + ": an offset from the collector for no batch");
+  std::string frames = std::move(awaiting_offset_.front());
+  awaiting_offset_.pop_front();
+  awaiting_bytes_ -= frames.size();
+  if (direct_) {
+    const double t0 = thread_cpu_seconds();
+    try {
+      direct_->write_at(offset, frames);
+      ++stats_.direct_batches;
+      stats_.direct_bytes += static_cast<std::int64_t>(frames.size());
+      unsynced_ = true;
+      stats_.direct_cpu_seconds += thread_cpu_seconds() - t0;
+      return;
+    } catch (const IoError& e) {
+      spdlog::warn("rank {}: {}; its records go to the collector from now on", rank_, e.what());
+      give_up_direct_writes();
+    }
+  }
+  deliver(layout_.collector, kTagRecordFill, encode_fill(offset, frames));
+}
+
+// What this rank wrote itself stays (synced: a failure there is the run's, since a checkpoint may
+// not count records that are not on disk); what it has not written yet goes to the collector.
+void RankLoop::give_up_direct_writes() {
+  if (unsynced_) direct_->sync();
+  unsynced_ = false;
+  direct_.reset();
+}
+
+void RankLoop::await_offsets() {
+  while (!awaiting_offset_.empty()) service_wait();
+}
+
+void RankLoop::settle_direct_writes() {
+  await_offsets();
+  if (!direct_ || !unsynced_) return;
+  direct_->sync();  // throws: records the checkpoint would count may not be on disk
+  unsynced_ = false;
 }
 
 void RankLoop::work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbacks& cb,
@@ -257,6 +327,9 @@ int RankLoop::request_task() {
     while ((item = farm_.take()) == TaskFarm::kWaitForRound) service_wait();
     return item;
   }
+  // No batch may wait for its offset below: an epoch answered while the assignment is awaited
+  // (answer_epoch) would wait for offsets in a loop that does not expect the assignment.
+  await_offsets();
   const auto asked = Clock::now();
   messenger_.send(layout_.coordinator, parallel::kTagTaskRequest, std::string());
   while (true) {
@@ -296,6 +369,7 @@ void RankLoop::account_run_time(Clock::time_point now) {
 }
 
 void RankLoop::answer_epoch(v1::CheckpointPart part, const v1::Footer& mine) {
+  settle_direct_writes();  // the part says its records before it are in the file
   part.set_epoch(leader_epoch_.pending);
   for (const auto& c : mine.chains()) *part.add_completed() = c;
   leader_epoch_.answered();

@@ -8,8 +8,9 @@
 namespace pemc::runner {
 namespace {
 
-// Each message is charged to the role that handles it: records and reports to the collector,
-// requests and progress to the coordinator, assignments and epochs to the worker.
+// Each message is charged to the role that handles it: records, ranges and reports to the
+// collector, requests and progress to the coordinator, assignments, epochs and offsets to the
+// worker.
 TEST(RankStats, ChargesEachTagToTheRoleThatHandlesIt) {
   RankStats s;
   s.count(parallel::kTagRecords, 1000, 0.5);
@@ -20,13 +21,15 @@ TEST(RankStats, ChargesEachTagToTheRoleThatHandlesIt) {
   s.count(kTagRoundReport, 7, 0.0);
   s.count(parallel::kTagTaskAssign, 4, 0.0);
   s.count(kTagCkptBegin, 9, 0.0);
-  EXPECT_EQ(s.collector.messages, 3);
-  EXPECT_EQ(s.collector.bytes, 1015);
+  s.count(kTagRecordRange, 24, 0.0);  // direct writes: the collector reserves, the leader writes
+  s.count(kTagRecordOffset, 8, 0.0);
+  EXPECT_EQ(s.collector.messages, 4);
+  EXPECT_EQ(s.collector.bytes, 1039);
   EXPECT_DOUBLE_EQ(s.collector.cpu_seconds, 0.75);
   EXPECT_EQ(s.coordinator.messages, 3);
   EXPECT_EQ(s.coordinator.bytes, 23);
   EXPECT_DOUBLE_EQ(s.coordinator.cpu_seconds, 0.125);
-  EXPECT_EQ(s.worker.messages, 2);
+  EXPECT_EQ(s.worker.messages, 3);
 }
 
 // Rank 0 gathers the counters as doubles: every field survives the trip, and the line names them.
@@ -48,6 +51,9 @@ TEST(RankStats, EncodeDecodeKeepsEveryFieldAndTheLineShowsThem) {
   s.records = 123456789;
   s.record_bytes = 9876543210;
   s.cpu_seconds = 1.5;
+  s.direct_batches = 7;
+  s.direct_bytes = 4096;
+  s.direct_cpu_seconds = 0.003;
   const RankStats d = RankStats::decode(s.encode());
   EXPECT_EQ(d.encode(), s.encode());
   EXPECT_EQ(d.line(7),
@@ -56,7 +62,7 @@ TEST(RankStats, EncodeDecodeKeepsEveryFieldAndTheLineShowsThem) {
             "worker_cpu_s=0.000000 records=123456789 record_bytes=9876543210 max_drain=3 "
             "task_waits=2 task_wait_s=0.010000 sends=4 mean_in_flight=1.500 max_in_flight=3 "
             "window_waits=1 window_wait_s=0.020000 max_inbox=5 group_calls=100 "
-            "group_wait_s=0.500000");
+            "group_wait_s=0.500000 direct_batches=7 direct_bytes=4096 direct_cpu_s=0.003000");
 }
 
 }  // namespace

@@ -1,0 +1,166 @@
+#include "runner/direct_writes.hpp"
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace pemc::runner {
+namespace {
+
+namespace mpi = boost::mpi;
+
+// File systems whose clients on different hosts see each other's writes to one file at once
+// (statfs's f_type; linux/magic.h has the first, the others are the projects' own).
+constexpr long kLustreMagic = 0x0BD00BD0;
+constexpr long kGpfsMagic = 0x47504653;
+constexpr long kBeegfsMagic = 0x19830326;
+
+std::string host_name() {
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  return std::string(name, static_cast<std::size_t>(length));
+}
+
+// Empty when the file system of `path` takes writes from several hosts, else why not.
+std::string multi_host_file_system(const std::string& path) {
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return "its file system cannot be queried";
+  const long type = static_cast<long>(fs.f_type);
+  if (type == kLustreMagic || type == kGpfsMagic || type == kBeegfsMagic) return "";
+  return fmt::format("its file system (type {:#x}) is not one known to take writes from several "
+                     "hosts (Lustre, GPFS, BeeGFS)",
+                     static_cast<unsigned long>(type));
+}
+
+// What the collector tells every rank.
+struct CollectorFile {
+  std::string host;
+  records::FilePrefix prefix;
+  bool usable = false;  // a regular file whose first bytes could be read
+};
+
+}  // namespace
+
+std::string RecordRange::encode() const {
+  std::string out(3 * sizeof(std::int64_t), '\0');
+  const std::int64_t v[3] = {static_cast<std::int64_t>(bytes), records, crc32};
+  std::memcpy(out.data(), v, sizeof v);
+  return out;
+}
+
+RecordRange RecordRange::decode(const std::string& in) {
+  std::int64_t v[3];
+  if (in.size() != sizeof v)
+    throw IoError("malformed record range message (" + std::to_string(in.size()) + " bytes)");
+  std::memcpy(v, in.data(), sizeof v);
+  if (v[0] <= 0 || v[1] <= 0 || v[2] < 0 || v[2] > 0xffffffffLL)
+    throw IoError("malformed record range message (bytes " + std::to_string(v[0]) + ", records " +
+                  std::to_string(v[1]) + ")");
+  return {static_cast<std::uint64_t>(v[0]), v[1], static_cast<std::uint32_t>(v[2])};
+}
+
+std::string encode_offset(std::uint64_t offset) {
+  std::string out(sizeof offset, '\0');
+  std::memcpy(out.data(), &offset, sizeof offset);
+  return out;
+}
+
+std::uint64_t decode_offset(const std::string& in) {
+  std::uint64_t offset;
+  if (in.size() != sizeof offset)
+    throw IoError("malformed record offset message (" + std::to_string(in.size()) + " bytes)");
+  std::memcpy(&offset, in.data(), sizeof offset);
+  return offset;
+}
+
+std::string encode_fill(std::uint64_t offset, const std::string& frames) {
+  return encode_offset(offset) + frames;
+}
+
+std::uint64_t decode_fill(const std::string& bytes, std::string_view& frames) {
+  if (bytes.size() <= sizeof(std::uint64_t))
+    throw IoError("malformed record fill message (" + std::to_string(bytes.size()) + " bytes)");
+  frames = std::string_view(bytes).substr(sizeof(std::uint64_t));
+  return decode_offset(bytes.substr(0, sizeof(std::uint64_t)));
+}
+
+std::unique_ptr<records::FrameRangeWriter> set_up_direct_writes(const mpi::communicator& world,
+                                                                const parallel::Layout& layout,
+                                                                bool enabled,
+                                                                const std::string& output) {
+  const int rank = world.rank();
+  CollectorFile file;
+  std::int64_t prefix[3] = {0, 0, 0};  // usable, bytes, crc32
+  std::string collector_host;
+  if (rank == layout.collector) {
+    collector_host = host_name();
+    struct stat st {};
+    if (enabled && ::stat(output.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      try {
+        const auto p = records::read_file_prefix(output);
+        prefix[0] = 1;
+        prefix[1] = static_cast<std::int64_t>(p.bytes);
+        prefix[2] = p.crc32;
+      } catch (const Error& e) {
+        spdlog::warn("direct writes are off: {}", e.what());
+      }
+    }
+  }
+  mpi::broadcast(world, prefix, 3, layout.collector);
+  mpi::broadcast(world, collector_host, layout.collector);
+  file.usable = prefix[0] != 0;
+  file.prefix = {static_cast<std::uint64_t>(prefix[1]), static_cast<std::uint32_t>(prefix[2])};
+
+  // Each group leader but the collector's own rank decides; "-" marks ranks that lead no group.
+  std::unique_ptr<records::FrameRangeWriter> writer;
+  std::string outcome = "-";
+  if (layout.is_group_leader(rank) && rank != layout.collector) {
+    if (!enabled) {
+      outcome = "output.direct_writes is false";
+    } else if (!file.usable) {
+      outcome = "the output is not a regular file";
+    } else {
+      const std::string host = host_name();
+      std::string why;
+      if (host != collector_host) {
+        why = multi_host_file_system(output);
+        if (!why.empty()) why = "on " + host + ", not the collector's host " + collector_host + ", and " + why;
+      }
+      if (why.empty()) writer = records::FrameRangeWriter::open(output, file.prefix, why);
+      outcome = writer ? "" : why;
+    }
+  }
+  std::vector<std::string> outcomes;
+  mpi::all_gather(world, outcome, outcomes);
+  if (rank == 0) {
+    int leaders = 0, direct = 0;
+    std::string others;
+    for (std::size_t r = 0; r < outcomes.size(); ++r) {
+      if (outcomes[r] == "-") continue;
+      ++leaders;
+      if (outcomes[r].empty()) {
+        ++direct;
+      } else if (others.size() < 2000) {
+        others += fmt::format("; rank {} sends them to the collector: {}", r, outcomes[r]);
+      }
+    }
+    if (leaders > 0)
+      spdlog::info("direct writes: {} of {} chain leaders (besides the collector's rank) write "
+                   "their record batches into {} themselves{}",
+                   direct, leaders, output, others);
+  }
+  return writer;
+}
+
+}  // namespace pemc::runner
