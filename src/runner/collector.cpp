@@ -76,8 +76,7 @@ std::optional<std::uint64_t> Collector::on_record_range(int source, const Record
   }
 }
 
-void Collector::on_record_fill(int source, std::uint64_t offset, std::string_view frames) {
-  (void)source;
+void Collector::on_record_fill(std::uint64_t offset, std::string_view frames) {
   const std::int64_t n = records::count_frames(frames);
   try {
     writer_.fill(offset, frames, n);

@@ -69,8 +69,8 @@ class Collector {
   // nullopt when it comes after the leader's part of the open checkpoint epoch; such ranges are
   // reserved once the checkpoint is written, and take_granted() hands out their offsets.
   std::optional<std::uint64_t> on_record_range(int source, const RecordRange& range);
-  // The frames of a range reserved for `source` at `offset`, which it could not write itself.
-  void on_record_fill(int source, std::uint64_t offset, std::string_view frames);
+  // The frames of a range reserved at `offset`, which its leader could not write itself.
+  void on_record_fill(std::uint64_t offset, std::string_view frames);
   // Offsets reserved for held ranges since the last call, as (leader, offset), in arrival order.
   std::vector<std::pair<int, std::uint64_t>> take_granted() { return std::move(granted_); }
   // A worker's final report: its chains' summaries. Returns the epoch when the report completed one

@@ -217,7 +217,7 @@ void RankLoop::dispatch(parallel::Message m) {
     case kTagRecordFill: {
       std::string_view frames;
       const std::uint64_t offset = decode_fill(m.bytes, frames);
-      collector_->on_record_fill(m.source, offset, frames);
+      collector_->on_record_fill(offset, frames);
       break;
     }
     case kTagRoundBroadcast: {

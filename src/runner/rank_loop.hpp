@@ -5,7 +5,8 @@
 //    chains run in rounds, pools each round through the run's hook (extended/multi_round_run.hpp);
 //  - collector (collector.hpp): writes the records, checkpoints and the footer;
 //  - worker (worker.cpp): runs the chains it is given (chain_driver.hpp), alone or as a group;
-//    a group's leader sends the records and answers checkpoint epochs.
+//    a group's leader ships the records (leader_records.cpp: to the collector, or into the file
+//    itself, direct_writes.hpp) and answers checkpoint epochs.
 // Messages to a role on the same rank are handed over directly; the loop polls for the others
 // between a chain's iterations and while idle (rank_loop.cpp).
 #include <boost/mpi/communicator.hpp>
@@ -122,6 +123,7 @@ class RankLoop {
   void work_loop(bool leader, parallel::GroupCommPtr group, ChainCallbacks& cb,
                  pemc::v1::Footer& mine, RecordBatch& batch);
   void flush_before_failing(RecordBatch& batch);
+  // ---- a leader's record batches (leader_records.cpp)
   // A leader's batch of `n` framed records: to the collector, or into the file at an offset the
   // collector reserves (direct_writes.hpp).
   void ship_records(std::string frames, std::int64_t n);
