@@ -10,6 +10,8 @@
 #include <sys/vfs.h>
 
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <vector>
 
 #include "core/error.hpp"
@@ -30,6 +32,25 @@ std::string host_name() {
   int length = 0;
   MPI_Get_processor_name(name, &length);
   return std::string(name, static_cast<std::size_t>(length));
+}
+
+// Which kernel this rank runs on (so which page cache it writes through): the boot id, which
+// containers on one host share and different hosts never do, whatever their host names; the host
+// name where there is none.
+std::string kernel_identity() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (in && std::getline(in, id) && !id.empty()) return id;
+  return "host " + host_name();
+}
+
+// "ranks 1, 2, 5" (at most 8 named).
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size() && i < 8; ++i)
+    out += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 8) out += fmt::format(" and {} more", ranks.size() - 8);
+  return out;
 }
 
 // Empty when the file system of `path` takes writes from several hosts, else why not.
@@ -102,9 +123,10 @@ std::unique_ptr<records::FrameRangeWriter> set_up_direct_writes(const mpi::commu
   const int rank = world.rank();
   CollectorFile file;
   std::int64_t prefix[3] = {0, 0, 0};  // usable, bytes, crc32
-  std::string collector_host;
+  std::string collector_host, collector_kernel;
   if (rank == layout.collector) {
     collector_host = host_name();
+    collector_kernel = kernel_identity();
     struct stat st {};
     if (enabled && ::stat(output.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       try {
@@ -119,6 +141,7 @@ std::unique_ptr<records::FrameRangeWriter> set_up_direct_writes(const mpi::commu
   }
   mpi::broadcast(world, prefix, 3, layout.collector);
   mpi::broadcast(world, collector_host, layout.collector);
+  mpi::broadcast(world, collector_kernel, layout.collector);
   file.usable = prefix[0] != 0;
   file.prefix = {static_cast<std::uint64_t>(prefix[1]), static_cast<std::uint32_t>(prefix[2])};
 
@@ -131,11 +154,11 @@ std::unique_ptr<records::FrameRangeWriter> set_up_direct_writes(const mpi::commu
     } else if (!file.usable) {
       outcome = "the output is not a regular file";
     } else {
-      const std::string host = host_name();
       std::string why;
-      if (host != collector_host) {
+      if (kernel_identity() != collector_kernel) {
         why = multi_host_file_system(output);
-        if (!why.empty()) why = "on " + host + ", not the collector's host " + collector_host + ", and " + why;
+        if (!why.empty())
+          why = "on " + host_name() + ", not the collector's host " + collector_host + ", and " + why;
       }
       if (why.empty()) writer = records::FrameRangeWriter::open(output, file.prefix, why);
       outcome = writer ? "" : why;
@@ -145,16 +168,19 @@ std::unique_ptr<records::FrameRangeWriter> set_up_direct_writes(const mpi::commu
   mpi::all_gather(world, outcome, outcomes);
   if (rank == 0) {
     int leaders = 0, direct = 0;
-    std::string others;
+    std::map<std::string, std::vector<int>> by_reason;
     for (std::size_t r = 0; r < outcomes.size(); ++r) {
       if (outcomes[r] == "-") continue;
       ++leaders;
-      if (outcomes[r].empty()) {
+      if (outcomes[r].empty())
         ++direct;
-      } else if (others.size() < 2000) {
-        others += fmt::format("; rank {} sends them to the collector: {}", r, outcomes[r]);
-      }
+      else
+        by_reason[outcomes[r]].push_back(static_cast<int>(r));
     }
+    std::string others;
+    for (const auto& [reason, ranks] : by_reason)
+      others += fmt::format("; {} send{} them to the collector: {}", rank_list(ranks),
+                            ranks.size() == 1 ? "s" : "", reason);
     if (leaders > 0)
       spdlog::info("direct writes: {} of {} chain leaders (besides the collector's rank) write "
                    "their record batches into {} themselves{}",

@@ -16,8 +16,9 @@
 // leader's part are granted once the checkpoint is written (as the collector holds back frames).
 //
 // Where it is safe: a leader writes directly when the file it opens by name is the collector's
-// (its first bytes match) and either it runs on the collector's host or the file is on a file
-// system that takes writes from several hosts (Lustre, GPFS, BeeGFS; not NFS). Other leaders, and
+// (its first bytes match) and either it runs on the collector's host (the same kernel: its boot id)
+// or the file is on a file system that takes writes from several hosts (Lustre, GPFS, BeeGFS; not
+// NFS). Other leaders, and
 // a leader on the collector's own rank, send their frames as before. Rank 0 logs who does what.
 #include <boost/mpi/communicator.hpp>
 
