@@ -121,8 +121,9 @@ bool RecordReader::next(pemc::v1::Record& record) {
     // the start of a zero-filled region, as a crash can leave at the end of a file. Reading them as
     // empty records would hide the damage (and a large zero region would read as millions of them).
     return stop(
-        "zero-length frame: the file holds zeros from here (a zero-filled tail after a crash, or "
-        "records a chain's leader never wrote: docs/checkpointing.md#what-a-crash-can-lose)");
+        "zero-length frame: the file holds zeros from here (records not written yet, if a job is "
+        "still writing it; after a crash, a zero-filled tail or records a chain's leader never "
+        "wrote: docs/checkpointing.md#what-a-crash-can-lose)");
   }
   const std::size_t frame_bytes = kFrameHeaderBytes + h.payload_bytes;
   if (!ensure(frame_bytes)) {
