@@ -53,20 +53,15 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out;
 }
 
-// Empty when the file system of `path` takes writes from several hosts, else why not.
-std::string multi_host_file_system(const std::string& path) {
+// statfs's f_type of `path`, or -1 when it cannot be queried.
+long file_system_type(const std::string& path) {
   struct statfs fs {};
-  if (::statfs(path.c_str(), &fs) != 0) return "its file system cannot be queried";
-  const long type = static_cast<long>(fs.f_type);
-  if (type == kLustreMagic || type == kGpfsMagic || type == kBeegfsMagic) return "";
-  return fmt::format("its file system (type {:#x}) is not one known to take writes from several "
-                     "hosts (Lustre, GPFS, BeeGFS)",
-                     static_cast<unsigned long>(type));
+  if (::statfs(path.c_str(), &fs) != 0) return -1;
+  return static_cast<long>(fs.f_type);
 }
 
 // What the collector tells every rank.
 struct CollectorFile {
-  std::string host;
   records::FilePrefix prefix;
   bool usable = false;  // a regular file whose first bytes could be read
 };
@@ -89,6 +84,21 @@ RecordRange RecordRange::decode(const std::string& in) {
     throw IoError("malformed record range message (bytes " + std::to_string(v[0]) + ", records " +
                   std::to_string(v[1]) + ")");
   return {static_cast<std::uint64_t>(v[0]), v[1], static_cast<std::uint32_t>(v[2])};
+}
+
+std::string direct_write_refusal(bool enabled, bool regular_file, bool same_kernel,
+                                 long fs_type, const std::string& host,
+                                 const std::string& collector_host) {
+  if (!enabled) return "output.direct_writes is false";
+  if (!regular_file) return "the output is not a regular file";
+  if (same_kernel || fs_type == kLustreMagic || fs_type == kGpfsMagic || fs_type == kBeegfsMagic)
+    return "";
+  const std::string why =
+      fs_type < 0 ? std::string("its file system cannot be queried")
+                  : fmt::format("its file system (type {:#x}) is not one known to take writes "
+                                "from several hosts (Lustre, GPFS, BeeGFS)",
+                                static_cast<unsigned long>(fs_type));
+  return "on " + host + ", not the collector's host " + collector_host + ", and " + why;
 }
 
 std::string encode_offset(std::uint64_t offset) {
@@ -149,20 +159,12 @@ std::unique_ptr<records::FrameRangeWriter> set_up_direct_writes(const mpi::commu
   std::unique_ptr<records::FrameRangeWriter> writer;
   std::string outcome = "-";
   if (layout.is_group_leader(rank) && rank != layout.collector) {
-    if (!enabled) {
-      outcome = "output.direct_writes is false";
-    } else if (!file.usable) {
-      outcome = "the output is not a regular file";
-    } else {
-      std::string why;
-      if (kernel_identity() != collector_kernel) {
-        why = multi_host_file_system(output);
-        if (!why.empty())
-          why = "on " + host_name() + ", not the collector's host " + collector_host + ", and " + why;
-      }
-      if (why.empty()) writer = records::FrameRangeWriter::open(output, file.prefix, why);
-      outcome = writer ? "" : why;
-    }
+    const bool same_kernel = kernel_identity() == collector_kernel;
+    std::string why = direct_write_refusal(enabled, file.usable, same_kernel,
+                                           same_kernel ? 0 : file_system_type(output),
+                                           host_name(), collector_host);
+    if (why.empty()) writer = records::FrameRangeWriter::open(output, file.prefix, why);
+    outcome = writer ? "" : why;
   }
   std::vector<std::string> outcomes;
   mpi::all_gather(world, outcome, outcomes);

@@ -52,6 +52,13 @@ std::string encode_fill(std::uint64_t offset, const std::string& frames);
 // The offset; `frames` gets the rest.
 std::uint64_t decode_fill(const std::string& bytes, std::string_view& frames);
 
+// Why a group leader may not write directly, before it opens the file; empty when it may.
+// `enabled`: OutputConfig.direct_writes; `regular_file`: the collector's output is one;
+// `same_kernel`: the leader runs on the collector's host; `fs_type`: statfs's f_type of the output
+// where the leader sees it (-1: unknown); the host names are for the message.
+std::string direct_write_refusal(bool enabled, bool regular_file, bool same_kernel, long fs_type,
+                                 const std::string& host, const std::string& collector_host);
+
 // Collective over `world`, after the collector wrote the file's first bytes (the header, or the
 // resumed records): this rank's writer when it leads a group and may write directly, else nullptr.
 // `enabled`: OutputConfig.direct_writes; `output`: the record file (a device such as /dev/null
