@@ -62,9 +62,11 @@ int cmd_verify(const std::vector<std::string>& files) {
   for (const auto& f : files) {
     const auto v = pemc::report::verify_file(f);
     if (v.problem) {
-      std::cout << f << ": DAMAGED at byte " << v.problem->offset << " (record "
-                << v.problem->record_index << "): " << v.problem->message << "; " << v.n_records
-                << " good records before it\n";
+      // A skipped gap (records/record_reader.hpp) leaves good records after the problem too.
+      const std::int64_t before = v.problem->record_index, after = v.n_records - before;
+      std::cout << f << ": DAMAGED at byte " << v.problem->offset << " (record " << before
+                << "): " << v.problem->message << "; " << before << " good records before it"
+                << (after > 0 ? ", " + std::to_string(after) + " after it" : std::string()) << "\n";
       rc = 1;
     } else if (!v.has_header || !v.has_footer) {
       std::cout << f << ": checksums OK (" << v.n_records << " records) but "

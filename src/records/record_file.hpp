@@ -8,7 +8,9 @@
 //     u32  payload length in bytes (at most kMaxFrameBytes; larger means a damaged length field)
 //     u32  zlib crc32 of the payload bytes
 //     payload: one serialized pemc.v1.Record (never empty: readers treat a zero-length frame as
-//              damage, the start of a zero-filled region such as a crash can leave)
+//              damage, the start of a zero-filled region such as a crash can leave; when whole
+//              frames follow the zeros, the region is a gap, a range a killed rank never wrote,
+//              that readers report and read past)
 // The file has no index or trailer: a file cut at a frame boundary is a valid shorter file, and a
 // file cut mid-frame (a crash) is read up to its last whole frame, with the tear reported
 // (RecordReader::problem). A checksum per frame localises corruption to one record.

@@ -96,8 +96,63 @@ bool RecordReader::ensure(std::size_t n) {
 }
 
 bool RecordReader::stop(std::string message) {
-  problem_ = ReadProblem{offset_, records_read_, std::move(message)};
+  if (problem_)  // a gap was skipped before: it stays the first problem
+    problem_->message += "; reading stopped at byte " + std::to_string(offset_) + ": " + message;
+  else
+    problem_ = ReadProblem{offset_, records_read_, std::move(message)};
   done_ = true;
+  return false;
+}
+
+bool RecordReader::frame_starts_here() {
+  if (!ensure(kFrameHeaderBytes)) return false;
+  const FrameHeader h = decode_frame_header(buffer_.data() + begin_);
+  if (h.payload_bytes == 0 || h.payload_bytes > kMaxFrameBytes) return false;
+  if (!ensure(kFrameHeaderBytes + h.payload_bytes)) return false;
+  const char* payload = buffer_.data() + begin_ + kFrameHeaderBytes;
+  pemc::v1::Record probe;
+  return payload_crc32(std::string_view(payload, h.payload_bytes)) == h.crc32 &&
+         probe.ParseFromArray(payload, static_cast<int>(h.payload_bytes));
+}
+
+bool RecordReader::skip_zero_gap() {
+  const std::uint64_t gap_start = offset_;
+  // Consume zeros up to the first non-zero byte, keeping the last 3 (a frame's u32 length, little
+  // endian, can begin with up to 3 zero bytes: records are far below 2^24 bytes).
+  constexpr std::size_t kKeep = 3;
+  while (true) {
+    const char* first = buffer_.data() + begin_;
+    const char* last = buffer_.data() + end_;
+    const char* nonzero = std::find_if(first, last, [](char c) { return c != 0; });
+    const std::size_t zeros = static_cast<std::size_t>(nonzero - first);
+    const std::size_t drop = zeros > kKeep ? zeros - kKeep : 0;
+    begin_ += drop;
+    offset_ += drop;
+    if (nonzero != last) break;
+    // Only zeros so far: jump over a hole of a sparse file instead of reading it.
+    const auto at_fd = static_cast<off_t>(offset_ + available());
+    const off_t data = ::lseek(fd_, at_fd, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) return false;  // no data after: zeros to the end of the file
+    if (data > at_fd) offset_ = static_cast<std::uint64_t>(data) - available();  // read from there
+    if (!ensure(available() + 1)) return false;  // zeros to the end of the file
+  }
+  // The frame after the gap starts at most kKeep bytes before the first non-zero byte.
+  for (std::size_t k = 0; k <= kKeep && available() > 0; ++k) {
+    if (offset_ > gap_start && frame_starts_here()) {
+      const std::string gap = "a zero-filled gap of " + std::to_string(offset_ - gap_start) + " bytes";
+      if (problem_)
+        problem_->message += "; " + gap + " at byte " + std::to_string(gap_start);
+      else
+        problem_ = ReadProblem{gap_start, records_read_,
+                               gap + ": records a rank was given room for but never wrote (it "
+                                     "was killed: docs/checkpointing.md#what-a-crash-can-lose); "
+                                     "the records after it were read"};
+      return true;
+    }
+    if (buffer_[begin_] != 0) break;
+    ++begin_;
+    ++offset_;
+  }
   return false;
 }
 
@@ -120,6 +175,11 @@ bool RecordReader::next(pemc::v1::Record& record) {
     // No record serializes to zero bytes (the kind oneof always takes some); eight zero bytes are
     // the start of a zero-filled region, as a crash can leave at the end of a file. Reading them as
     // empty records would hide the damage (and a large zero region would read as millions of them).
+    // A region followed by whole frames is the range of a rank killed before it wrote there
+    // (direct writes): the first problem, and reading goes on after it.
+    const std::uint64_t at = offset_;
+    if (skip_zero_gap()) return next(record);
+    offset_ = at;
     return stop(
         "zero-length frame: the file holds zeros from here (records not written yet, if a job is "
         "still writing it; after a crash, a zero-filled tail or records a chain's leader never "

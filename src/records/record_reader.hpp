@@ -32,6 +32,9 @@ class RecordReader {
 
   // Reads the next record into `record`. Returns false at a clean end of file (the file ends exactly
   // at a frame boundary) or at damage, in which case problem() is set and `record` is unspecified.
+  // One exception: a zero-filled gap followed by whole frames (the range of a rank killed before it
+  // wrote there) sets problem() and reading goes on after it; problem()->record_index then counts
+  // the records before the gap, records_read() all of them.
   // A torn tail (file ends mid-frame, as after a crash), an out-of-bounds length, a checksum mismatch
   // and an unparsable payload are damage; a failing read() system call is an IoError instead.
   // Memory use is one buffer (1 MiB, or the largest frame if bigger), independent of file size.
@@ -47,6 +50,10 @@ class RecordReader {
   bool ensure(std::size_t n);  // makes n bytes available at buffer_[begin_]; false if the file ends first
   std::size_t available() const { return end_ - begin_; }
   bool stop(std::string message);
+  // At a zero-length frame: skips the zero-filled region when whole frames follow it (recording it
+  // as the problem) and returns true; false when zeros run to the end or no frame follows.
+  bool skip_zero_gap();
+  bool frame_starts_here();  // a whole frame with a matching checksum that parses is at begin_
 
   std::filesystem::path path_;
   int fd_ = -1;
@@ -69,7 +76,7 @@ struct ReadAllResult {
 ReadAllResult read_all(const std::filesystem::path& path);
 
 struct VerifyResult {
-  std::int64_t n_records;               // good records before the problem (all of them if none)
+  std::int64_t n_records;               // good records: before the problem, and after a skipped gap
   std::uint64_t n_bytes;                // length of the good prefix: magic + good frames
   std::optional<ReadProblem> problem;   // first damaged frame
   bool has_header;                      // the first record is a Header

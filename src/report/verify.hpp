@@ -13,7 +13,7 @@
 namespace pemc::report {
 
 struct FileCheck {
-  std::int64_t n_records = 0;                   // good records before the problem (all if none)
+  std::int64_t n_records = 0;  // good records: before the problem, and after a skipped gap
   std::uint64_t n_bytes = 0;                    // magic + good frames
   std::optional<records::ReadProblem> problem;  // damage or the first inconsistent record
   bool has_header = false;

@@ -1,8 +1,8 @@
 // Ranges of a record file reserved by its RecordWriter and written by FrameRangeWriter (what a
 // chain's leader does with direct writes, runner/direct_writes.hpp): the file is byte for byte the
-// one the writer makes alone, its crc32 is combined right, a range never written reads as damage
-// where it starts, the file's writer can fill a range itself, and a range writer refuses a file
-// that is not the one it was told about.
+// one the writer makes alone, its crc32 is combined right, a range never written is a gap readers
+// report and read past, the file's writer can fill a range itself, and a range writer refuses a
+// file that is not the one it was told about.
 #include "records/frame_range_writer.hpp"
 
 #include <gtest/gtest.h>
@@ -119,27 +119,64 @@ TEST_F(FrameRangeWriterTest, ReservedRangesMakeTheSameFileAsTheWriterAlone) {
   EXPECT_EQ(v.n_records, records);
 }
 
-TEST_F(FrameRangeWriterTest, ARangeNeverWrittenReadsAsDamageWhereItStarts) {
+// A rank killed between being given a range and writing it leaves zeros: readers report the gap
+// as damage where it starts and read the records after it; zeros to the end stop them.
+TEST_F(FrameRangeWriterTest, ARangeNeverWrittenIsAGapThatReadersReportAndSkip) {
   const fs::path p = dir_ / "hole.pemc";
-  const std::string a = frames(0, 4), hole = frames(4, 2), c = frames(6, 3);
-  std::uint64_t hole_at = 0;
+  // After the first gap, a frame whose length field begins with a zero byte (a 512-byte record:
+  // 00 02 00 00), so the gap's zeros run into the frame's header.
+  v1::Record round = draw(6, 60);
+  for (int n = 0; round.ByteSizeLong() % 256 != 0; ++n) round.mutable_draw()->set_run_id(std::string(n, 'r'));
+  std::string c;
+  append_frame(round, c);
+  ASSERT_EQ(c[0], 0);
+  c += frames(7, 2);
+  const std::string a = frames(0, 4), hole = frames(4, 2), hole2 = frames(9, 1);
+  std::uint64_t hole_at = 0, hole2_at = 0;
   {
     RecordWriter w(p, {});
     w.write(header());
     w.write_frames(a, 4);
     hole_at = w.reserve(hole.size(), 2, payload_crc32(hole));
     const auto c_at = w.reserve(c.size(), 3, payload_crc32(c));
+    hole2_at = w.reserve(hole2.size(), 1, payload_crc32(hole2));
+    w.write(draw(10, 1));
     std::string why;
     auto ranges = FrameRangeWriter::open(p, read_file_prefix(p), why);
     ASSERT_TRUE(ranges) << why;
-    ranges->write_at(c_at, c);  // the hole's writer never writes (it crashed)
+    ranges->write_at(c_at, c);  // the holes' writers never write (they were killed)
     w.close();
   }
   const auto v = verify(p);
   ASSERT_TRUE(v.problem.has_value());
   EXPECT_EQ(v.problem->offset, hole_at);
-  EXPECT_EQ(v.n_records, 1 + 4);
-  EXPECT_NE(v.problem->message.find("zero"), std::string::npos) << v.problem->message;
+  EXPECT_EQ(v.problem->record_index, 1 + 4);
+  EXPECT_NE(v.problem->message.find("zero-filled gap of " + std::to_string(hole.size()) + " bytes"),
+            std::string::npos) << v.problem->message;
+  EXPECT_NE(v.problem->message.find("gap of " + std::to_string(hole2.size()) + " bytes at byte " +
+                                    std::to_string(hole2_at)),
+            std::string::npos) << v.problem->message;
+  EXPECT_EQ(v.n_records, 1 + 4 + 3 + 1);  // the two gaps' 3 records are missing
+  const auto all = read_all(p);
+  ASSERT_EQ(all.records.size(), 9u);
+  EXPECT_EQ(all.records[5].draw().iteration(), 6);
+  EXPECT_EQ(all.records[8].draw().iteration(), 10);
+
+  // Zeros to the end of the file (a range at the end never written): reading stops there.
+  const fs::path tail = dir_ / "tail.pemc";
+  {
+    RecordWriter w(tail, {});
+    w.write(header());
+    w.write_frames(a, 4);
+    w.flush();
+    const auto at = w.reserve(hole.size(), 2, payload_crc32(hole));
+    ASSERT_EQ(::truncate(tail.c_str(), static_cast<off_t>(at + hole.size())), 0);
+    w.close();
+  }
+  const auto t = verify(tail);
+  ASSERT_TRUE(t.problem.has_value());
+  EXPECT_EQ(t.n_records, 5);
+  EXPECT_NE(t.problem->message.find("zero-length frame"), std::string::npos) << t.problem->message;
 }
 
 TEST_F(FrameRangeWriterTest, RefusesAFileThatIsNotTheWritersOne) {
