@@ -61,8 +61,9 @@ std::int64_t values_to_hold(const v1::Header& header, const std::vector<RunOkCha
 // Why the traces read do not hold exactly the ok chains' draws their summaries count, or "".
 std::string trace_mismatch(const FileTraces& traces, const RunOkChains& run) {
   for (const auto& [id, n] : run.n_draws) {
+    const auto chain_id = id;  // clang 14 (the fuzz build) cannot capture a structured binding
     const auto it = std::find_if(traces.chains.begin(), traces.chains.end(), [&](const ChainTrace& c) {
-      return c.run_id == run.run_id && c.chain_id == id;
+      return c.run_id == run.run_id && c.chain_id == chain_id;
     });
     const std::int64_t held = it == traces.chains.end() ? 0 : it->n_draws;
     if (held != n)

@@ -155,10 +155,12 @@ std::vector<ChainErrors> read_chain_errors(const fs::path& file, ErrorQuantity q
     c.wall_seconds.push_back(s.wall_seconds());
     c.error.push_back(*err / divide_by);
   }
-  for (const auto& [run, why] : dropped)
+  for (const auto& [run, why] : dropped) {
+    const std::string& run_id = run;  // clang 14 (the fuzz build) cannot capture a structured binding
     if (std::none_of(by_chain.begin(), by_chain.end(),
-                     [&](const auto& kv) { return kv.first.first == run; }))
+                     [&](const auto& kv) { return kv.first.first == run_id; }))
       notes.push_back(file.filename().string() + ": run '" + run + "' left out: " + why);
+  }
   std::vector<ChainErrors> out;
   for (auto& [key, c] : by_chain) out.push_back(std::move(c));
   return out;
