@@ -12,27 +12,6 @@
 #include "records/posix_io.hpp"
 
 namespace pemc::records {
-namespace {
-
-// Reads exactly `size` bytes at `offset`; false when the file ends first.
-bool pread_exact(int fd, char* data, std::size_t size, std::uint64_t offset,
-                 const std::filesystem::path& path) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(detail::io_message(path, "read failed", errno));
-    }
-    if (n == 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-    offset += static_cast<std::uint64_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
-
 FilePrefix read_file_prefix(const std::filesystem::path& path, std::uint64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) throw IoError(detail::io_message(path, "cannot open to read its first bytes", errno));
@@ -44,7 +23,7 @@ FilePrefix read_file_prefix(const std::filesystem::path& path, std::uint64_t max
   std::string bytes(std::min<std::uint64_t>(max_bytes, static_cast<std::uint64_t>(st.st_size)),
                     '\0');
   try {
-    if (!pread_exact(fd, bytes.data(), bytes.size(), 0, path))
+    if (detail::read_some(fd, bytes.data(), bytes.size(), path) != bytes.size())
       throw IoError(path.string() + ": the file shrank while its first bytes were read");
   } catch (...) {
     (void)::close(fd);
@@ -70,7 +49,7 @@ std::unique_ptr<FrameRangeWriter> FrameRangeWriter::open(const std::filesystem::
   }
   std::string bytes(expected.bytes, '\0');
   try {
-    if (!pread_exact(fd, bytes.data(), bytes.size(), 0, path) ||
+    if (detail::read_some(fd, bytes.data(), bytes.size(), path) != bytes.size() ||
         payload_crc32(bytes) != expected.crc32) {
       why = path.string() + " here begins differently from the collector's file (another file of "
                             "that name, e.g. in a directory local to this host)";
