@@ -166,8 +166,8 @@ void check_range_keeps_blocks(TaskRange range, const std::vector<v1::RunConfig>&
         option + " holds " + std::to_string(end - begin) + " of the " +
         std::to_string(b.end - b.begin) + " chains of run '" + run.name() + "' (tasks " +
         std::to_string(b.begin) + ".." + std::to_string(b.end - 1) +
-        "), which pool their warmup (sampler." + (run.sampler().has_nuts() ? "nuts" : "hmc") +
-        ".adaptation.pooled; the default for NUTS and HMC runs of 2 or more chains): a job "
+        "), which pool their warmup (" + warmup::pooled_field(run) +
+        "; the default for NUTS, HMC and pseudo-extended runs of 2 or more chains): a job "
         "holding only some of them cannot draw what the whole study draws. Hold all of them or "
         "none (e.g. --task-range " +
         std::to_string(b.begin) + ":" + std::to_string(b.end) +

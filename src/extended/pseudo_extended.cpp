@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/special_functions/trigamma.hpp>
 #include <cmath>
 #include <memory>
 
@@ -186,6 +187,35 @@ void fill_dimension_defaults(v1::PseudoExtendedConfig& c, std::int64_t original_
 std::int64_t extended_dim(const v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
   const std::int64_t n = c.n_pseudo();
   return n * original_dim + (c.has_fixed_beta() ? 0 : n);
+}
+
+std::vector<double> extended_inverse_metric(const v1::PseudoExtendedConfig& c,
+                                            const std::vector<double>& target_metric,
+                                            std::int64_t original_dim, bool dense) {
+  const std::int64_t d = original_dim, n = c.n_pseudo(), dim = extended_dim(c, d);
+  if (static_cast<std::int64_t>(target_metric.size()) != (dense ? d * d : d))
+    throw ConfigError(fmt::format("sampler.pseudo_extended: a target metric of {} entries for a "
+                                  "target of dimension {}",
+                                  target_metric.size(), d));
+  const auto g = shape_of(c.beta_instrumental(),
+                          uses_reference_path(c) ? 1.0 : default_instrumental_a(d));
+  const double eta_variance =
+      c.has_fixed_beta() ? 0.0 : boost::math::trigamma(g.a) + boost::math::trigamma(g.b);
+  const auto at = [dim](std::int64_t row, std::int64_t col) {
+    return static_cast<std::size_t>(row * dim + col);
+  };
+  std::vector<double> out(static_cast<std::size_t>(dense ? dim * dim : dim), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t r = 0; r < d; ++r) {
+      if (!dense) {
+        out[static_cast<std::size_t>(i * d + r)] = target_metric[static_cast<std::size_t>(r)];
+        continue;
+      }
+      for (std::int64_t k = 0; k < d; ++k)
+        out[at(i * d + r, i * d + k)] = target_metric[static_cast<std::size_t>(r * d + k)];
+    }
+  for (std::int64_t e = n * d; e < dim; ++e) out[dense ? at(e, e) : static_cast<std::size_t>(e)] = eta_variance;
+  return out;
 }
 
 PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,

@@ -82,6 +82,17 @@ std::vector<PseudoExtendedIssue> propriety_warnings(
 // The dimension the inner kernel samples: N d + N (beta sampled) or N d (fixed beta).
 std::int64_t extended_dim(const v1::PseudoExtendedConfig& config, std::int64_t original_dim);
 
+// The inverse metric of the extended space (x_1, ..., x_N, eta_1, ..., eta_N) built from one of
+// the target (`target_metric`: d variances, or a d x d row-major covariance when `dense`), for a
+// space whose pseudo-samples have about the target's scale at every temperature (the reference
+// path): the target's for every pseudo-sample, and for every eta_i the variance of
+// logit((beta - beta_lower) / (beta_upper - beta_lower)) under g = Beta(a, b), trigamma(a) +
+// trigamma(b) (pi^2 / 3 for the flat g), the temperatures' law when rho is close to the target
+// (q(beta) ∝ Z(beta) g(beta) with Z(beta) ≈ 1). Dense: block-diagonal, (N d + N)^2 entries.
+std::vector<double> extended_inverse_metric(const v1::PseudoExtendedConfig& config,
+                                            const std::vector<double>& target_metric,
+                                            std::int64_t original_dim, bool dense);
+
 // Options with every default applied, those derived from the dimension (default_instrumental_a)
 // for a target of dimension original_dim. Throws ConfigError listing config_problems().
 PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& config,

@@ -336,6 +336,19 @@ void ChainRun::restore_state() {
 }
 
 void ChainRun::find_initial_point() {
+  // A pooled warmup starts an extended sampler's sampling round from the full state its previous
+  // round left (src/warmup/pooled_round_config.hpp): a point of the space's dimension.
+  const auto& init = config_.init();
+  if (init.has_point() && space_->dim() != space_->original_dim() &&
+      init.point().x_size() == space_->dim()) {
+    state_.x = Eigen::Map<const Vector>(init.point().x().data(), space_->dim());
+    kernels::refresh(*space_, state_);
+    ++counts_.grad_evals;
+    messages_.add(target_->take_model_messages(), /*initialising=*/true);
+    if (!std::isfinite(state_.potential))
+      throw NumericalError("the state the pooled warmup handed on has no finite potential");
+    return;
+  }
   bool found = false;
   for (int attempt = 0; attempt < kMaxInitAttempts && !found; ++attempt) {
     rng::Stream stream(task_.seed, rng::Domain::kInitialPoint, task_.chain_id, attempt);

@@ -18,32 +18,6 @@ constexpr const char* kOk = "ok";
 // EstimatesSnapshot.chain_id of the pooled records (as continuous tempering's bootstrap rounds).
 constexpr int kPooledChainId = -1;
 
-const v1::AdaptationConfig* pooled_adaptation(const v1::RunConfig& run) {
-  const auto& s = run.sampler();
-  if (s.has_nuts()) return &s.nuts().adaptation();
-  if (s.has_hmc()) return &s.hmc().adaptation();
-  return nullptr;
-}
-
-// Sets one round's kernel fields of a NutsConfig or HmcConfig (the same names in both).
-template <class KernelConfig>
-void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadcast* b,
-                      int chain_id, const std::vector<double>& initial_metric) {
-  auto& a = *k.mutable_adaptation();
-  a.clear_pooled();
-  a.clear_pooled_window();
-  a.set_adapt_metric(false);  // the coordinator estimates the metric
-  const auto& metric = b && !b->inverse_metric.empty() ? b->inverse_metric : initial_metric;
-  if (!metric.empty()) k.mutable_inverse_metric()->Assign(metric.begin(), metric.end());
-  if (plan.phase == Phase::kSample) {
-    a.set_enabled(false);
-    k.set_step_size(b->chains.at(chain_id).step_size);
-  } else if (plan.phase != Phase::kInit) {
-    // A new metric: the chain searches its step size again, as Stan does after each window.
-    k.clear_step_size();
-  }
-}
-
 // The median of the chains' adapted step sizes (the geometric mean of the middle two for an even
 // count): one chain stuck where only tiny steps are accepted must not set every chain's step.
 double median_step_size(const std::map<int, ChainRoundReport>& reports) {
@@ -96,7 +70,7 @@ class PooledChainRound final : public extended::ChainRound {
                                   initial_metric);
     if (plan_.phase == Phase::kWindow) {
       window_.emplace();  // its sums are sized by the first draw
-      dense_ = metric_is_dense(run_);
+      dense_ = pooled_metric_is_dense(run_);
     }
   }
 
@@ -150,7 +124,9 @@ class PooledChainRound final : public extended::ChainRound {
             "independent starts to compare (docs/guide.md#pooled-warmup)",
             before_.restarts, before_.restarts == 1 ? "" : "s"));
       }
-      if (!broadcast_->converged)
+      // Pseudo-extended: the chains' warmups on the target itself may sit in different modes, which
+      // its sampling moves between; its draws' R-hat and mode checks judge the run.
+      if (!broadcast_->converged && !pools_pseudo_extended(run_))
         ran.add_warnings(fmt::format(
             "pooled warmup ended at the configured maximum (warmup {}) before the chains agreed: "
             "log density R-hat {:.3f}, bulk ESS {:.0f} over the last windows (needed R-hat <= {} "
@@ -182,11 +158,6 @@ class PooledChainRound final : public extended::ChainRound {
   }
 
  private:
-  static bool metric_is_dense(const v1::RunConfig& run) {
-    const auto& s = run.sampler();
-    return (s.has_nuts() ? s.nuts().metric() : s.hmc().metric()) == v1::DENSE;
-  }
-
   const v1::RunConfig& run_;
   ScheduleSizes sizes_;
   int chain_id_;
@@ -203,56 +174,6 @@ class PooledChainRound final : public extended::ChainRound {
 };
 
 }  // namespace
-
-bool has_pooled_warmup(const v1::RunConfig& run) {
-  const auto* a = pooled_adaptation(run);
-  return a && a->pooled();
-}
-
-v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& plan,
-                                  const RoundBroadcast* b, int chain_id,
-                                  const std::vector<double>& initial_metric) {
-  if (plan.phase != Phase::kInit && !b)
-    throw DataError("pooled warmup: a round after the first needs the coordinator's broadcast");
-  v1::RunConfig c = run;
-  auto* s = c.mutable_sampler();
-  if (s->has_nuts())
-    set_round_kernel(*s->mutable_nuts(), plan, b, chain_id, initial_metric);
-  else if (s->has_hmc())
-    set_round_kernel(*s->mutable_hmc(), plan, b, chain_id, initial_metric);
-  else
-    throw ConfigError("pooled warmup needs a top-level sampler.nuts or sampler.hmc");
-  if (b) {
-    const auto& x = b->chains.at(chain_id).state;
-    c.mutable_init()->mutable_point()->mutable_x()->Assign(x.data(), x.data() + x.size());
-  }
-  if (plan.phase == Phase::kSample) {
-    c.set_warmup(0);
-    return c;
-  }
-  c.set_warmup(plan.iterations);
-  c.set_iterations(0);
-  auto* out = c.mutable_output();
-  out->set_thin(1);
-  out->set_write_warmup(true);  // the round's draws feed its report (and, if asked, the output)
-  out->set_estimates_every(0);
-  return c;
-}
-
-std::vector<double> pooled_initial_metric(const v1::RunConfig& run, const modes::ModeSet* modes) {
-  const auto& s = run.sampler();
-  const bool configured = s.has_nuts() ? s.nuts().inverse_metric_size() > 0
-                                       : s.hmc().inverse_metric_size() > 0;
-  if (!modes || modes->stand_in || configured) return {};
-  const auto diagonal = modes->laplace_diagonal();
-  if (!diagonal) return {};
-  const auto d = static_cast<std::size_t>(diagonal->size());
-  const bool dense = (s.has_nuts() ? s.nuts().metric() : s.hmc().metric()) == v1::DENSE;
-  std::vector<double> out(dense ? d * d : d, 0.0);
-  for (std::size_t i = 0; i < d; ++i)
-    out[dense ? i * d + i : i] = (*diagonal)[static_cast<Eigen::Index>(i)];
-  return out;
-}
 
 std::uint64_t pooled_round_seed(std::uint64_t seed, int round) {
   // SplitMix64 of the seed moved by (round + 1) odd increments other than the CT bootstrap's.
@@ -271,12 +192,15 @@ PooledWarmupRounds::PooledWarmupRounds(v1::RunConfig run, int run_index)
 }
 
 std::string PooledWarmupRounds::describe() const {
-  return std::string("a pooled warmup (sampler.") + (run_.sampler().has_nuts() ? "nuts" : "hmc") +
-         ".adaptation.pooled)";
+  return "a pooled warmup (" + pooled_field(run_) + ")";
 }
 
 std::string PooledWarmupRounds::sampler_name() const {
-  return std::string(run_.sampler().has_nuts() ? "nuts" : "hmc") + " (with pooled warmup)";
+  const auto& s = run_.sampler();
+  return std::string(s.has_pseudo_extended() ? "pseudo_extended"
+                     : s.has_nuts()          ? "nuts"
+                                             : "hmc") +
+         " (with pooled warmup)";
 }
 
 void PooledWarmupRounds::set_chains(std::vector<int> chain_ids) { live_ = std::move(chain_ids); }
@@ -333,7 +257,7 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
       history_.add(plan_.window, cid, std::move(*reports_.at(cid).window));
       pooled.push_back(cid);
     }
-    decision_ = history_.decide(plan_.window, pooled);
+    decision_ = history_.decide(plan_.window, pooled, pooling_of(run_));
     // Not converged while a chain has just restarted: it has not been judged yet.
     if (!donors.empty()) decision_->converged = false;
     converged = decision_->converged;
@@ -440,7 +364,9 @@ void PooledWarmupRounds::log_round(Phase done, const RoundBroadcast& next, int n
                               next.plan.iterations);
       break;
     case Phase::kTerm:
-      what_next = fmt::format("next: terminal buffer ({} iterations)", next.plan.iterations);
+      what_next = fmt::format(
+          "next: terminal buffer ({} iterations{})", next.plan.iterations,
+          pools_pseudo_extended(run_) ? " of the pseudo-extended sampler from each chain's state" : "");
       break;
     case Phase::kSample:
       what_next =
@@ -456,7 +382,12 @@ void PooledWarmupRounds::log_round(Phase done, const RoundBroadcast& next, int n
   }
   const bool unconverged_end = done == Phase::kWindow && next.plan.phase != Phase::kWindow &&
                               decision_ && !decision_->converged;
-  if (unconverged_end)
+  if (unconverged_end && pools_pseudo_extended(run_))
+    spdlog::info("{}{}; {} (the chains' warmups on the target did not agree before the maximum "
+                 "warmup, as when they sit in different modes; pseudo-extended sampling moves "
+                 "between modes, and its draws' R-hat and mode checks judge the run)",
+                 line, pooled, what_next);
+  else if (unconverged_end)
     spdlog::warn("{}{}; {} (the chains did not agree before the maximum warmup)", line, pooled,
                  what_next);
   else

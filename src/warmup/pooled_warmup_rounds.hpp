@@ -1,7 +1,7 @@
 #pragma once
 // Pooled warmup as a run whose chains run in rounds (extended/multi_round_run.hpp): round r of a
-// chain is a plain run of the configured sampler.nuts or sampler.hmc (pooled_round_config) from
-// where the chain's previous round left it; the coordinator pools the rounds' reports
+// chain is a plain run of the configured sampler (pooled_round_config.hpp: sampler.nuts or
+// sampler.hmc, or pseudo-extended's two stages) from where the chain's previous round left it; the coordinator pools the rounds' reports
 // (pooled_windows.hpp) and sends the next round (pooled_schedule.hpp) with the pooled metric,
 // and for the final round the pooled step size. Only the final round's draws are the chain's
 // post-warmup records; with output.write_warmup the earlier rounds' draws are written as its
@@ -18,30 +18,12 @@
 
 #include "extended/multi_round_run.hpp"
 #include "warmup/pooled_messages.hpp"
+#include "warmup/pooled_round_config.hpp"
 #include "warmup/pooled_schedule.hpp"
 #include "warmup/pooled_windows.hpp"
 #include "warmup/stuck_chains.hpp"
 
 namespace pemc::warmup {
-
-// Whether the run asks for a pooled warmup (a top-level sampler.nuts or sampler.hmc with
-// adaptation.pooled).
-bool has_pooled_warmup(const v1::RunConfig& run);
-
-// Round `plan` of a chain: the run with its sampler's adaptation, metric, step size, start and
-// lengths set for that round. `b`: the broadcast of the round (nullptr for round 0). Until a
-// window has been pooled the metric is `initial_metric` when not empty (the modes' Laplace
-// diagonal, pooled_initial_metric), else the configured one.
-v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& plan,
-                                  const RoundBroadcast* b, int chain_id,
-                                  const std::vector<double>& initial_metric = {});
-
-// The inverse metric a pooled warmup starts with: the mode search's Laplace variances weighted
-// by the modes' shares (diagonal, or a diagonal matrix for a DENSE metric), when the run searched,
-// found modes and configures no inverse_metric of its own; else empty (the configured metric).
-// Stan starts from the unit metric, whose long trajectories cost most of a warmup's gradients
-// on badly scaled posteriors; the search has already paid for this estimate.
-std::vector<double> pooled_initial_metric(const v1::RunConfig& run, const modes::ModeSet* modes);
 
 // The seed of round `round` of a chain of seed `seed` (the final round uses `seed` itself).
 std::uint64_t pooled_round_seed(std::uint64_t seed, int round);

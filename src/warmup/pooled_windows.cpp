@@ -122,9 +122,30 @@ bool reported(const std::map<int, std::map<int, ChainWindow>>& windows, int w,
   return true;
 }
 
+// The sums of the chains' draws over windows first..last: all pooled, or (kWithinChains) each
+// chain's squared deviations about its own mean added up, counted as n - (chains - 1) draws so that
+// the variance divides by the within-chain degrees of freedom n - chains.
+WindowSums pooled_sums(const WindowHistory::Windows& windows, int first, int last,
+                       const std::vector<int>& live, Pooling pooling) {
+  WindowSums all;
+  for (int id : live) {
+    WindowSums chain;
+    for (int w = first; w <= last; ++w) chain.merge(windows.at(w).at(id).sums);
+    if (pooling == Pooling::kAllDraws || all.count() == 0) {
+      all.merge(chain);
+      continue;
+    }
+    if (chain.count() == 0) continue;
+    all = WindowSums::from_parts(all.count() + chain.count() - 1, all.mean(),
+                                 all.m2() + chain.m2(), all.dense());
+  }
+  return all;
+}
+
 }  // namespace
 
-WindowDecision WindowHistory::decide(int last, const std::vector<int>& live) const {
+WindowDecision WindowHistory::decide(int last, const std::vector<int>& live,
+                                     Pooling pooling) const {
   if (live.empty() || !reported(windows_, last, live))
     throw DataError("pooled warmup: window " + std::to_string(last) + " is not complete");
   WindowDecision d;
@@ -145,10 +166,9 @@ WindowDecision WindowHistory::decide(int last, const std::vector<int>& live) con
     d.bulk_ess = ess;
   }
   d.converged = found && best_ess >= kEssConverged;
-  WindowSums pooled;
-  for (int w = d.first_window; w <= last; ++w)
-    for (int id : live) pooled.merge(windows_.at(w).at(id).sums);
-  d.n_draws = pooled.count();
+  const WindowSums pooled = pooled_sums(windows_, d.first_window, last, live, pooling);
+  d.n_draws = pooling == Pooling::kAllDraws ? pooled.count()
+                                            : pooled.count() + static_cast<std::int64_t>(live.size()) - 1;
   d.inverse_metric = regularised_inverse_metric(pooled);
   return d;
 }

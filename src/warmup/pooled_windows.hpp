@@ -8,9 +8,12 @@
 // live chain over those windows give R-hat (rank-normalised split, Vehtari et al. 2021) and bulk
 // ESS. Among the runs with R-hat <= kRhatConverged the one with the largest bulk ESS is chosen;
 // the chains have converged when it exists and its ESS is >= kEssConverged. The metric is
-// estimated from the chosen windows (all chains' draws pooled), or from the last window alone when
-// no run qualifies, regularised as Stan regularises one chain's window: (n / (n + 5)) C +
-// 1e-3 (5 / (n + 5)) I for n pooled draws.
+// estimated from the chosen windows, or from the last window alone when no run qualifies,
+// regularised as Stan regularises one chain's window: (n / (n + 5)) C + 1e-3 (5 / (n + 5)) I for
+// n pooled draws. C is the covariance of all chains' draws pooled (Pooling::kAllDraws), or the
+// within-chain covariance, each chain's draws about its own mean (Pooling::kWithinChains): for a
+// sampler that moves between modes itself (pseudo-extended), whose local kernel must step within
+// a mode even when the chains' warmups sit in different ones.
 //
 // Everything is merged in ascending chain id and window order, so the result does not depend on
 // the order reports arrived in, nor on the number of ranks.
@@ -61,6 +64,8 @@ struct ChainWindow {
   std::vector<double> log_density;  // per iteration, in order
 };
 
+enum class Pooling { kAllDraws, kWithinChains };
+
 struct WindowDecision {
   bool converged = false;
   int first_window = 0;     // the windows the metric came from: first_window..last_window
@@ -78,7 +83,8 @@ class WindowHistory {
   void add(int window, int chain_id, ChainWindow w);
   // The decision after window `last` over the chains in `live` (ascending ids; each must have
   // reported every window it is asked about: windows before a chain joined are skipped).
-  WindowDecision decide(int last, const std::vector<int>& live) const;
+  WindowDecision decide(int last, const std::vector<int>& live,
+                        Pooling pooling = Pooling::kAllDraws) const;
   // Drops every report of chain `chain_id`: a restarted chain joins again with its next window.
   void forget(int chain_id);
 

@@ -12,7 +12,10 @@
 #     `summarize`.
 #  3. No written warmup draw is lost when a chain's rounds run on different workers.
 #  4. Bad configs are refused with the field named: pooled on a composite sampler's kernel or on
-#     RWM, with too short a warmup, with a UNIT metric.
+#     RWM, with too short a warmup, with a UNIT metric, on pseudo-extended's tempered instrumental.
+#  5. Pseudo-extended on the reference path: its kernel warms up on the target, then its terminal
+#     buffer on the extended space; bit-identical records on 1 and 3 ranks, warmup ends early, every
+#     chain samples at one step size, and the weighted means and variances match the truth.
 source "$(dirname "$0")/common.sh"
 TOOL=(python3 "$PEMC_SOURCE_DIR/tests/support/record_tool.py")
 
@@ -233,4 +236,77 @@ refused rwm "sampler.rwm.adaptation.pooled.*top-level sampler.nuts or sampler.hm
   "$base warmup: 100 sampler { rwm { proposal_scale: 1 adaptation { pooled: true } } }"
 refused unit "sampler.hmc.adaptation.pooled.*DIAGONAL or DENSE" \
   "$base warmup: 100 sampler { hmc { n_leapfrog: 5 adaptation { pooled: true } } }"
+refused pe_tempered "sampler.pseudo_extended.nuts.adaptation.pooled.*reference path" \
+  "$base warmup: 100 sampler { pseudo_extended { n_pseudo: 2 instrumental: TEMPERED
+   nuts { step_size: 0.1 adaptation { enabled: true adapt_metric: true pooled: true } } } }"
+
+# 5. Pseudo-extended (N = 3) on the reference path, a badly scaled 4-D Gaussian, 4 chains.
+pe_sds=(0.05 1 3 20)
+pe_variances=$(printf '%s\n' "${pe_sds[@]}" | awk '{ printf "%s%.10g", (NR > 1 ? ", " : ""), $1 * $1 }')
+cat > "$WORK/pe.pbtxt" <<CFG
+name: "pe"
+target { gaussian { mean: [1, 2, 3, 4] variance: [$pe_variances] } }
+sampler { pseudo_extended { n_pseudo: 3 instrumental: REFERENCE_PATH
+  nuts { step_size: 0.1 metric: DIAGONAL adaptation { enabled: true adapt_metric: true } } } }
+warmup: 1000
+iterations: 1000
+seeds { base: 5 count: 4 }
+output { path: "out.pemc" }
+CFG
+for n in 1 3; do
+  run_mpi "$n" "$DIST" "$WORK/pe.pbtxt" --output "$WORK/pe$n.pemc" > "$WORK/pe_log$n.txt" 2>&1 \
+    || { cat "$WORK/pe_log$n.txt"; fail "pe -n $n: run failed"; }
+  "$REPORT" export "$WORK/pe$n.pemc" 2> /dev/null | sort > "$WORK/pe$n.csv"
+done
+cmp -s "$WORK/pe1.csv" "$WORK/pe3.csv" || fail "pe: -n 1 and -n 3 draws differ"
+grep -q "terminal buffer (.* iterations of the pseudo-extended sampler" "$WORK/pe_log1.txt" \
+  || { cat "$WORK/pe_log1.txt"; fail "pe: the log does not name the extended terminal buffer"; }
+footer_text "$WORK/pe1.pemc" > "$WORK/pe_footer.txt"
+"$REPORT" export "$WORK/pe1.pemc" > "$WORK/pe_raw.csv" 2> /dev/null
+python3 - "$WORK/pe_footer.txt" "$WORK/pe_raw.csv" "${pe_sds[@]}" <<PY || fail "pe: pooled warmup results"
+$CHAINS_PY
+import csv, math, sys
+chains = footer_chains(sys.argv[1])
+rows = list(csv.DictReader(open(sys.argv[2])))
+sds = [float(s) for s in sys.argv[3:]]
+assert len(chains) == 4, chains
+assert len({c["final_step_size"] for c in chains}) == 1, "chains sample at different step sizes"
+for c in chains:
+    assert c["status"] == "ok", c
+    assert float(c["pooled_warmup_converged"]) == 1, c
+    used = int(float(c["pooled_warmup_iterations"]))
+    assert 150 <= used < 1000, f"chain {c['chain_id']}: warmup {used}"
+    print(f"chain {c['chain_id']}: warmup {used} iterations, step size {c['final_step_size']}")
+# The export's rows are the draws' pseudo-samples with their log weights (Theorem 2.1): each
+# draw's weights normalised over its pseudo-samples, averaged over the chain's draws, give its
+# estimates of the means and second moments; the spread of the 4 chains' estimates gives the
+# standard error.
+by_draw = {}
+for r in rows:
+    by_draw.setdefault((r["chain_id"], r["iteration"]), []).append(r)
+def chain_estimate(chain_id, name, power):
+    total, n = 0.0, 0
+    for (cid, _), samples in by_draw.items():
+        if cid != chain_id:
+            continue
+        lw = [float(r["log_weight"]) for r in samples]
+        top = max(lw)
+        w = [math.exp(v - top) for v in lw]
+        total += sum(wi * float(r[name]) ** power for wi, r in zip(w, samples)) / sum(w)
+        n += 1
+    assert n == 1000, (chain_id, n)
+    return total / n
+worst = 0.0
+for i, sd in enumerate(sds):
+    name, truth = f"x[{i + 1}]", i + 1.0
+    for power, exact in ((1, truth), (2, truth * truth + sd * sd)):
+        per_chain = [chain_estimate(c["chain_id"], name, power) for c in chains]
+        est = sum(per_chain) / 4
+        se = math.sqrt(sum((e - est) ** 2 for e in per_chain) / 3 / 4)
+        z = (est - exact) / se
+        worst = max(worst, abs(z))
+        print(f"{name}^{power}: {est:.5g} (truth {exact:.5g}, z {z:+.2f})")
+# 4 chains: the t distribution with 3 degrees of freedom; |t| > 12.9 has probability 0.001.
+assert worst < 12.9, f"max |t| {worst:.2f}"
+PY
 echo "pooled warmup: OK"

@@ -87,8 +87,9 @@ void check_pooled_warmup(const v1::AdaptationConfig& a, const std::string& pre,
   const std::string path = pre + ".pooled";
   if (!run) {
     p.add(path,
-          "pooled warmup is for a top-level sampler.nuts or sampler.hmc only (a composite "
-          "sampler's kernel warms up inside its sampler)");
+          "pooled warmup is for a top-level sampler.nuts or sampler.hmc, or the kernel of "
+          "sampler.pseudo_extended, only (another composite sampler's kernel warms up inside its "
+          "sampler)");
     return;
   }
   if (!a.enabled()) p.add(path, "needs adaptation.enabled: pooled warmup adapts the step size");

@@ -42,8 +42,8 @@ void check_step_size(bool has, double step_size, const v1::AdaptationConfig& a,
                      const std::string& pre, std::optional<std::int64_t> top_level_warmup,
                      Problems& p);
 
-// Pooled warmup (adaptation.pooled, src/warmup/): only a top-level sampler (`top_level_warmup` set
-// to its warmup, `run` its config) with adaptation on, a metric to pool (`metric`: the kernel's
+// Pooled warmup (adaptation.pooled, src/warmup/): only a top-level sampler or pseudo-extended's
+// kernel (`run` its config; nullptr for another composite sampler's kernel) with adaptation on, a metric to pool (`metric`: the kernel's
 // configured kind, METRIC_UNSPECIFIED resolved by the caller) and a warmup long enough for its
 // rounds.
 void check_pooled_warmup(const v1::AdaptationConfig& a, const std::string& pre,

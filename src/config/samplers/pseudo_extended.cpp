@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "config/sampler_kinds.hpp"
+#include "config/samplers/adaptation.hpp"
 #include "config/samplers/all_kinds.hpp"
 #include "config/samplers/local_kernel.hpp"
 #include "extended/mixture_base.hpp"
@@ -17,7 +18,45 @@ namespace {
 
 const std::string kPath = "sampler.pseudo_extended";
 
-void check_pseudo_extended(const v1::PseudoExtendedConfig& c, const std::string& pre, Problems& p) {
+// The local kernel's adaptation and its metric kind (METRIC_UNSPECIFIED resolved), nullptr without
+// a kernel.
+const v1::AdaptationConfig* kernel_adaptation(const v1::PseudoExtendedConfig& c) {
+  if (c.has_nuts()) return &c.nuts().adaptation();
+  if (c.has_hmc()) return &c.hmc().adaptation();
+  return nullptr;
+}
+v1::MetricKind kernel_metric(const v1::PseudoExtendedConfig& c) {
+  if (c.has_hmc()) return c.hmc().metric() == v1::METRIC_UNSPECIFIED ? v1::UNIT : c.hmc().metric();
+  return c.nuts().metric() == v1::METRIC_UNSPECIFIED ? v1::DIAGONAL : c.nuts().metric();
+}
+
+// Pooled warmup (src/warmup/pooled_round_config.hpp) warms the kernel up on the target itself,
+// which fits only a space whose pseudo-samples have the target's scale: the reference path.
+void check_pooled(const v1::RunConfig& run, const std::string& pre, Problems& p) {
+  const auto& c = run.sampler().pseudo_extended();
+  const auto* a = kernel_adaptation(c);
+  if (!a) return;
+  const std::string kernel = pre + (c.has_hmc() ? ".hmc" : ".nuts") + ".adaptation";
+  if (a->pooled() && !extended::uses_reference_path(c))
+    p.add(kernel + ".pooled",
+          "pooled warmup of pseudo-extended needs the reference path (instrumental: "
+          "REFERENCE_PATH, the default for a Stan model or plugin): it warms the kernel up on the "
+          "target itself, whose scale the pseudo-samples have only there",
+          "true");
+  check_pooled_warmup(*a, kernel, &run, kernel_metric(c), p);
+}
+
+void check_pseudo_extended(const v1::RunConfig& run, const std::string& pre, Problems& p) {
+  // The kernel's pooled warmup is checked with the run (check_pooled), not as a composite
+  // sampler's kernel, which refuses it.
+  v1::PseudoExtendedConfig c = run.sampler().pseudo_extended();
+  for (auto* a : {c.has_nuts() ? c.mutable_nuts()->mutable_adaptation() : nullptr,
+                  c.has_hmc() ? c.mutable_hmc()->mutable_adaptation() : nullptr})
+    if (a) {
+      a->clear_pooled();
+      a->clear_pooled_window();
+    }
+  check_pooled(run, pre, p);
   if (c.has_standardise() && c.standardise() && (c.has_fixed_beta() || c.ranks_per_chain() > 1))
     p.add(pre + ".standardise",
           "needs sampled temperatures on one rank per chain (no fixed_beta, ranks_per_chain 1)",
@@ -127,15 +166,29 @@ SamplerKind pseudo_extended_sampler_kind() {
       .apply_defaults =
           [](v1::RunConfig& c) {
             auto& pe = *c.mutable_sampler()->mutable_pseudo_extended();
+            const bool default_kernel = !pe.has_nuts() && !pe.has_hmc();
             fill_local_kernel_defaults_of(pe);
             pe.set_instrumental(extended::default_instrumental(pe, c.target()));  // before standardise
             if (!pe.has_fixed_beta() && !pe.has_normalise_log_density())
               pe.set_normalise_log_density(true);
             if (!pe.has_standardise()) pe.set_standardise(standardises(pe));
+            if (extended::uses_reference_path(pe)) {
+              auto& a = *(pe.has_hmc() ? pe.mutable_hmc()->mutable_adaptation()
+                                       : pe.mutable_nuts()->mutable_adaptation());
+              // The default kernel pools its warmup wherever a pooled warmup can run, its metric
+              // then coming from the chains' draws on the target; elsewhere it keeps the modes'.
+              if (default_kernel) {
+                auto pooling = a;
+                pooling.set_adapt_metric(true);
+                fill_pooled_default(pooling, c, kernel_metric(pe));
+                if (pooling.pooled()) a.set_adapt_metric(true);
+              }
+              fill_pooled_default(a, c, kernel_metric(pe));
+            }
           },
       .validate =
           [](const v1::RunConfig& c, std::optional<std::int64_t>, Problems& p) {
-            check_pseudo_extended(c.sampler().pseudo_extended(), kPath, p);
+            check_pseudo_extended(c, kPath, p);
           },
       // The chain's pseudo-samples are evaluated in blocks over `group`; the inner HMC/NUTS kernel
       // runs on the extended space.

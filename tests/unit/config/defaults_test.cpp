@@ -134,6 +134,33 @@ TEST(ApplyDefaults, PooledWarmupWhereItApplies) {
   EXPECT_TRUE(pooled("sampler { nuts { adaptation { pooled: true } } } seeds { values: [1] }"));
 }
 
+// Pseudo-extended pools its warmup where its kernel adapts a metric on the reference path, whose
+// pseudo-samples have the target's scale (src/warmup/pooled_round_config.hpp).
+TEST(ApplyDefaults, PooledWarmupOfPseudoExtendedOnTheReferencePath) {
+  const auto pooled = [](const std::string& pe) {
+    const auto c = defaulted("target { gaussian { mean: [0, 0] } } warmup: 1000 "
+                             "seeds { values: [1, 2] } sampler { pseudo_extended { " + pe + " } }")
+                       .config;
+    return c.sampler().pseudo_extended().nuts().adaptation().pooled();
+  };
+  const std::string adapting = " nuts { step_size: 0.1 adaptation { enabled: true adapt_metric: true } }";
+  EXPECT_TRUE(pooled("n_pseudo: 3 instrumental: REFERENCE_PATH" + adapting));
+  EXPECT_TRUE(pooled("n_pseudo: 3 reference {}" + adapting));  // `reference` implies the path
+  EXPECT_TRUE(pooled("n_pseudo: 3 instrumental: REFERENCE_PATH"));  // the default kernel
+  // A kernel configured to keep its metric keeps it; the tempered instrumental's pseudo-samples
+  // are wider than the target at low temperatures.
+  EXPECT_FALSE(pooled("n_pseudo: 3 instrumental: REFERENCE_PATH nuts { step_size: 0.1 "
+                      "adaptation { enabled: true } }"));
+  EXPECT_FALSE(pooled("n_pseudo: 3 instrumental: TEMPERED" + adapting));
+  // One chain: the default kernel keeps the modes' metric.
+  const auto one = defaulted("target { gaussian { mean: [0, 0] } } warmup: 1000 seeds { values: "
+                             "[1] } sampler { pseudo_extended { n_pseudo: 3 instrumental: "
+                             "REFERENCE_PATH } }")
+                       .config.sampler().pseudo_extended().nuts().adaptation();
+  EXPECT_FALSE(one.pooled());
+  EXPECT_FALSE(one.adapt_metric());
+}
+
 TEST(ApplyDefaults, KernelsInsideCompositeSamplersDoNotAdaptByDefault) {
   for (const std::string sampler :
        {"pseudo_extended { n_pseudo: 2 nuts { step_size: 0.1 } }",

@@ -183,5 +183,39 @@ TEST(PooledMessages, ModelMessagesTravelAndAddUp) {
   EXPECT_EQ(restored[0].count(), 5);
 }
 
+// Within chains: each chain's draws about its own mean, divided by the within-chain degrees of
+// freedom; two chains whose means differ by 10 make the all-draws variance about 25 larger.
+TEST(WindowHistory, WithinChainsPoolingLeavesOutTheChainsMeans) {
+  WindowHistory h;
+  const Matrix x = draws(200, 2, 3);
+  for (int id = 0; id < 2; ++id)
+    for (int w = 1; w <= 2; ++w) {
+      ChainWindow cw{WindowSums(2, false), {}};
+      for (int i = 0; i < 50; ++i) {
+        const int row = id * 100 + (w - 1) * 50 + i;
+        cw.sums.add(x.row(row).transpose() + Vector::Constant(2, 10.0 * id));
+        cw.log_density.push_back(-0.5 * x.row(row).squaredNorm());
+      }
+      h.add(w, id, std::move(cw));
+    }
+  const auto all = h.decide(2, {0, 1}, Pooling::kAllDraws);
+  const auto within = h.decide(2, {0, 1}, Pooling::kWithinChains);
+  ASSERT_EQ(all.first_window, within.first_window);
+  const int first = within.first_window, n_per_chain = 50 * (2 - first + 1);
+  EXPECT_EQ(within.n_draws, 2 * n_per_chain);
+  for (int j = 0; j < 2; ++j) {
+    double m2 = 0.0;
+    for (int id = 0; id < 2; ++id) {
+      const auto block = x.col(j).segment(id * 100 + (first - 1) * 50, n_per_chain);
+      m2 += (block.array() - block.mean()).square().sum();
+    }
+    const double n = 2.0 * n_per_chain, var = m2 / (n - 2);
+    // Regularised with the count the variance divides by plus one (n - 1 draws).
+    const double shrink = (n - 1) / (n - 1 + 5), ridge = 1e-3 * 5 / (n - 1 + 5);
+    EXPECT_NEAR(within.inverse_metric[static_cast<std::size_t>(j)], shrink * var + ridge, 1e-12);
+    EXPECT_GT(all.inverse_metric[static_cast<std::size_t>(j)], within.inverse_metric[static_cast<std::size_t>(j)] + 20);
+  }
+}
+
 }  // namespace
 }  // namespace pemc::warmup
