@@ -259,8 +259,10 @@ ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
   auto pe = std::make_shared<const PseudoExtendedTarget>(
       std::move(target), options_from_config(config, d), std::move(group));
   ExtendedSampler s;
+  std::shared_ptr<const ReferencePathPseudoExtended> reference_space;
   if (reference)
-    s.space = std::make_shared<const ReferencePathPseudoExtended>(pe, reference->density);
+    s.space = reference_space =
+        std::make_shared<const ReferencePathPseudoExtended>(pe, reference->density);
   else if (standardise)
     s.space = std::make_shared<const StandardisedPseudoExtended>(pe, standardise->centre,
                                                                  standardise->scale);
@@ -269,8 +271,7 @@ ExtendedSampler make_pseudo_extended(const v1::PseudoExtendedConfig& config,
   s.kernel = inner(s.space);
   if (!s.kernel) throw ConfigError("sampler.pseudo_extended: no kernel is set (give hmc or nuts)");
   if (reference)  // pseudo-samples also jump between rho's modes (pseudo_extended_refresh.hpp)
-    s.kernel = std::make_unique<ReferenceRefreshKernel>(std::move(s.kernel), s.space,
-                                                        reference->density, config.n_pseudo());
+    s.kernel = std::make_unique<ReferenceRefreshKernel>(std::move(s.kernel), reference_space);
   return s;
 }
 

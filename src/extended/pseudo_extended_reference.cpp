@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "core/error.hpp"
 
@@ -58,19 +59,83 @@ ReferencePathPseudoExtended::ReferencePathPseudoExtended(
   grad_psi_.resize(d_);
 }
 
-double ReferencePathPseudoExtended::potential(ConstVectorRef z) const {
-  double u = inner_->potential(z);
-  for (int i = 0; i < n_; ++i) u += reference_->potential(z.segment(i * d_, d_));
+double ReferencePathPseudoExtended::add_reference(ConstVectorRef z, double u_inner,
+                                                  VectorRef* grad) const {
+  double u = u_inner;
+  for (int i = 0; i < n_; ++i) {
+    if (!grad) {
+      u += reference_->potential(z.segment(i * d_, d_));
+      continue;
+    }
+    u += reference_->potential_and_gradient(z.segment(i * d_, d_), grad_psi_);
+    grad->segment(i * d_, d_) += grad_psi_;
+  }
   return u;
 }
 
+double ReferencePathPseudoExtended::potential(ConstVectorRef z) const {
+  return add_reference(z, inner_->potential(z), nullptr);
+}
+
 double ReferencePathPseudoExtended::potential_and_gradient(ConstVectorRef z, VectorRef grad) const {
-  double u = inner_->potential_and_gradient(z, grad);
-  for (int i = 0; i < n_; ++i) {
-    u += reference_->potential_and_gradient(z.segment(i * d_, d_), grad_psi_);
-    grad.segment(i * d_, d_) += grad_psi_;
-  }
-  return u;
+  const double u = inner_->potential_and_gradient(z, grad);
+  return add_reference(z, u, &grad);
+}
+
+SingleSampleMoves::SingleSampleMoves(std::shared_ptr<const ReferencePathPseudoExtended> space)
+    : space_(std::move(space)), ratio_(space_->inner().base()) {
+  n_ = space_->n_;
+  d_ = space_->d_;
+  const int dim = space_->dim();
+  z_.resize(dim);
+  grad_phi_.resize(dim);
+  z_scratch_.resize(dim);
+  grad_scratch_.resize(dim);
+  x_tried_.resize(d_);
+  grad_tried_.resize(d_);
+  phi_.resize(static_cast<std::size_t>(n_));
+  phi_scratch_.resize(static_cast<std::size_t>(n_));
+}
+
+void SingleSampleMoves::begin(ConstVectorRef z) {
+  z_ = z;
+  tried_ = -1;
+  const auto cells = static_cast<std::size_t>(n_) * static_cast<std::size_t>(d_);
+  ratio_.potential_and_gradient_batch(std::span<const double>(z_.data(), cells),
+                                      std::span<double>(phi_.data(), phi_.size()),
+                                      std::span<double>(grad_phi_.data(), cells));
+}
+
+double SingleSampleMoves::potential_replacing(int i, ConstVectorRef x) {
+  tried_ = i;
+  x_tried_ = x;
+  // One point of the batch call: the same bits as in begin()'s (Target's batch contract).
+  ratio_.potential_and_gradient_batch(std::span<const double>(x_tried_.data(), x_tried_.size()),
+                                      std::span<double>(&phi_tried_, 1),
+                                      std::span<double>(grad_tried_.data(), grad_tried_.size()));
+  z_scratch_ = z_;
+  z_scratch_.segment(i * d_, d_) = x_tried_;
+  grad_scratch_ = grad_phi_;
+  grad_scratch_.segment(i * d_, d_) = grad_tried_;
+  phi_scratch_ = phi_;
+  phi_scratch_[static_cast<std::size_t>(i)] = phi_tried_;
+  const double u = space_->inner().potential_and_gradient_given(z_scratch_, phi_scratch_,
+                                                                grad_scratch_);
+  return space_->add_reference(z_scratch_, u, nullptr);
+}
+
+void SingleSampleMoves::keep() {
+  if (tried_ < 0) throw ConfigError("single-sample moves: nothing tried to keep");
+  z_.segment(tried_ * d_, d_) = x_tried_;
+  grad_phi_.segment(tried_ * d_, d_) = grad_tried_;
+  phi_[static_cast<std::size_t>(tried_)] = phi_tried_;
+  tried_ = -1;
+}
+
+double SingleSampleMoves::potential_and_gradient(VectorRef grad) const {
+  grad = grad_phi_;
+  const double u = space_->inner().potential_and_gradient_given(z_, phi_, grad);
+  return space_->add_reference(z_, u, &grad);
 }
 
 }  // namespace pemc::extended

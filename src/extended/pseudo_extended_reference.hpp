@@ -31,6 +31,7 @@
 // One chain on one rank: the sum over every pseudo-sample needs all of them on the rank.
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "densities/density.hpp"
 #include "estimators/weight_degeneracy_source.hpp"
@@ -88,12 +89,52 @@ class ReferencePathPseudoExtended final : public targets::Target,
   bool degeneracy_tracks_betas() const override { return inner_->degeneracy_tracks_betas(); }
 
   const PseudoExtendedTarget& inner() const { return *inner_; }
+  const densities::Density& reference() const { return *reference_; }
 
  private:
+  friend class SingleSampleMoves;
+  // u_inner plus psi at every pseudo-sample, in index order, and (grad non-null) grad psi added
+  // to grad's x-blocks: what potential() and potential_and_gradient() add to the inner target's.
+  double add_reference(ConstVectorRef z, double u_inner, VectorRef* grad) const;
+
   std::shared_ptr<const PseudoExtendedTarget> inner_;
   densities::DensityPtr reference_;
   int n_ = 0, d_ = 0;
   mutable Vector grad_psi_;  // scratch
+};
+
+// Moves that replace one pseudo-sample at a time (the independence moves of
+// pseudo_extended_refresh.hpp) at one evaluation of the target each, where potential() of the
+// changed state evaluates it at all N pseudo-samples: begin(z) evaluates the target at z's N
+// pseudo-samples once and keeps the values; potential_replacing(i, x) is potential() of z with
+// x_i replaced by x, bit for bit, from the kept values and one new evaluation; keep() makes that
+// replacement part of z; potential_and_gradient(grad) is the space's potential_and_gradient() at z,
+// bit for bit. So N such moves cost 2N evaluations of the target instead of N^2.
+class SingleSampleMoves {
+ public:
+  explicit SingleSampleMoves(std::shared_ptr<const ReferencePathPseudoExtended> space);
+
+  void begin(ConstVectorRef z);
+  double potential_replacing(int i, ConstVectorRef x);
+  void keep();
+  double potential_and_gradient(VectorRef grad) const;
+  // The state, with every kept replacement.
+  const Vector& state() const { return z_; }
+
+ private:
+  std::shared_ptr<const ReferencePathPseudoExtended> space_;
+  const targets::Target& ratio_;  // the inner target's base, log(gamma / (zeta rho))
+  int n_ = 0, d_ = 0;
+  Vector z_;
+  std::vector<double> phi_;  // the ratio target's potential at each pseudo-sample of z_
+  Vector grad_phi_;          // its gradients (x-blocks, then unused eta entries)
+  // The last replacement tried: pseudo-sample i, its point, potential and gradient.
+  int tried_ = -1;
+  Vector x_tried_, grad_tried_;
+  double phi_tried_ = 0.0;
+  // Scratch: z_ and phi_ with the replacement, and the gradient buffer the inner target writes.
+  Vector z_scratch_, grad_scratch_;
+  std::vector<double> phi_scratch_;
 };
 
 }  // namespace pemc::extended

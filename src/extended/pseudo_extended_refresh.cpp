@@ -7,48 +7,53 @@
 
 namespace pemc::extended {
 
-ReferenceRefreshKernel::ReferenceRefreshKernel(kernels::KernelPtr inner, targets::TargetPtr space,
-                                               densities::DensityPtr reference, int n_pseudo)
-    : inner_(std::move(inner)),
-      space_(std::move(space)),
-      reference_(std::move(reference)),
-      n_(n_pseudo) {
-  if (!inner_ || !space_ || !reference_)
-    throw ConfigError("reference refresh kernel: no kernel, space or reference");
-  d_ = reference_->dim();
-  if (n_ < 1 || static_cast<std::int64_t>(n_) * d_ > space_->dim())
-    throw ConfigError("reference refresh kernel: " + std::to_string(n_) + " pseudo-samples of " +
-                      std::to_string(d_) + " dimensions do not fit a space of " +
-                      std::to_string(space_->dim()));
-  proposal_.resize(space_->dim());
+namespace {
+
+std::shared_ptr<const ReferencePathPseudoExtended> checked(
+    std::shared_ptr<const ReferencePathPseudoExtended> space) {
+  if (!space) throw ConfigError("reference refresh kernel: no space");
+  return space;
+}
+
+}  // namespace
+
+ReferenceRefreshKernel::ReferenceRefreshKernel(
+    kernels::KernelPtr inner, std::shared_ptr<const ReferencePathPseudoExtended> space)
+    : inner_(std::move(inner)), space_(checked(std::move(space))), moves_(space_) {
+  if (!inner_) throw ConfigError("reference refresh kernel: no kernel");
+  n_ = space_->inner().n_pseudo();
+  d_ = space_->original_dim();
+  proposal_.resize(d_);
 }
 
 kernels::TransitionStats ReferenceRefreshKernel::transition(kernels::ChainState& state,
                                                             rng::Stream& stream) {
   kernels::TransitionStats stats = inner_->transition(state, stream);
+  const auto& rho = space_->reference();
+  moves_.begin(state.x);
   bool moved = false;
   double u = state.potential;
   for (int i = 0; i < n_; ++i) {
-    proposal_ = state.x;
-    auto xi = proposal_.segment(static_cast<Eigen::Index>(i) * d_, d_);
-    const double psi_old = reference_->potential(xi);
-    reference_->sample(stream, xi);
-    const double psi_new = reference_->potential(xi);
-    const double u_new = space_->potential(proposal_);
+    const double psi_old = rho.potential(moves_.state().segment(static_cast<Eigen::Index>(i) * d_, d_));
+    rho.sample(stream, proposal_);
+    const double psi_new = rho.potential(proposal_);
+    const double u_new = moves_.potential_replacing(i, proposal_);
     // Uniform drawn for every proposal, so the stream's use does not depend on the outcome.
     const double log_u = std::log(stream.uniform());
     const double log_ratio = u - u_new + psi_new - psi_old;
     if (!in_warmup_) ++proposed_;
     if (std::isfinite(u_new) && log_u < log_ratio) {
-      state.x = proposal_;
+      moves_.keep();
       u = u_new;
       moved = true;
       if (!in_warmup_) ++accepted_;
     }
   }
+  // The target at the N pseudo-samples, then at the N proposals: two gradients of the space.
+  stats.n_gradient_evals += 2;
   if (moved) {
-    kernels::refresh(*space_, state);
-    ++stats.n_gradient_evals;
+    state.x = moves_.state();
+    state.potential = moves_.potential_and_gradient(state.grad);
     stats.accepted = true;
   }
   return stats;

@@ -10,8 +10,10 @@
 // U the extended potential and psi = -log rho. Each such move leaves the extended target invariant,
 // so the composition does. A pseudo-sample at small beta (its q ≈ rho) accepts almost every
 // proposal and so reaches every mode of rho; at beta near 1 it accepts as often as rho matches the
-// target. Cost: N extended potentials (N target evaluations each, no gradient) per transition,
-// and one extended gradient when a proposal was accepted.
+// target. Cost: 2N target gradients per transition (SingleSampleMoves,
+// pseudo_extended_reference.hpp: the target at the N pseudo-samples once, then at each proposal),
+// counted as two gradients of the extended space; evaluating U afresh for each proposal would
+// cost N^2.
 //
 // The wrapped kernel's statistics are reported unchanged (its accept_stat drives step-size
 // adaptation), with `accepted` also true when a refresh moved the state and the extra gradient
@@ -22,6 +24,7 @@
 #include <string>
 
 #include "densities/density.hpp"
+#include "extended/pseudo_extended_reference.hpp"
 #include "kernels/kernel.hpp"
 #include "targets/target.hpp"
 
@@ -29,11 +32,10 @@ namespace pemc::extended {
 
 class ReferenceRefreshKernel final : public kernels::Kernel {
  public:
-  // space: the reference-path pseudo-extended target, whose first n_pseudo * d coordinates are
-  // the pseudo-samples; reference: rho (d dimensions). Throws ConfigError for null parts or
-  // dimensions that do not fit.
-  ReferenceRefreshKernel(kernels::KernelPtr inner, targets::TargetPtr space,
-                         densities::DensityPtr reference, int n_pseudo);
+  // space: the reference-path pseudo-extended target (its rho proposes). Throws ConfigError for
+  // null parts.
+  ReferenceRefreshKernel(kernels::KernelPtr inner,
+                         std::shared_ptr<const ReferencePathPseudoExtended> space);
 
   std::string name() const override { return inner_->name(); }
   kernels::TransitionStats transition(kernels::ChainState& state, rng::Stream& stream) override;
@@ -62,12 +64,12 @@ class ReferenceRefreshKernel final : public kernels::Kernel {
 
  private:
   kernels::KernelPtr inner_;
-  targets::TargetPtr space_;
-  densities::DensityPtr reference_;
+  std::shared_ptr<const ReferencePathPseudoExtended> space_;
+  SingleSampleMoves moves_;
   int n_ = 0, d_ = 0;
   bool in_warmup_ = false;
   std::int64_t proposed_ = 0, accepted_ = 0;  // after warmup
-  Vector proposal_;                            // scratch: z with one pseudo-sample replaced
+  Vector proposal_;                            // scratch: one pseudo-sample's proposal
 };
 
 }  // namespace pemc::extended

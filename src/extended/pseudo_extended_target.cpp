@@ -422,7 +422,20 @@ double PseudoExtendedTarget::potential_and_gradient(ConstVectorRef z, VectorRef 
   return assemble(grad.data());
 }
 
-double PseudoExtendedTarget::serial_sampled(const double* z, double* grad) const {
+double PseudoExtendedTarget::potential_and_gradient_given(ConstVectorRef z,
+                                                          std::span<const double> phi,
+                                                          VectorRef grad) const {
+  if (!serial_fast_)
+    throw ConfigError("pseudo-extended target: given base values need one member with sampled "
+                      "beta");
+  if (phi.size() != static_cast<std::size_t>(n_) || z.size() != dim_ || grad.size() != dim_)
+    throw ConfigError("pseudo-extended target: given base values of the wrong size");
+  std::copy(phi.begin(), phi.end(), phi_.begin());
+  return serial_sampled(z.data(), grad.data(), /*evaluate_base=*/false);
+}
+
+double PseudoExtendedTarget::serial_sampled(const double* z, double* grad,
+                                            bool evaluate_base) const {
   // Every expression below is item_terms', evaluate_items' or assemble's for this case (with flat
   // priors: log_ratio = 0 and no prior terms), in the same order; the comments there say why.
   const double lo = options_.beta_lower, hi = options_.beta_upper, range = hi - lo;
@@ -447,9 +460,10 @@ double PseudoExtendedTarget::serial_sampled(const double* z, double* grad) const
       dlog_ratio_[i] = t.dlog_ratio;
       dlog_g_[i] = t.dlog_g;
     }
-  base_->potential_and_gradient_batch(std::span<const double>(z, n * d),
-                                      std::span<double>(phi_.data(), n),
-                                      std::span<double>(grad, n * d));
+  if (evaluate_base)
+    base_->potential_and_gradient_batch(std::span<const double>(z, n * d),
+                                        std::span<double>(phi_.data(), n),
+                                        std::span<double>(grad, n * d));
   // a_i, the sums outside the log-sum-exp, the Jacobians' product and max a_i, in index order.
   double phi_check = 0.0, max_a = -kInf, outer = 0.0, prod = 1.0, log_prod = 0.0;
   for (std::size_t i = 0; i < n; ++i) {

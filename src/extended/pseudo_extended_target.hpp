@@ -38,6 +38,7 @@
 // No heap allocation per potential/gradient call: every buffer is sized at construction. Not
 // thread-safe (scratch buffers), like every Target.
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,14 @@ class PseudoExtendedTarget final : public targets::Target,
   void initial_point(const std::function<void(VectorRef)>& draw_original,
                      VectorRef z) const override;
 
+  // potential_and_gradient(z, grad) from the base's values at the pseudo-samples given instead of
+  // evaluated: phi[i] = phi(x_i), and grad's x-blocks hold grad phi(x_i) on entry, as the base's
+  // potential_and_gradient_batch gives them. The same arithmetic, so the same bits. For moves that
+  // change one pseudo-sample (pseudo_extended_refresh.hpp): the others' values are known. One
+  // member with sampled beta only (ConfigError otherwise).
+  double potential_and_gradient_given(ConstVectorRef z, std::span<const double> phi,
+                                      VectorRef grad) const;
+
   int n_pseudo() const { return n_; }
   bool beta_sampled() const { return !options_.fixed_beta.has_value(); }
   const PseudoExtendedOptions& options() const { return options_; }
@@ -129,7 +138,8 @@ class PseudoExtendedTarget final : public targets::Target,
   // of item_terms/evaluate_items/assemble, operation for operation (so the same bits as the group
   // path, which tests/mpi/pe_blocks_test.sh checks on 1, 2 and 4 ranks), in three passes over the
   // items instead of seven and without the exchanged records. Flat pi and g skip the prior terms.
-  double serial_sampled(const double* z, double* grad) const;
+  // evaluate_base false: phi_ and grad's x-blocks hold the base's values already.
+  double serial_sampled(const double* z, double* grad, bool evaluate_base = true) const;
   // The parts of this member's records (`out`) that do not depend on phi_i, computed before the
   // base target is evaluated (evaluate_items completes a_i and the outer term), and their
   // beta_i, 1 - beta_i.

@@ -68,6 +68,7 @@ class PooledChainRound final : public extended::ChainRound {
     }
     config_ = pooled_round_config(run_, plan_, broadcast_ ? &*broadcast_ : nullptr, chain_id,
                                   initial_metric);
+    on_target_ = pools_pseudo_extended(run_) && !config_.sampler().has_pseudo_extended();
     if (plan_.phase == Phase::kWindow) {
       window_.emplace();  // its sums are sized by the first draw
       dense_ = pooled_metric_is_dense(run_);
@@ -94,7 +95,9 @@ class PooledChainRound final : public extended::ChainRound {
       window_->sums.add(last_state_);
       window_->log_density.push_back(-d.potential());
     }
-    if (!run_.output().write_warmup()) return nullptr;
+    // A pseudo-extended run's rounds on the target draw in another space than its records: only
+    // its terminal buffer's draws are its warmup draws.
+    if (!run_.output().write_warmup() || on_target_) return nullptr;
     forward_ = r;
     auto& f = *forward_.mutable_draw();
     f.set_iteration(plan_.warmup_before + d.iteration());
@@ -168,6 +171,7 @@ class PooledChainRound final : public extended::ChainRound {
   ChainTotals before_;
   v1::RunConfig config_;
   bool dense_ = false;
+  bool on_target_ = false;  // a pseudo-extended run's round on the target itself
   std::optional<ChainWindow> window_;
   Vector last_state_;
   v1::Record forward_;

@@ -5,7 +5,8 @@
 // (pooled_windows.hpp) and sends the next round (pooled_schedule.hpp) with the pooled metric,
 // and for the final round the pooled step size. Only the final round's draws are the chain's
 // post-warmup records; with output.write_warmup the earlier rounds' draws are written as its
-// warmup draws, numbered on across rounds. Before the first pooled metric the chains use the
+// warmup draws, numbered on across rounds (a pseudo-extended run's: its terminal buffer's only, the
+// rounds on the target drawing in another space than its records). Before the first pooled metric the chains use the
 // modes' Laplace diagonal when the run's mode search found modes (pooled_initial_metric). After
 // a window, a chain stuck far below the others restarts from another's state (stuck_chains.hpp).
 // The chain's summary counts every round (gradients and time of the earlier rounds are warmup)

@@ -124,6 +124,23 @@ checkpoint { every_iterations: 10 }
 CFG
 check_case pooled "$WORK/pooled.pbtxt" 2 3 22 40 60
 
+# Pseudo-extended's pooled warmup on the reference path: the windows run NUTS on the target, the
+# terminal buffer and sampling the extended space (src/warmup/pooled_round_config.hpp). Stops in
+# window 1, window 2 and while sampling from the extended state the terminal buffer handed on.
+cat > "$WORK/pe_pooled.pbtxt" <<CFG
+name: "pe_pooled"
+target { $GAUSS }
+sampler { pseudo_extended { n_pseudo: 3 instrumental: REFERENCE_PATH nuts { step_size: 0.1
+  adaptation { enabled: true adapt_metric: true pooled: true init_buffer: 20 term_buffer: 20 } } } }
+warmup: 300
+iterations: 90
+seeds { base: 3 count: 2 }
+chains_per_seed: 2
+output { path: "$WORK/pe_pooled.pemc" write_warmup: true }
+checkpoint { every_iterations: 10 }
+CFG
+check_case pe_pooled "$WORK/pe_pooled.pbtxt" 2 3 22 40 60
+
 # A study (task farm over runs x seeds) with periodic checkpoints every few iterations interleaved
 # with the stop: finished, running and not-yet-started tasks all resume; the stop hits the
 # first chain to reach K while the others are anywhere.
