@@ -239,6 +239,9 @@ refused unit "sampler.hmc.adaptation.pooled.*DIAGONAL or DENSE" \
 refused pe_tempered "sampler.pseudo_extended.nuts.adaptation.pooled.*reference path" \
   "$base warmup: 100 sampler { pseudo_extended { n_pseudo: 2 instrumental: TEMPERED
    nuts { step_size: 0.1 adaptation { enabled: true adapt_metric: true pooled: true } } } }"
+refused pe_metric "sampler.pseudo_extended.nuts.inverse_metric.*pooled warmup estimates the metric" \
+  "$base warmup: 100 sampler { pseudo_extended { n_pseudo: 1 instrumental: REFERENCE_PATH
+   nuts { step_size: 0.1 inverse_metric: [1, 1, 1] adaptation { enabled: true pooled: true } } } }"
 
 # 5. Pseudo-extended (N = 3) on the reference path, a badly scaled 4-D Gaussian, 4 chains.
 pe_sds=(0.05 1 3 20)

@@ -44,6 +44,13 @@ void check_pooled(const v1::RunConfig& run, const std::string& pre, Problems& p)
           "target itself, whose scale the pseudo-samples have only there",
           "true");
   check_pooled_warmup(*a, kernel, &run, kernel_metric(c), p);
+  const int given = c.has_hmc() ? c.hmc().inverse_metric_size() : c.nuts().inverse_metric_size();
+  if (a->pooled() && given > 0)
+    p.add(pre + (c.has_hmc() ? ".hmc" : ".nuts") + ".inverse_metric",
+          "a pooled warmup estimates the metric on the target and lays it out over the extended "
+          "space, so a given extended metric would be ignored: drop it, or set adaptation { "
+          "pooled: false } to start from it",
+          std::to_string(given) + " entries");
 }
 
 void check_pseudo_extended(const v1::RunConfig& run, const std::string& pre, Problems& p) {
@@ -177,6 +184,10 @@ SamplerKind pseudo_extended_sampler_kind() {
                                        : pe.mutable_nuts()->mutable_adaptation());
               // The default kernel pools its warmup wherever a pooled warmup can run, its metric
               // then coming from the chains' draws on the target; elsewhere it keeps the modes'.
+              // A given extended metric is the user's start: no pooled default replaces it.
+              const int given = pe.has_hmc() ? pe.hmc().inverse_metric_size()
+                                             : pe.nuts().inverse_metric_size();
+              if (given > 0 && !a.has_pooled()) a.set_pooled(false);
               if (default_kernel) {
                 auto pooling = a;
                 pooling.set_adapt_metric(true);

@@ -152,6 +152,9 @@ TEST(ApplyDefaults, PooledWarmupOfPseudoExtendedOnTheReferencePath) {
   EXPECT_FALSE(pooled("n_pseudo: 3 instrumental: REFERENCE_PATH nuts { step_size: 0.1 "
                       "adaptation { enabled: true } }"));
   EXPECT_FALSE(pooled("n_pseudo: 3 instrumental: TEMPERED" + adapting));
+  // A given extended metric is the start the user chose.
+  EXPECT_FALSE(pooled("n_pseudo: 1 instrumental: REFERENCE_PATH nuts { step_size: 0.1 "
+                      "inverse_metric: [1, 1, 1] adaptation { enabled: true adapt_metric: true } }"));
   // One chain: the default kernel keeps the modes' metric.
   const auto one = defaulted("target { gaussian { mean: [0, 0] } } warmup: 1000 seeds { values: "
                              "[1] } sampler { pseudo_extended { n_pseudo: 3 instrumental: "
