@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/math/special_functions/trigamma.hpp>
 #include <cmath>
 #include <memory>
+
+#include <boost/math/special_functions/trigamma.hpp>
 
 #include "core/error.hpp"
 #include "extended/pseudo_extended_reference.hpp"
@@ -214,7 +215,8 @@ std::vector<double> extended_inverse_metric(const v1::PseudoExtendedConfig& c,
       for (std::int64_t k = 0; k < d; ++k)
         out[at(i * d + r, i * d + k)] = target_metric[static_cast<std::size_t>(r * d + k)];
     }
-  for (std::int64_t e = n * d; e < dim; ++e) out[dense ? at(e, e) : static_cast<std::size_t>(e)] = eta_variance;
+  for (std::int64_t e = n * d; e < dim; ++e)
+    out[dense ? at(e, e) : static_cast<std::size_t>(e)] = eta_variance;
   return out;
 }
 

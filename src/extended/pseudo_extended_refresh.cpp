@@ -34,7 +34,8 @@ kernels::TransitionStats ReferenceRefreshKernel::transition(kernels::ChainState&
   bool moved = false;
   double u = state.potential;
   for (int i = 0; i < n_; ++i) {
-    const double psi_old = rho.potential(moves_.state().segment(static_cast<Eigen::Index>(i) * d_, d_));
+    const auto x_old = moves_.state().segment(static_cast<Eigen::Index>(i) * d_, d_);
+    const double psi_old = rho.potential(x_old);
     rho.sample(stream, proposal_);
     const double psi_new = rho.potential(proposal_);
     const double u_new = moves_.potential_replacing(i, proposal_);

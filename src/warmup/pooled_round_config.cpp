@@ -143,8 +143,8 @@ bool pools_pseudo_extended(const v1::RunConfig& run) {
 std::string pooled_field(const v1::RunConfig& run) {
   const auto& s = run.sampler();
   if (s.has_pseudo_extended())
-    return std::string("sampler.pseudo_extended.") + (s.pseudo_extended().has_hmc() ? "hmc" : "nuts") +
-           ".adaptation.pooled";
+    return std::string("sampler.pseudo_extended.") +
+           (s.pseudo_extended().has_hmc() ? "hmc" : "nuts") + ".adaptation.pooled";
   return std::string("sampler.") + (s.has_hmc() ? "hmc" : "nuts") + ".adaptation.pooled";
 }
 

@@ -167,8 +167,8 @@ WindowDecision WindowHistory::decide(int last, const std::vector<int>& live,
   }
   d.converged = found && best_ess >= kEssConverged;
   const WindowSums pooled = pooled_sums(windows_, d.first_window, last, live, pooling);
-  d.n_draws = pooling == Pooling::kAllDraws ? pooled.count()
-                                            : pooled.count() + static_cast<std::int64_t>(live.size()) - 1;
+  d.n_draws = pooled.count();
+  if (pooling == Pooling::kWithinChains) d.n_draws += static_cast<std::int64_t>(live.size()) - 1;
   d.inverse_metric = regularised_inverse_metric(pooled);
   return d;
 }

@@ -213,7 +213,8 @@ TEST(WindowHistory, WithinChainsPoolingLeavesOutTheChainsMeans) {
     // Regularised with the count the variance divides by plus one (n - 1 draws).
     const double shrink = (n - 1) / (n - 1 + 5), ridge = 1e-3 * 5 / (n - 1 + 5);
     EXPECT_NEAR(within.inverse_metric[static_cast<std::size_t>(j)], shrink * var + ridge, 1e-12);
-    EXPECT_GT(all.inverse_metric[static_cast<std::size_t>(j)], within.inverse_metric[static_cast<std::size_t>(j)] + 20);
+    const auto k = static_cast<std::size_t>(j);
+    EXPECT_GT(all.inverse_metric[k], within.inverse_metric[k] + 20);
   }
 }
 
