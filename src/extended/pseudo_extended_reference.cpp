@@ -94,7 +94,14 @@ SingleSampleMoves::SingleSampleMoves(std::shared_ptr<const ReferencePathPseudoEx
   x_tried_.resize(d_);
   grad_tried_.resize(d_);
   phi_.resize(static_cast<std::size_t>(n_));
+  psi_.resize(static_cast<std::size_t>(n_));
   phi_scratch_.resize(static_cast<std::size_t>(n_));
+}
+
+double SingleSampleMoves::add_psi(double u_inner, int replaced) const {
+  double u = u_inner;
+  for (int i = 0; i < n_; ++i) u += i == replaced ? psi_tried_ : psi_[static_cast<std::size_t>(i)];
+  return u;
 }
 
 void SingleSampleMoves::begin(ConstVectorRef z) {
@@ -104,6 +111,8 @@ void SingleSampleMoves::begin(ConstVectorRef z) {
   ratio_.potential_and_gradient_batch(std::span<const double>(z_.data(), cells),
                                       std::span<double>(phi_.data(), phi_.size()),
                                       std::span<double>(grad_phi_.data(), cells));
+  for (int i = 0; i < n_; ++i)
+    psi_[static_cast<std::size_t>(i)] = space_->reference().potential(z_.segment(i * d_, d_));
 }
 
 double SingleSampleMoves::potential_replacing(int i, ConstVectorRef x) {
@@ -113,6 +122,7 @@ double SingleSampleMoves::potential_replacing(int i, ConstVectorRef x) {
   ratio_.potential_and_gradient_batch(std::span<const double>(x_tried_.data(), x_tried_.size()),
                                       std::span<double>(&phi_tried_, 1),
                                       std::span<double>(grad_tried_.data(), grad_tried_.size()));
+  psi_tried_ = space_->reference().potential(x_tried_);
   z_scratch_ = z_;
   z_scratch_.segment(i * d_, d_) = x_tried_;
   grad_scratch_ = grad_phi_;
@@ -121,7 +131,7 @@ double SingleSampleMoves::potential_replacing(int i, ConstVectorRef x) {
   phi_scratch_[static_cast<std::size_t>(i)] = phi_tried_;
   const double u = space_->inner().potential_and_gradient_given(z_scratch_, phi_scratch_,
                                                                 grad_scratch_);
-  return space_->add_reference(z_scratch_, u, nullptr);
+  return add_psi(u, i);
 }
 
 void SingleSampleMoves::keep() {
@@ -129,6 +139,7 @@ void SingleSampleMoves::keep() {
   z_.segment(tried_ * d_, d_) = x_tried_;
   grad_phi_.segment(tried_ * d_, d_) = grad_tried_;
   phi_[static_cast<std::size_t>(tried_)] = phi_tried_;
+  psi_[static_cast<std::size_t>(tried_)] = psi_tried_;
   tried_ = -1;
 }
 

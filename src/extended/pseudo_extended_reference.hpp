@@ -104,8 +104,8 @@ class ReferencePathPseudoExtended final : public targets::Target,
 };
 
 // Moves that replace one pseudo-sample at a time (the independence moves of
-// pseudo_extended_refresh.hpp) at one evaluation of the target each, where potential() of the
-// changed state evaluates it at all N pseudo-samples: begin(z) evaluates the target at z's N
+// pseudo_extended_refresh.hpp) at one evaluation of the target and of rho each, where potential()
+// of the changed state evaluates both at all N pseudo-samples: begin(z) evaluates them at z's N
 // pseudo-samples once and keeps the values; potential_replacing(i, x) is potential() of z with
 // x_i replaced by x, bit for bit, from the kept values and one new evaluation; keep() makes that
 // replacement part of z; potential_and_gradient(grad) is the space's potential_and_gradient() at z,
@@ -120,18 +120,26 @@ class SingleSampleMoves {
   double potential_and_gradient(VectorRef grad) const;
   // The state, with every kept replacement.
   const Vector& state() const { return z_; }
+  // psi = -log rho at pseudo-sample i of the state, and at the point last tried.
+  double psi(int i) const { return psi_[static_cast<std::size_t>(i)]; }
+  double psi_tried() const { return psi_tried_; }
 
  private:
+  // u_inner plus the kept psi (with pseudo-sample `replaced` at psi_tried_ unless -1), in index
+  // order: ReferencePathPseudoExtended::potential()'s sum.
+  double add_psi(double u_inner, int replaced) const;
+
   std::shared_ptr<const ReferencePathPseudoExtended> space_;
   const targets::Target& ratio_;  // the inner target's base, log(gamma / (zeta rho))
   int n_ = 0, d_ = 0;
   Vector z_;
   std::vector<double> phi_;  // the ratio target's potential at each pseudo-sample of z_
   Vector grad_phi_;          // its gradients (x-blocks, then unused eta entries)
-  // The last replacement tried: pseudo-sample i, its point, potential and gradient.
+  std::vector<double> psi_;  // rho's potential() at each pseudo-sample of z_
+  // The last replacement tried: pseudo-sample i, its point, potentials and gradient.
   int tried_ = -1;
   Vector x_tried_, grad_tried_;
-  double phi_tried_ = 0.0;
+  double phi_tried_ = 0.0, psi_tried_ = 0.0;
   // Scratch: z_ and phi_ with the replacement, and the gradient buffer the inner target writes.
   Vector z_scratch_, grad_scratch_;
   std::vector<double> phi_scratch_;

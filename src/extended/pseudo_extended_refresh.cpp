@@ -34,11 +34,10 @@ kernels::TransitionStats ReferenceRefreshKernel::transition(kernels::ChainState&
   bool moved = false;
   double u = state.potential;
   for (int i = 0; i < n_; ++i) {
-    const auto x_old = moves_.state().segment(static_cast<Eigen::Index>(i) * d_, d_);
-    const double psi_old = rho.potential(x_old);
+    const double psi_old = moves_.psi(i);
     rho.sample(stream, proposal_);
-    const double psi_new = rho.potential(proposal_);
     const double u_new = moves_.potential_replacing(i, proposal_);
+    const double psi_new = moves_.psi_tried();
     // Uniform drawn for every proposal, so the stream's use does not depend on the outcome.
     const double log_u = std::log(stream.uniform());
     const double log_ratio = u - u_new + psi_new - psi_old;

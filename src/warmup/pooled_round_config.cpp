@@ -16,18 +16,13 @@ void clear_pooling(KernelConfig& k) {
   a.set_adapt_metric(false);  // the coordinator estimates the metric
 }
 
-template <class KernelConfig>
-void set_inverse_metric(KernelConfig& k, const std::vector<double>& metric) {
-  if (!metric.empty()) k.mutable_inverse_metric()->Assign(metric.begin(), metric.end());
-}
-
-// Sets one round's kernel fields of a NutsConfig or HmcConfig (the same names in both) that runs
-// on the target itself.
+// Sets one round's kernel fields of a NutsConfig or HmcConfig (the same names in both): `metric`
+// (empty: the configured one), and the step size the round starts from.
 template <class KernelConfig>
 void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadcast* b,
-                      int chain_id, const std::vector<double>& initial_metric) {
+                      int chain_id, const std::vector<double>& metric) {
   clear_pooling(k);
-  set_inverse_metric(k, b && !b->inverse_metric.empty() ? b->inverse_metric : initial_metric);
+  if (!metric.empty()) k.mutable_inverse_metric()->Assign(metric.begin(), metric.end());
   if (plan.phase == Phase::kSample) {
     k.mutable_adaptation()->set_enabled(false);
     k.set_step_size(b->chains.at(chain_id).step_size);
@@ -35,6 +30,13 @@ void set_round_kernel(KernelConfig& k, const RoundPlan& plan, const RoundBroadca
     // A new metric: the chain searches its step size again, as Stan does after each window.
     k.clear_step_size();
   }
+}
+
+// The metric of a round on the target: the pooled one once a window has been pooled, else
+// `initial_metric` (empty: the configured one).
+const std::vector<double>& target_metric(const RoundBroadcast* b,
+                                         const std::vector<double>& initial_metric) {
+  return b && !b->inverse_metric.empty() ? b->inverse_metric : initial_metric;
 }
 
 // A warmup round's lengths and output: `iterations` of warmup, every draw to the round's report.
@@ -61,7 +63,7 @@ v1::RunConfig target_round_config(const v1::RunConfig& run, const RoundPlan& pla
   auto* s = c.mutable_sampler();
   const auto set = [&](auto& k) {
     k.clear_inverse_metric();  // a configured one has the extended space's dimension
-    set_round_kernel(k, plan, b, chain_id, initial_metric);
+    set_round_kernel(k, plan, b, chain_id, target_metric(b, initial_metric));
     k.clear_step_size();
   };
   if (pe.has_nuts()) {
@@ -90,26 +92,16 @@ v1::RunConfig extended_round_config(const v1::RunConfig& run, const RoundPlan& p
   if (d < 1 || (dense && d * d != entries))
     throw DataError("pooled warmup: the broadcast before the extended rounds has no metric");
   const auto metric = extended::extended_inverse_metric(pe, b.inverse_metric, d, dense);
-  const auto& chain = b.chains.at(chain_id);
-  const auto set = [&](auto& k) {
-    clear_pooling(k);
-    k.clear_inverse_metric();
-    set_inverse_metric(k, metric);
-    if (plan.phase == Phase::kSample) {
-      k.mutable_adaptation()->set_enabled(false);
-      k.set_step_size(chain.step_size);
-    } else {
-      k.mutable_adaptation()->set_enabled(true);
-      k.clear_step_size();  // searched on the extended space, then adapted
-    }
-  };
+  // The terminal buffer searches its step size on the extended space and adapts it; sampling
+  // runs at the one the broadcast gives the chain.
+  const auto set = [&](auto& k) { set_round_kernel(k, plan, &b, chain_id, metric); };
   if (pe.has_nuts())
     set(*pe.mutable_nuts());
   else
     set(*pe.mutable_hmc());
   // The terminal buffer starts every pseudo-sample at the chain's state on the target; sampling
   // starts from the full extended state the terminal buffer left.
-  set_start(c, chain.state);
+  set_start(c, b.chains.at(chain_id).state);
   if (plan.phase == Phase::kSample)
     c.set_warmup(0);
   else
@@ -172,9 +164,9 @@ v1::RunConfig pooled_round_config(const v1::RunConfig& run, const RoundPlan& pla
   v1::RunConfig c = run;
   auto* s = c.mutable_sampler();
   if (s->has_nuts())
-    set_round_kernel(*s->mutable_nuts(), plan, b, chain_id, initial_metric);
+    set_round_kernel(*s->mutable_nuts(), plan, b, chain_id, target_metric(b, initial_metric));
   else if (s->has_hmc())
-    set_round_kernel(*s->mutable_hmc(), plan, b, chain_id, initial_metric);
+    set_round_kernel(*s->mutable_hmc(), plan, b, chain_id, target_metric(b, initial_metric));
   else
     throw ConfigError("pooled warmup needs a top-level sampler.nuts or sampler.hmc, or "
                       "sampler.pseudo_extended");
