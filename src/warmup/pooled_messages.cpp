@@ -69,22 +69,29 @@ ChainTotals get_totals(const KernelState& s) {
   return t;
 }
 
-void put_window(KernelState& w, const ChainWindow& window) {
-  put_int(w, "n", window.sums.count());
-  put_int(w, "dense", window.sums.dense() ? 1 : 0);
-  put_vector(w, "mean", window.sums.mean());
-  put_matrix(w, "m2", window.sums.m2());
-  put_reals(w, "log_density", window.log_density);
+void put_sums(KernelState& w, const WindowSums& sums) {
+  put_int(w, "n", sums.count());
+  put_int(w, "dense", sums.dense() ? 1 : 0);
+  put_vector(w, "mean", sums.mean());
+  put_matrix(w, "m2", sums.m2());
 }
 
-ChainWindow get_window(const KernelState& w) {
+WindowSums get_sums(const KernelState& w) {
   Vector mean;
   Matrix m2;
   get_vector(w, "mean", mean);
   get_matrix(w, "m2", m2);
-  return ChainWindow{WindowSums::from_parts(get_int(w, "n"), std::move(mean), std::move(m2),
-                                            get_int(w, "dense") != 0),
-                     get_real_vector(w, "log_density")};
+  return WindowSums::from_parts(get_int(w, "n"), std::move(mean), std::move(m2),
+                                get_int(w, "dense") != 0);
+}
+
+void put_window(KernelState& w, const ChainWindow& window) {
+  put_sums(w, window.sums);
+  put_reals(w, "log_density", window.log_density);
+}
+
+ChainWindow get_window(const KernelState& w) {
+  return ChainWindow{get_sums(w), get_real_vector(w, "log_density")};
 }
 
 // Map keys of the state's children: window numbers and chain ids.
@@ -165,6 +172,14 @@ std::string RoundBroadcast::encode() const {
     put_totals(one, c.totals);
     put_real(one, "step_size", c.step_size);
   }
+  if (!fits.empty()) {
+    auto& fs = put_child(s, "fits");
+    for (const auto& [id, f] : fits) {
+      auto& one = put_child(fs, std::to_string(id));
+      put_sums(one, f.sums);
+      put_real(one, "mean_log_density", f.mean_log_density);
+    }
+  }
   return s.SerializeAsString();
 }
 
@@ -189,6 +204,10 @@ RoundBroadcast RoundBroadcast::decode(const std::string& bytes) {
     c.step_size = get_real(one, "step_size");
     b.chains.emplace(key_number(key, "chain id"), std::move(c));
   }
+  if (has_child(s, "fits"))
+    for (const auto& [key, one] : get_child(s, "fits").children())
+      b.fits.emplace(key_number(key, "chain id"),
+                     ChainFit{get_sums(one), get_real(one, "mean_log_density")});
   return b;
 }
 

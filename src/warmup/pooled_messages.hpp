@@ -55,6 +55,9 @@ struct RoundBroadcast {
     double step_size = 0;  // kSample: the step size it samples with
   };
   std::map<int, Chain> chains;  // live chains by id
+  // Pseudo-extended, from the terminal buffer on: each chain's draws on the target over the windows
+  // the metric came from, by chain id (what its reference is refitted to, reference_fit.hpp).
+  std::map<int, ChainFit> fits;
   // How warmup went (kSample): what the final summaries and the log say.
   bool converged = false;
   double rhat = 0.0;

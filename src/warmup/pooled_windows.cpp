@@ -51,6 +51,11 @@ WindowSums WindowSums::from_parts(std::int64_t n, Vector mean, Matrix m2, bool d
   return s;
 }
 
+WindowSums WindowSums::diagonal() const {
+  if (!dense_) return *this;
+  return from_parts(n_, mean_, m2_.diagonal(), false);
+}
+
 std::vector<double> regularised_inverse_metric(const WindowSums& s) {
   if (s.count() < 2) throw DataError("pooled warmup: a metric needs at least 2 draws");
   const double n = static_cast<double>(s.count());
@@ -144,8 +149,8 @@ WindowSums pooled_sums(const WindowHistory::Windows& windows, int first, int las
 
 }  // namespace
 
-WindowDecision WindowHistory::decide(int last, const std::vector<int>& live,
-                                     Pooling pooling) const {
+WindowDecision WindowHistory::decide(int last, const std::vector<int>& live, Pooling pooling,
+                                     bool diagonal_metric) const {
   if (live.empty() || !reported(windows_, last, live))
     throw DataError("pooled warmup: window " + std::to_string(last) + " is not complete");
   WindowDecision d;
@@ -169,8 +174,26 @@ WindowDecision WindowHistory::decide(int last, const std::vector<int>& live,
   const WindowSums pooled = pooled_sums(windows_, d.first_window, last, live, pooling);
   d.n_draws = pooled.count();
   if (pooling == Pooling::kWithinChains) d.n_draws += static_cast<std::int64_t>(live.size()) - 1;
-  d.inverse_metric = regularised_inverse_metric(pooled);
+  d.inverse_metric = regularised_inverse_metric(diagonal_metric ? pooled.diagonal() : pooled);
   return d;
+}
+
+std::map<int, ChainFit> WindowHistory::chain_fits(const WindowDecision& d,
+                                                  const std::vector<int>& live) const {
+  std::map<int, ChainFit> out;
+  for (int id : live) {
+    ChainFit fit;
+    double sum = 0.0;
+    for (int w = d.first_window; w <= d.last_window; ++w) {
+      const auto& one = windows_.at(w).at(id);
+      fit.sums.merge(one.sums);
+      for (double lp : one.log_density) sum += lp;
+    }
+    if (fit.sums.count() == 0) continue;
+    fit.mean_log_density = sum / static_cast<double>(fit.sums.count());
+    out.emplace(id, std::move(fit));
+  }
+  return out;
 }
 
 }  // namespace pemc::warmup

@@ -46,6 +46,8 @@ class WindowSums {
   const Matrix& m2() const { return m2_; }
   // For messages: a set with these values (m2 of the shape above).
   static WindowSums from_parts(std::int64_t n, Vector mean, Matrix m2, bool dense);
+  // The same draws' diagonal sums (a diagonal set unchanged).
+  WindowSums diagonal() const;
 
  private:
   bool dense_ = false;
@@ -66,6 +68,13 @@ struct ChainWindow {
 
 enum class Pooling { kAllDraws, kWithinChains };
 
+// One chain's draws over the windows a decision's metric came from: what pseudo-extended's
+// reference is fitted to (reference_fit.hpp).
+struct ChainFit {
+  WindowSums sums;
+  double mean_log_density = 0.0;
+};
+
 struct WindowDecision {
   bool converged = false;
   int first_window = 0;     // the windows the metric came from: first_window..last_window
@@ -82,9 +91,12 @@ class WindowHistory {
   // Window `window` (1-based) of chain `chain_id`.
   void add(int window, int chain_id, ChainWindow w);
   // The decision after window `last` over the chains in `live` (ascending ids; each must have
-  // reported every window it is asked about: windows before a chain joined are skipped).
+  // reported every window it is asked about: windows before a chain joined are skipped). The
+  // metric is diagonal when the sums are, or when `diagonal_metric` (dense sums kept for a fit).
   WindowDecision decide(int last, const std::vector<int>& live,
-                        Pooling pooling = Pooling::kAllDraws) const;
+                        Pooling pooling = Pooling::kAllDraws, bool diagonal_metric = false) const;
+  // Each chain in `live`'s draws over windows d.first_window..d.last_window, by chain id.
+  std::map<int, ChainFit> chain_fits(const WindowDecision& d, const std::vector<int>& live) const;
   // Drops every report of chain `chain_id`: a restarted chain joins again with its next window.
   void forget(int chain_id);
 

@@ -131,7 +131,13 @@ TEST(PooledMessages, RoundTrip) {
   b.step_size = 0.5;
   b.chains[2] = {Vector::Ones(2), {10, 10, 0.5, 0.5}, 0.5};
   b.chains[11] = {Vector::Zero(2), {20, 20, 1.0, 1.0}, 0.25};
+  b.fits[11] = ChainFit{r.window->sums, -3.5};
   const auto bb = RoundBroadcast::decode(b.encode());
+  ASSERT_EQ(bb.fits.size(), 1u);
+  EXPECT_EQ(bb.fits.at(11).sums.m2(), r.window->sums.m2());
+  EXPECT_EQ(bb.fits.at(11).sums.count(), 2);
+  EXPECT_EQ(bb.fits.at(11).mean_log_density, -3.5);
+  EXPECT_TRUE(RoundBroadcast::decode(RoundBroadcast{}.encode()).fits.empty());
   EXPECT_EQ(bb.plan.phase, Phase::kSample);
   EXPECT_EQ(bb.plan.warmup_before, 275);
   EXPECT_EQ(bb.inverse_metric, b.inverse_metric);
@@ -216,6 +222,46 @@ TEST(WindowHistory, WithinChainsPoolingLeavesOutTheChainsMeans) {
     const auto k = static_cast<std::size_t>(j);
     EXPECT_GT(all.inverse_metric[k], within.inverse_metric[k] + 20);
   }
+}
+
+
+// A chain's fit joins its draws over the decision's windows, with their mean log density; dense
+// sums give the diagonal metric of diagonal sums when asked for one.
+TEST(WindowHistory, ChainFitsJoinTheDecisionsWindowsAndDenseSumsCanGiveADiagonalMetric) {
+  WindowHistory dense_history, diagonal_history;
+  const Matrix x = draws(300, 2, 5);
+  for (int id = 0; id < 2; ++id)
+    for (int w = 1; w <= 3; ++w) {
+      ChainWindow dense{WindowSums(2, true), {}}, diagonal{WindowSums(2, false), {}};
+      for (int i = 0; i < 50; ++i) {
+        const Vector row = x.row(id * 150 + (w - 1) * 50 + i).transpose();
+        dense.sums.add(row);
+        diagonal.sums.add(row);
+        dense.log_density.push_back(-0.5 * row.squaredNorm());
+      }
+      diagonal.log_density = dense.log_density;
+      dense_history.add(w, id, std::move(dense));
+      diagonal_history.add(w, id, std::move(diagonal));
+    }
+  const auto d = dense_history.decide(3, {0, 1}, Pooling::kWithinChains, true);
+  const auto diagonal = diagonal_history.decide(3, {0, 1}, Pooling::kWithinChains);
+  ASSERT_EQ(d.inverse_metric.size(), 2u);
+  EXPECT_EQ(d.first_window, diagonal.first_window);
+  for (std::size_t j = 0; j < 2; ++j)
+    EXPECT_NEAR(d.inverse_metric[j], diagonal.inverse_metric[j], 1e-12);
+  EXPECT_EQ(dense_history.decide(3, {0, 1}).inverse_metric.size(), 4u);
+
+  WindowDecision two_windows = d;
+  two_windows.first_window = 2;
+  two_windows.last_window = 3;
+  const auto fits = dense_history.chain_fits(two_windows, {1});
+  ASSERT_EQ(fits.size(), 1u);
+  const auto& f = fits.at(1);
+  EXPECT_EQ(f.sums.count(), 100);
+  EXPECT_TRUE(f.sums.dense());
+  const auto block = x.middleRows(150 + 50, 100);
+  EXPECT_LT((f.sums.mean() - block.colwise().mean().transpose()).cwiseAbs().maxCoeff(), 1e-13);
+  EXPECT_NEAR(f.mean_log_density, -0.5 * block.rowwise().squaredNorm().mean(), 1e-12);
 }
 
 }  // namespace
