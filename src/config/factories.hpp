@@ -28,6 +28,9 @@ struct SamplerSetup {
 // builds samplers before any search with modes::stand_in_mode_set.
 struct SamplerContext {
   std::shared_ptr<const modes::ModeSet> modes;  // nullptr: the run has no search
+  // Pseudo-extended's reference path builds rho from these instead of `modes` when given (a
+  // pooled warmup's fit to its draws, warmup/reference_fit.hpp); the mode check keeps `modes`.
+  std::shared_ptr<const modes::ModeSet> reference_modes;
 };
 
 // Builds the sampler for `target` (dimension-dependent metric checks happen here). `group` is the

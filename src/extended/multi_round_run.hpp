@@ -38,6 +38,9 @@ class ChainRound {
   // Iterations of the run's configured length that this chain will not run (from this round on,
   // e.g. a warmup that ended early): taken off the work left in the progress estimate.
   virtual std::int64_t skipped_iterations() const { return 0; }
+  // The modes the sampler builds its reference or base from when they are not the run's search's
+  // (a pooled warmup's fit to its draws, warmup/reference_fit.hpp); nullptr: the run's.
+  virtual modes::ModeSetPtr reference_modes() const { return nullptr; }
 
   // What the round leaves once the chain ran it (not stopped at a checkpoint).
   struct Outcome {

@@ -197,7 +197,8 @@ class ChainRun {
  public:
   ChainRun(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
            const ChainCallbacks& cb, parallel::GroupCommPtr group,
-           const v1::ChainCheckpoint* resume, modes::ModeSetPtr modes)
+           const v1::ChainCheckpoint* resume, modes::ModeSetPtr modes,
+           modes::ModeSetPtr reference_modes)
       : config_(config),
         target_(std::move(target)),
         task_(task),
@@ -205,6 +206,7 @@ class ChainRun {
         group_(std::move(group)),
         resume_(resume),
         modes_(std::move(modes)),
+        reference_modes_(std::move(reference_modes)),
         group_size_(group_ ? group_->size() : 1),
         clock_(resume),
         messages_(task.chain_id),
@@ -251,6 +253,7 @@ class ChainRun {
   parallel::GroupCommPtr group_;
   const v1::ChainCheckpoint* resume_;
   modes::ModeSetPtr modes_;
+  modes::ModeSetPtr reference_modes_;
   int group_size_;
   ChainClock clock_;
   ChainCounts counts_;
@@ -294,7 +297,7 @@ void ChainRun::build_sampler() {
   prepare_modes();
   const auto started = std::chrono::steady_clock::now();
   setup_ = config::make_sampler(config_.sampler(), target_, group_,
-                                config::SamplerContext{modes_});
+                                config::SamplerContext{modes_, reference_modes_});
   kernel_ = setup_.kernel.get();
   log_fit(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   space_ = setup_.space.get();
@@ -618,13 +621,14 @@ void ChainRun::finish(v1::ChainSummary& summary) const {
 
 v1::ChainSummary run_chain(const v1::RunConfig& config, targets::TargetPtr target, ChainTask task,
                            const ChainCallbacks& cb, parallel::GroupCommPtr group,
-                           const v1::ChainCheckpoint* resume, modes::ModeSetPtr modes) {
+                           const v1::ChainCheckpoint* resume, modes::ModeSetPtr modes,
+                           modes::ModeSetPtr reference_modes) {
   v1::ChainSummary summary;
   summary.set_chain_id(task.chain_id);
   summary.set_seed(task.seed);
   set_status(summary, ChainStatus::kOk);
   ChainRun chain(config, std::move(target), task, cb, std::move(group), resume,
-                 std::move(modes));
+                 std::move(modes), std::move(reference_modes));
   try {
     chain.run(summary);
   } catch (const CallbackFailure& f) {

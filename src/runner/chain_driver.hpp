@@ -45,11 +45,13 @@ struct ChainCallbacks {
 // `group`: the ranks running this chain together (nullptr = alone). Every member runs the same
 // chain; callers give only the group's leader an `emit` that writes records.
 // `modes`: the run's mode search (runner/mode_search_step.hpp); when the run has one but it is not
-// given (tests, tools), the chain runs the same search itself, serially.
+// given (tests, tools), the chain runs the same search itself, serially. `reference_modes`: what
+// the sampler's reference is built from instead (config::SamplerContext; nullptr: `modes`).
 pemc::v1::ChainSummary run_chain(const pemc::v1::RunConfig& config, targets::TargetPtr target,
                                  ChainTask task, const ChainCallbacks& callbacks,
                                  parallel::GroupCommPtr group = nullptr,
                                  const pemc::v1::ChainCheckpoint* resume = nullptr,
-                                 modes::ModeSetPtr modes = nullptr);
+                                 modes::ModeSetPtr modes = nullptr,
+                                 modes::ModeSetPtr reference_modes = nullptr);
 
 }  // namespace pemc::runner

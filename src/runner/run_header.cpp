@@ -105,7 +105,7 @@ v1::Header make_header(const RunOptions& o, const RunPlan& plan,
   h.set_start_time_unix_ms(unix_ms());
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const auto setup = config::make_sampler(runs[r].sampler(), targets[r], nullptr,
-                                            config::SamplerContext{modes[r]});
+                                            config::SamplerContext{modes[r], nullptr});
     auto* info = h.add_runs();
     info->set_name(runs[r].name());
     info->set_dim(setup.space->dim());

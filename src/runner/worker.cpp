@@ -241,7 +241,8 @@ v1::ChainSummary RankLoop::run_round_item(const config::Task& task, int round,
   round_starts_again_ = rounds.can_checkpoint() && !item->is_final();
   auto summary = run_chain(item->config(), target_of(task.run_index),
                            ChainTask{task.id, item->seed()}, round_cb, group, resume,
-                           modes_[static_cast<std::size_t>(task.run_index)]);
+                           modes_[static_cast<std::size_t>(task.run_index)],
+                           item->reference_modes());
   round_starts_again_ = false;
   if (status_of(summary) == ChainStatus::kCheckpointed) return summary;
   auto outcome = item->finish(std::move(summary), leader);

@@ -11,7 +11,8 @@
 //   term           the pseudo-extended sampler runs from the chain's state with the pooled metric
 //                  laid out over the extended space (extended_inverse_metric) and adapts its step
 //                  size: the pseudo-samples spread from the chain's state, and the extended
-//                  space's step size is its own;
+//                  space's step size is its own; its reference is refitted to the chains' draws
+//                  of the windows (reference_fit.hpp), here and in sampling;
 //   sample         the pseudo-extended sampler from the state the terminal buffer left, at the
 //                  pooled step size.
 // Its metric is pooled within chains (Pooling::kWithinChains): the sampler moves between modes

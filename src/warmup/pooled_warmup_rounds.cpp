@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "records/model_message_list.hpp"
+#include "warmup/reference_fit.hpp"
 #include "warmup/stuck_chains.hpp"
 
 namespace pemc::warmup {
@@ -15,6 +16,9 @@ namespace {
 
 // ChainSummary.status of a chain that ran to the end (records.proto; the runner's kOk).
 constexpr const char* kOk = "ok";
+// The largest dimension whose pseudo-extended target stage keeps dense window sums (d^2 numbers
+// per chain and window in its report).
+constexpr int kMaxDenseFitDim = 128;
 // EstimatesSnapshot.chain_id of the pooled records (as continuous tempering's bootstrap rounds).
 constexpr int kPooledChainId = -1;
 
@@ -55,7 +59,7 @@ class PooledChainRound final : public extended::ChainRound {
  public:
   PooledChainRound(const v1::RunConfig& run, const ScheduleSizes& sizes, int chain_id,
                    std::uint64_t seed, int round, std::optional<RoundBroadcast> b,
-                   const std::vector<double>& initial_metric)
+                   const modes::ModeSet* modes)
       : run_(run), sizes_(sizes), chain_id_(chain_id), seed_(seed), round_(round),
         broadcast_(std::move(b)) {
     plan_ = broadcast_ ? broadcast_->plan : first_round(sizes_);
@@ -67,13 +71,16 @@ class PooledChainRound final : public extended::ChainRound {
       before_ = it->second.totals;
     }
     config_ = pooled_round_config(run_, plan_, broadcast_ ? &*broadcast_ : nullptr, chain_id,
-                                  initial_metric);
+                                  pooled_initial_metric(run_, modes));
     on_target_ = pools_pseudo_extended(run_) && !config_.sampler().has_pseudo_extended();
     if (plan_.phase == Phase::kWindow) {
       window_.emplace();  // its sums are sized by the first draw
       dense_ = pooled_metric_is_dense(run_);
     }
+    if (pools_pseudo_extended(run_) && !on_target_ && broadcast_ && modes) fit_reference(*modes);
   }
+
+  modes::ModeSetPtr reference_modes() const override { return reference_modes_; }
 
   std::optional<v1::ChainSummary> refused() const override { return std::nullopt; }
   const v1::RunConfig& config() const override { return config_; }
@@ -90,8 +97,12 @@ class PooledChainRound final : public extended::ChainRound {
     const auto& d = r.draw();
     last_state_ = Eigen::Map<const Vector>(d.state().data(), d.state_size());
     if (window_) {
-      if (window_->sums.dim() != last_state_.size())
-        window_->sums = WindowSums(static_cast<int>(last_state_.size()), dense_);
+      if (window_->sums.dim() != last_state_.size()) {
+        // A pseudo-extended run's target stage keeps dense sums up to kMaxDenseFitDim whatever
+        // its metric: its reference is refitted to them (reference_fit.hpp).
+        const int d = static_cast<int>(last_state_.size());
+        window_->sums = WindowSums(d, dense_ || (on_target_ && d <= kMaxDenseFitDim));
+      }
       window_->sums.add(last_state_);
       window_->log_density.push_back(-d.potential());
     }
@@ -161,6 +172,17 @@ class PooledChainRound final : public extended::ChainRound {
   }
 
  private:
+  // The extended rounds' reference, refitted to the target stage's draws the broadcast carries;
+  // the lowest chain logs the fit when its terminal buffer starts.
+  void fit_reference(const modes::ModeSet& modes) {
+    if (broadcast_->fits.empty()) return;
+    auto fit = fit_reference_modes(modes, broadcast_->fits);
+    if (fit.description.empty()) return;
+    if (plan_.phase == Phase::kTerm && chain_id_ == broadcast_->chains.begin()->first)
+      spdlog::info("{}: {}", run_.name(), fit.description);
+    reference_modes_ = std::make_shared<const modes::ModeSet>(std::move(fit.modes));
+  }
+
   const v1::RunConfig& run_;
   ScheduleSizes sizes_;
   int chain_id_;
@@ -172,6 +194,7 @@ class PooledChainRound final : public extended::ChainRound {
   v1::RunConfig config_;
   bool dense_ = false;
   bool on_target_ = false;  // a pseudo-extended run's round on the target itself
+  modes::ModeSetPtr reference_modes_;
   std::optional<ChainWindow> window_;
   Vector last_state_;
   v1::Record forward_;
@@ -239,6 +262,7 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
                    run_.name(), cid, round_ + 1);
   }
   bool converged = false;
+  std::vector<int> pooled;  // the chains whose window joined the history
   std::map<int, int> donors;  // restarted chain -> the chain whose state it restarts from
   if (plan_.phase == Phase::kWindow && !ok.empty()) {
     for (int cid : ok)
@@ -251,7 +275,6 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
     }
     // A restarted chain's windows are not the posterior's: the metric and the convergence
     // verdict come from the others, and it joins them again with its next window.
-    std::vector<int> pooled;
     for (int cid : ok) {
       if (donors.count(cid)) {
         history_.forget(cid);
@@ -261,7 +284,8 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
       history_.add(plan_.window, cid, std::move(*reports_.at(cid).window));
       pooled.push_back(cid);
     }
-    decision_ = history_.decide(plan_.window, pooled, pooling_of(run_));
+    decision_ = history_.decide(plan_.window, pooled, pooling_of(run_),
+                                !pooled_metric_is_dense(run_));
     // Not converged while a chain has just restarted: it has not been judged yet.
     if (!donors.empty()) decision_->converged = false;
     converged = decision_->converged;
@@ -279,6 +303,11 @@ std::optional<extended::MultiRoundRun::RoundEnd> PooledWarmupRounds::on_report(
   // Chains that agree sample at one step size; chains that did not (warmup ended at its maximum)
   // keep their own, as Stan's would: a pooled step there would carry one chain's trouble to all.
   if (next.plan.phase == Phase::kSample && next.converged) next.step_size = median_step_size(reports_);
+  // Pseudo-extended: its extended rounds' reference is refitted to the draws the metric came from.
+  if (pools_pseudo_extended(run_) && plan_.phase == Phase::kWindow &&
+      next.plan.phase != Phase::kWindow && decision_)
+    fits_ = history_.chain_fits(*decision_, pooled);
+  next.fits = fits_;
   for (int cid : ok) {
     const auto& r = reports_.at(cid);
     const auto donor = donors.find(cid);
@@ -319,11 +348,13 @@ extended::MultiRoundRun::ResumePoint PooledWarmupRounds::restore(const std::stri
     round_ = 0;
     plan_ = first_round(sizes_);
     inverse_metric_.clear();
+    fits_.clear();
   } else {
     const auto b = RoundBroadcast::decode(broadcast_);
     round_ = b.round;
     plan_ = b.plan;
     inverse_metric_ = b.inverse_metric;
+    fits_ = b.fits;
     std::vector<int> live;
     for (const auto& entry : b.chains) {
       const int id = entry.first;
@@ -436,7 +467,7 @@ std::unique_ptr<extended::ChainRound> PooledWarmupRounds::start_round(
     throw DataError(fmt::format("pooled warmup: round {} of chain {} without its broadcast",
                                 round + 1, chain_id));
   return std::make_unique<PooledChainRound>(run_, sizes_, chain_id, seed, round, std::move(b),
-                                            pooled_initial_metric(run_, modes));
+                                            modes);
 }
 
 }  // namespace pemc::warmup

@@ -71,6 +71,7 @@ class PooledWarmupRounds final : public extended::MultiRoundRun {
   WindowHistory history_;
   std::optional<WindowDecision> decision_;  // after the last window
   std::vector<double> inverse_metric_;
+  std::map<int, ChainFit> fits_;  // pseudo-extended: what its reference is refitted to
   std::string broadcast_;  // the one that started the current round (empty in round 0)
 };
 

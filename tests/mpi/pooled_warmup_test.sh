@@ -264,6 +264,8 @@ done
 cmp -s "$WORK/pe1.csv" "$WORK/pe3.csv" || fail "pe: -n 1 and -n 3 draws differ"
 grep -q "terminal buffer (.* iterations of the pseudo-extended sampler" "$WORK/pe_log1.txt" \
   || { cat "$WORK/pe_log1.txt"; fail "pe: the log does not name the extended terminal buffer"; }
+grep -q "reference rho refitted to the pooled warmup's draws: mode #1 from chains 0, 1, 2, 3" \
+  "$WORK/pe_log1.txt" || { cat "$WORK/pe_log1.txt"; fail "pe: no reference refitted to the draws"; }
 footer_text "$WORK/pe1.pemc" > "$WORK/pe_footer.txt"
 "$REPORT" export "$WORK/pe1.pemc" > "$WORK/pe_raw.csv" 2> /dev/null
 python3 - "$WORK/pe_footer.txt" "$WORK/pe_raw.csv" "${pe_sds[@]}" <<PY || fail "pe: pooled warmup results"

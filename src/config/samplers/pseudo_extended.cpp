@@ -109,13 +109,14 @@ bool standardises(const v1::PseudoExtendedConfig& pe) {
          (!pe.has_standardise() || pe.standardise());
 }
 
-// The reference path's rho, a mixture over the run's modes, and the log zeta the target is
-// divided by (pseudo_extended_reference.hpp).
+// The reference path's rho, a mixture over the run's modes (or over those a pooled warmup
+// refitted), and the log zeta the target is divided by (pseudo_extended_reference.hpp).
 extended::ReferencePath reference_path(const v1::PseudoExtendedConfig& pe,
                                        const targets::Target& target,
                                        const SamplerContext& context) {
   const std::string field = kPath + ".reference";
-  const auto base = extended::mixture_base(pe.reference(), target, modes_of(context, field), field);
+  const auto& modes = context.reference_modes ? *context.reference_modes : modes_of(context, field);
+  const auto base = extended::mixture_base(pe.reference(), target, modes, field);
   return {base.density->copy_with_evaluation(densities::Density::Evaluation::kFast),
           normalises(pe) ? base.log_zeta : 0.0};
 }
