@@ -227,9 +227,18 @@ void ModeOccupancy::restore(std::span<const double> sums) {
 
 // ---- the run's verdict -------------------------------------------------------------------------
 
-double split_rhat_of_shares(const std::vector<double>& p, const std::vector<double>& sizes) {
-  const auto m = p.size();
+// A half's share is the ratio of two sums of the same weights: when every weight fell in one mode,
+// rounding can leave it a few ulps from 1, even above it.
+constexpr double kPureShareTolerance = 1e-12;
+
+double split_rhat_of_shares(const std::vector<double>& shares, const std::vector<double>& sizes) {
+  const auto m = shares.size();
   if (m < 2) return std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> p(m);
+  for (std::size_t h = 0; h < m; ++h)
+    p[h] = shares[h] < kPureShareTolerance         ? 0.0
+           : shares[h] > 1.0 - kPureShareTolerance ? 1.0
+                                                   : shares[h];
   double n = 0.0, mean = 0.0, w = 0.0;
   for (std::size_t h = 0; h < m; ++h) {
     n += sizes[h];

@@ -124,7 +124,9 @@ std::vector<std::string> describe_mode_doubts(const ModeCheck& check);
 
 // Split R-hat of an indicator from per-half shares p_h and sizes n_h (exposed for tests):
 // sqrt(((n - 1)/n W + B/n) / W), W = mean p_h (1 - p_h) n_h/(n_h - 1), B = n var(p_h), n = mean
-// n_h. 1 when every half agrees exactly; +inf when they differ but every half is pure.
+// n_h. 1 when every half agrees exactly; +inf when they differ but every half is pure. Shares
+// within 1e-12 of 0 or 1 count as pure (a pure half's share is a ratio of sums that rounding can
+// leave a few ulps off, even above 1).
 double split_rhat_of_shares(const std::vector<double>& shares, const std::vector<double>& sizes);
 
 }  // namespace pemc::modes

@@ -49,7 +49,8 @@ Matrix covariance_of(const modes::Mode& m, const WindowSums& s) {
     const Matrix c = s.m2() / (n - 1.0);
     return 0.5 * (c + c.transpose());  // symmetric up to rounding only
   }
-  const Vector variances = (s.dense() ? Vector(s.m2().diagonal()) : Vector(s.m2().col(0))) / (n - 1.0);
+  const Vector m2 = s.dense() ? Vector(s.m2().diagonal()) : Vector(s.m2().col(0));
+  const Vector variances = m2 / (n - 1.0);
   const Vector scale = variances.cwiseSqrt().cwiseQuotient(m.covariance.diagonal().cwiseSqrt());
   Matrix cov = scale.asDiagonal() * m.covariance * scale.asDiagonal();
   cov.diagonal() = variances;
@@ -88,8 +89,9 @@ ReferenceFit fit_reference_modes(const modes::ModeSet& modes, const std::map<int
   std::vector<std::vector<int>> chains(modes.modes.size());
   for (const auto& [id, fit] : fits) {
     if (fit.sums.dim() != modes.dim)
-      throw DataError(fmt::format("pooled warmup: chain {}'s draws have {} coordinates, the modes {}",
-                                  id, fit.sums.dim(), modes.dim));
+      throw DataError(fmt::format(
+          "pooled warmup: chain {}'s draws have {} coordinates, the modes {}", id,
+          fit.sums.dim(), modes.dim));
     if (fit.sums.count() == 0) continue;
     const std::size_t k = nearest_mode(modes, fit.sums.mean());
     sums[k].merge(fit.sums);
@@ -109,7 +111,9 @@ ReferenceFit fit_reference_modes(const modes::ModeSet& modes, const std::map<int
                                 fmt::join(chains[k], ", "), sums[k].count(), m.log_mass, laplace));
   }
   std::stable_sort(out.modes.modes.begin(), out.modes.modes.end(),
-                   [](const modes::Mode& a, const modes::Mode& b) { return a.log_mass > b.log_mass; });
+                   [](const modes::Mode& a, const modes::Mode& b) {
+                     return a.log_mass > b.log_mass;
+                   });
   if (!lines.empty())
     out.description = fmt::format("reference rho refitted to the pooled warmup's draws: {}",
                                   fmt::join(lines, "; "));

@@ -6,9 +6,9 @@
 // l_k (extended/mixture_base.hpp), and divides the target by zeta = sum_k exp(l_k). A Laplace fit
 // is local: on a hierarchical posterior (eight schools, non-centred) the mode lies where little of
 // the mass is, rho overlaps the target poorly, most pseudo-samples get almost no weight and
-// zeta is off by several nats. After the pooled warmup's stage on the target (pooled_round_config.hpp)
-// each chain's draws are the target's own, so each mode's component is refitted to the draws of
-// the chains in it (their windows' sums pooled):
+// zeta is off by several nats. After the pooled warmup's stage on the target
+// (pooled_round_config.hpp) each chain's draws are the target's own, so each mode's component is
+// refitted to the draws of the chains in it (their windows' sums pooled):
 //   location    the draws' mean;
 //   covariance  their sample covariance, from at least 10 draws per dimension; from fewer (or
 //               diagonal sums, a target above the pooled warmup's dense limit) the Laplace fit's

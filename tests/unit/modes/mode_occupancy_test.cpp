@@ -206,6 +206,11 @@ TEST(SplitRhat, OfShares) {
                    std::sqrt(99.0 / 100.0));
   EXPECT_TRUE(std::isinf(split_rhat_of_shares({1.0, 0.0}, {100, 100})));
   EXPECT_DOUBLE_EQ(split_rhat_of_shares({1.0, 1.0}, {100, 100}), 1.0);
+  // Pure halves whose shares rounding left a few ulps off 1 (a 150-D pseudo-extended run read
+  // this as a disagreement, R-hat inf) agree; pure halves in different modes still do not.
+  const std::vector<double> sizes{100, 100, 100, 100};
+  EXPECT_DOUBLE_EQ(split_rhat_of_shares({1.0 + 2.2e-16, 1.0, 1.0 - 1.1e-16, 1.0}, sizes), 1.0);
+  EXPECT_TRUE(std::isinf(split_rhat_of_shares({1.0 + 2.2e-16, 0.0, 1.0, 1e-17}, sizes)));
   // Two halves at 0.4 and 0.6 of 100 draws each: W = 0.24 * 100/99, B = 100 * 0.02.
   const double w = 0.24 * 100.0 / 99.0, b = 100.0 * 0.02;
   EXPECT_NEAR(split_rhat_of_shares({0.4, 0.6}, {100, 100}),

@@ -35,7 +35,8 @@ ChainFit gaussian_fit(const Vector& mean, const Matrix& cov, double log_z, int n
                       std::uint64_t stream) {
   const int d = static_cast<int>(mean.size());
   const Matrix l = Eigen::LLT<Matrix>(cov).matrixL();
-  const double log_norm = -0.5 * d * std::log(2 * std::numbers::pi) - l.diagonal().array().log().sum();
+  const double log_norm =
+      -0.5 * d * std::log(2 * std::numbers::pi) - l.diagonal().array().log().sum();
   rng::Stream s(7, rng::Domain::kTest, stream, 0);
   ChainFit fit{WindowSums(d, true), 0.0};
   Vector z(d);
