@@ -83,8 +83,9 @@ void log_search(const v1::RunConfig& run, const targets::Target& target,
   if (set.modes.empty())
     spdlog::warn("{}the mode search found no mode ({} starts: {} at degenerate optima whose Hessian "
                  "is not positive definite, {} did not converge, {} not finite): references and "
-                 "bases built on the modes fall back to a variational fit, and the mode check has "
-                 "nothing to check",
+                 "bases built on the modes fall back to a variational fit (pseudo-extended's, "
+                 "with a pooled warmup, to a Gaussian fitted to its warmup's draws), and the mode "
+                 "check has nothing to check",
                  who, set.n_starts, set.n_degenerate, set.n_not_converged, set.n_nonfinite);
 }
 

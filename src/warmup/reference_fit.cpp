@@ -82,41 +82,54 @@ bool refit(modes::Mode& m, const WindowSums& s, double mean_log_density) {
 
 ReferenceFit fit_reference_modes(const modes::ModeSet& modes, const std::map<int, ChainFit>& fits) {
   ReferenceFit out{modes, {}};
-  if (modes.modes.empty() || modes.stand_in || fits.empty()) return out;
+  if (modes.stand_in || fits.empty()) return out;
+  // Without a mode (a density unbounded at a boundary, as a centred hierarchical model's) every
+  // chain's draws make one Gaussian, in place of the variational fit mixture_base would fall back to.
+  const bool found = !modes.modes.empty();
+  if (!found) {
+    modes::Mode m;
+    m.location = Vector::Zero(modes.dim);
+    m.covariance = Matrix::Identity(modes.dim, modes.dim);  // no Laplace correlations to keep
+    out.modes.modes.push_back(std::move(m));
+  }
   // Each chain's draws joined to those of the other chains in its mode.
-  std::vector<WindowSums> sums(modes.modes.size());
-  std::vector<double> log_density_sum(modes.modes.size(), 0.0);
-  std::vector<std::vector<int>> chains(modes.modes.size());
+  const std::size_t n_modes = out.modes.modes.size();
+  std::vector<WindowSums> sums(n_modes);
+  std::vector<double> log_density_sum(n_modes, 0.0);
+  std::vector<std::vector<int>> chains(n_modes);
   for (const auto& [id, fit] : fits) {
     if (fit.sums.dim() != modes.dim)
       throw DataError(fmt::format(
           "pooled warmup: chain {}'s draws have {} coordinates, the modes {}", id,
           fit.sums.dim(), modes.dim));
     if (fit.sums.count() == 0) continue;
-    const std::size_t k = nearest_mode(modes, fit.sums.mean());
+    const std::size_t k = found ? nearest_mode(modes, fit.sums.mean()) : 0;
     sums[k].merge(fit.sums);
     log_density_sum[k] += fit.mean_log_density * static_cast<double>(fit.sums.count());
     chains[k].push_back(id);
   }
   std::vector<std::string> lines;
-  for (std::size_t k = 0; k < modes.modes.size(); ++k) {
+  for (std::size_t k = 0; k < n_modes; ++k) {
     if (chains[k].empty()) continue;
     auto& m = out.modes.modes[k];
     const double laplace = m.log_mass;
     const double n = static_cast<double>(sums[k].count());
     if (!refit(m, sums[k], log_density_sum[k] / n)) continue;
-    lines.push_back(fmt::format("mode #{} from chain{} {} ({} draws): log mass {:.4g} (Laplace "
-                                "{:.4g})",
-                                k + 1, chains[k].size() == 1 ? "" : "s",
-                                fmt::join(chains[k], ", "), sums[k].count(), m.log_mass, laplace));
+    const auto from = fmt::format("chain{} {} ({} draws)", chains[k].size() == 1 ? "" : "s",
+                                  fmt::join(chains[k], ", "), sums[k].count());
+    lines.push_back(found ? fmt::format("mode #{} from {}: log mass {:.4g} (Laplace {:.4g})", k + 1,
+                                        from, m.log_mass, laplace)
+                          : fmt::format("one Gaussian from {} (the mode search found no mode): "
+                                        "log mass {:.4g}",
+                                        from, m.log_mass));
   }
+  if (lines.empty()) return ReferenceFit{modes, {}};
   std::stable_sort(out.modes.modes.begin(), out.modes.modes.end(),
                    [](const modes::Mode& a, const modes::Mode& b) {
                      return a.log_mass > b.log_mass;
                    });
-  if (!lines.empty())
-    out.description = fmt::format("reference rho refitted to the pooled warmup's draws: {}",
-                                  fmt::join(lines, "; "));
+  out.description =
+      fmt::format("reference rho refitted to the pooled warmup's draws: {}", fmt::join(lines, "; "));
   return out;
 }
 

@@ -21,7 +21,10 @@
 //               (up to the Monte Carlo error of the mean).
 // A chain belongs to the mode whose Laplace fit, weighted by its share, gives the chain's mean the
 // highest density (the score of modes::ModeAssigner, without "outside": a chain that sits beyond
-// every mode's region refits the nearest one). Modes no chain sits in keep their Laplace fit. rho
+// every mode's region refits the nearest one). Modes no chain sits in keep their Laplace fit.
+// When the search found no mode (a density unbounded at a boundary, as a centred hierarchical
+// model's), every chain's draws together make one Gaussian, in place of the mean-field variational
+// fit the mixture would otherwise fall back to (extended/mixture_base.hpp). rho
 // only shapes the sampler's efficiency (the extended target's weights are exact for any rho), so
 // a poor fit costs effective samples, never correctness.
 #include <map>
@@ -38,8 +41,8 @@ struct ReferenceFit {
   std::string description;
 };
 
-// `modes` refitted to the chains' `fits` as above; unchanged when it has no modes (a stand-in
-// included) or there are no fits. DataError when a fit's dimension is not the modes'.
+// `modes` refitted to the chains' `fits` as above (one mode from all of them when it has none);
+// unchanged for a stand-in or without fits. DataError when a fit's dimension is not the modes'.
 ReferenceFit fit_reference_modes(const modes::ModeSet& modes, const std::map<int, ChainFit>& fits);
 
 }  // namespace pemc::warmup

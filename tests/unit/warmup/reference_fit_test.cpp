@@ -173,6 +173,32 @@ TEST(ReferenceFit, FewOrDiagonalSumsKeepTheLaplaceCorrelations) {
   }
 }
 
+// No mode found (a centred hierarchical model's density is unbounded as tau -> 0): every chain's
+// draws make one Gaussian, its log mass the target's log Z; with nothing to fit, no mode stays.
+TEST(ReferenceFit, WithoutModesTheChainsMakeOneGaussian) {
+  modes::ModeSet none;
+  none.dim = 2;
+  Matrix cov(2, 2);
+  cov << 1.0, 0.8, 0.8, 2.0;
+  std::map<int, ChainFit> fits;
+  for (int c = 0; c < 3; ++c) fits[c] = gaussian_fit(Vector::Constant(2, 4.0), cov, -7.0, 3000, c);
+  const auto fit = fit_reference_modes(none, fits);
+  ASSERT_EQ(fit.modes.modes.size(), 1u);
+  const auto& m = fit.modes.modes[0];
+  EXPECT_NEAR(m.location[0], 4.0, 4 * std::sqrt(1.0 / 9000));
+  EXPECT_NEAR(m.covariance(0, 1), 0.8, 4 * std::sqrt((2.0 + 0.64) / 9000));
+  EXPECT_NEAR(m.log_mass, -7.0, log_mass_tolerance(2, 9000));
+  EXPECT_NE(fit.description.find("one Gaussian from chains 0, 1, 2 (9000 draws) (the mode search "
+                                 "found no mode)"),
+            std::string::npos)
+      << fit.description;
+  EXPECT_TRUE(fit_reference_modes(none, {}).modes.modes.empty());
+  std::map<int, ChainFit> too_few;
+  too_few[0] = gaussian_fit(Vector::Zero(2), cov, 0.0, 1, 0);  // one draw: no covariance
+  EXPECT_TRUE(fit_reference_modes(none, too_few).modes.modes.empty());
+  EXPECT_TRUE(fit_reference_modes(none, too_few).description.empty());
+}
+
 TEST(ReferenceFit, NothingToFitLeavesTheModesAndAMisfitIsRefused) {
   const Matrix one = Matrix::Identity(1, 1);
   const auto laplace = set_of({mode(Vector::Constant(1, 2.0), one, -1.0)});
@@ -185,9 +211,6 @@ TEST(ReferenceFit, NothingToFitLeavesTheModesAndAMisfitIsRefused) {
   auto stand_in = modes::stand_in_mode_set(1);
   EXPECT_EQ(fit_reference_modes(stand_in, fits).modes.modes[0].location[0], 0.0);
   EXPECT_TRUE(fit_reference_modes(stand_in, fits).description.empty());
-  modes::ModeSet none;
-  none.dim = 1;
-  EXPECT_TRUE(fit_reference_modes(none, fits).modes.modes.empty());
 
   fits[1] = gaussian_fit(Vector::Zero(2), Matrix::Identity(2, 2), 0.0, 100, 1);
   EXPECT_THROW(fit_reference_modes(laplace, fits), DataError);
