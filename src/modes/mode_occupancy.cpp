@@ -61,21 +61,27 @@ double ModeAssigner::distance2(int k, ConstVectorRef x) const {
   return scratch_.squaredNorm();
 }
 
-int ModeAssigner::assign_exhaustively(ConstVectorRef x) const {
-  int best = n_modes();
+ModeAssigner::Scored ModeAssigner::score_every_mode(ConstVectorRef x) const {
+  Scored s;
   double best_score = -std::numeric_limits<double>::infinity();
-  bool inside_any = false;
   for (int k = 0; k < n_modes(); ++k) {
     const double d2 = distance2(k, x);
-    inside_any = inside_any || d2 <= outside_distance2_;
+    s.inside_any = s.inside_any || d2 <= outside_distance2_;
     const double score = log_weight_norms_[k] - 0.5 * d2;
     if (score > best_score) {
       best_score = score;
-      best = k;
+      s.best = k;
     }
   }
-  return inside_any ? best : n_modes();
+  return s;
 }
+
+int ModeAssigner::assign_exhaustively(ConstVectorRef x) const {
+  const auto s = score_every_mode(x);
+  return s.inside_any ? s.best : n_modes();
+}
+
+int ModeAssigner::best_mode(ConstVectorRef x) const { return score_every_mode(x).best; }
 
 int ModeAssigner::assign(ConstVectorRef x) const {
   const int n = n_modes();

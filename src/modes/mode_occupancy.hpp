@@ -47,8 +47,16 @@ class ModeAssigner {
   int assign(ConstVectorRef x) const;
   // Every mode scored exactly (the definition assign() must agree with; for tests).
   int assign_exhaustively(ConstVectorRef x) const;
+  // The highest-scoring mode whether or not x is inside its region (never "outside"); 0 without
+  // modes. Every mode scored exactly.
+  int best_mode(ConstVectorRef x) const;
 
  private:
+  struct Scored {
+    int best = 0;             // the highest score's mode (lowest index among equal scores)
+    bool inside_any = false;  // x within some mode's chi-square(d) 1 - 1e-6 distance
+  };
+  Scored score_every_mode(ConstVectorRef x) const;
   double distance2(int k, ConstVectorRef x) const;  // |R_k'(x - m_k)|^2
 
   std::vector<Matrix> r_upper_;   // per mode R' (upper triangular), H = R R'

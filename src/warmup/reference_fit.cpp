@@ -4,33 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numbers>
 #include <vector>
 
 #include "core/error.hpp"
+#include "modes/mode_occupancy.hpp"
 
 namespace pemc::warmup {
 namespace {
-
-// ModeAssigner's score of x for mode k (modes/mode_occupancy.hpp): log w_k - 0.5 |R_k'(x - m_k)|^2
-// + sum log R_k,ii, the highest over the modes (lowest index among equal scores).
-std::size_t nearest_mode(const modes::ModeSet& set, ConstVectorRef x) {
-  const auto shares = set.laplace_shares();
-  std::size_t best = 0;
-  double best_score = -std::numeric_limits<double>::infinity();
-  for (std::size_t k = 0; k < set.modes.size(); ++k) {
-    const auto& m = set.modes[k];
-    const Vector z = m.hessian_cholesky.transpose() * (x - m.location);
-    const double score = std::log(shares[k]) - 0.5 * z.squaredNorm() +
-                         m.hessian_cholesky.diagonal().array().log().sum();
-    if (score > best_score) {
-      best_score = score;
-      best = k;
-    }
-  }
-  return best;
-}
 
 // The fewest draws per dimension a dense covariance is estimated from: with fewer, the sample
 // covariance's smallest eigenvalues fall far below the truth's (Marchenko-Pastur: by
@@ -93,6 +74,7 @@ ReferenceFit fit_reference_modes(const modes::ModeSet& modes, const std::map<int
     out.modes.modes.push_back(std::move(m));
   }
   // Each chain's draws joined to those of the other chains in its mode.
+  const modes::ModeAssigner assigner(modes);
   const std::size_t n_modes = out.modes.modes.size();
   std::vector<WindowSums> sums(n_modes);
   std::vector<double> log_density_sum(n_modes, 0.0);
@@ -103,7 +85,7 @@ ReferenceFit fit_reference_modes(const modes::ModeSet& modes, const std::map<int
           "pooled warmup: chain {}'s draws have {} coordinates, the modes {}", id,
           fit.sums.dim(), modes.dim));
     if (fit.sums.count() == 0) continue;
-    const std::size_t k = found ? nearest_mode(modes, fit.sums.mean()) : 0;
+    const auto k = static_cast<std::size_t>(found ? assigner.best_mode(fit.sums.mean()) : 0);
     sums[k].merge(fit.sums);
     log_density_sum[k] += fit.mean_log_density * static_cast<double>(fit.sums.count());
     chains[k].push_back(id);

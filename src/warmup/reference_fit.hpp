@@ -20,7 +20,7 @@
 //               Gaussian has the largest entropy: exact for a Gaussian, an upper bound otherwise
 //               (up to the Monte Carlo error of the mean).
 // A chain belongs to the mode whose Laplace fit, weighted by its share, gives the chain's mean the
-// highest density (the score of modes::ModeAssigner, without "outside": a chain that sits beyond
+// highest density (modes::ModeAssigner::best_mode, without "outside": a chain that sits beyond
 // every mode's region refits the nearest one). Modes no chain sits in keep their Laplace fit.
 // When the search found no mode (a density unbounded at a boundary, as a centred hierarchical
 // model's), every chain's draws together make one Gaussian, in place of the mean-field variational

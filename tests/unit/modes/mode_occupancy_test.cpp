@@ -39,6 +39,10 @@ TEST(ModeAssigner, NearestModeByLaplaceDensityAndOutside) {
   EXPECT_EQ(a.assign(Vector::Constant(1, 20.0)), 2);
   EXPECT_EQ(a.assign(Vector::Constant(1, 5.4)), 1);
   EXPECT_EQ(a.assign(Vector::Constant(1, 5.5)), 2);
+  // best_mode never says outside: the mode that scores highest however far.
+  EXPECT_EQ(a.best_mode(Vector::Constant(1, 20.0)), 1);
+  EXPECT_EQ(a.best_mode(Vector::Constant(1, -20.0)), 0);
+  EXPECT_EQ(a.best_mode(Vector::Constant(1, 2.0)), 1);
 }
 
 // Many modes of random shape: Hessians with condition numbers up to 1e8, shares from 1e-12 to 1,
