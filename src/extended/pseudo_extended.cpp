@@ -185,6 +185,17 @@ void fill_dimension_defaults(v1::PseudoExtendedConfig& c, std::int64_t original_
   c.mutable_beta_instrumental()->set_a(default_instrumental_a(original_dim));
 }
 
+namespace {
+
+// g = Beta(a, b) with its defaults: a flat on the reference path (Z(beta) ≈ 1), else
+// default_instrumental_a(d); b = 1.
+BetaShape instrumental_shape(const v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
+  return shape_of(c.beta_instrumental(),
+                  uses_reference_path(c) ? 1.0 : default_instrumental_a(original_dim));
+}
+
+}  // namespace
+
 std::int64_t extended_dim(const v1::PseudoExtendedConfig& c, std::int64_t original_dim) {
   const std::int64_t n = c.n_pseudo();
   return n * original_dim + (c.has_fixed_beta() ? 0 : n);
@@ -198,8 +209,7 @@ std::vector<double> extended_inverse_metric(const v1::PseudoExtendedConfig& c,
     throw ConfigError(fmt::format("sampler.pseudo_extended: a target metric of {} entries for a "
                                   "target of dimension {}",
                                   target_metric.size(), d));
-  const auto g = shape_of(c.beta_instrumental(),
-                          uses_reference_path(c) ? 1.0 : default_instrumental_a(d));
+  const auto g = instrumental_shape(c, d);
   const double eta_variance =
       c.has_fixed_beta() ? 0.0 : boost::math::trigamma(g.a) + boost::math::trigamma(g.b);
   const auto at = [dim](std::int64_t row, std::int64_t col) {
@@ -240,9 +250,7 @@ PseudoExtendedOptions options_from_config(const v1::PseudoExtendedConfig& c,
   o.beta_upper = c.has_beta_upper() ? c.beta_upper() : kDefaultBetaUpper;
   if (c.has_beta_init()) o.beta_init = c.beta_init();
   o.beta_target = shape_of(c.beta_target());
-  o.beta_instrumental =
-      shape_of(c.beta_instrumental(),
-               uses_reference_path(c) ? 1.0 : default_instrumental_a(original_dim));
+  o.beta_instrumental = instrumental_shape(c, original_dim);
   return o;
 }
 
